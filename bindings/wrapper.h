@@ -1,0 +1,6 @@
+/* The headers the VOL ABI is generated from. */
+#include "hdf5.h"
+#include "H5VLconnector.h"
+#include "H5VLconnector_passthru.h"
+#include "H5VLnative.h"
+#include "H5PLextern.h"

@@ -1,0 +1,1 @@
+//! libh5prov

@@ -88,6 +88,7 @@ fn main() {
         .blocklist_function("H5PLget_plugin_type|H5PLget_plugin_info")
         // C may pass enum values a Rust enum cannot hold.
         .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
         .derive_default(true)
         .derive_debug(false)
         .layout_tests(true)

@@ -1,0 +1,321 @@
+//! h5prov's options, validated from the `key=value` items of the info string.
+//!
+//! | key | values | default |
+//! | --- | --- | --- |
+//! | `path` | trace directory | `./h5prov-traces` |
+//! | `level` | `off`, `summary`, `file`, `group`, `dataset`, `element`; or the original H5Prov `1` (print), `2` (file), `3` (both) at dataset level | `dataset` |
+//! | `format` | `csv`, `jsonl` | `csv` |
+//! | `name` | file-name template: `%r` rank, `%p` pid, `%h` host, `%t` start time, `%%` | `h5prov-r%r-p%p` |
+//! | `dirs` | spread files over N subdirectories `dNNNN` (1..=65536) | none |
+//! | `mode` | octal permission of created files | `600` |
+//! | `buffer` | trace buffer bytes per process (`64K`, `1M`, ...; 4K..=256M) | `1M` |
+//!
+//! Any other key is an error that names it: h5prov never silently traces nothing while
+//! the user believes it is on.
+
+use crate::info::ParseError;
+use std::path::PathBuf;
+
+/// What gets recorded. Ordered: each level includes the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Nothing is written.
+    Off,
+    /// Only per-object summaries (and the metadata record).
+    Summary,
+    /// File operations.
+    File,
+    /// Plus groups and links.
+    Group,
+    /// Plus datasets, attributes, datatypes and objects (default).
+    Dataset,
+    /// Plus per-call selection detail.
+    Element,
+}
+
+impl Level {
+    /// The level's name as written in metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Off => "off",
+            Level::Summary => "summary",
+            Level::File => "file",
+            Level::Group => "group",
+            Level::Dataset => "dataset",
+            Level::Element => "element",
+        }
+    }
+}
+
+/// Trace file encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// CSV with one header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl Format {
+    /// File extension.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// Validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Trace directory.
+    pub path: PathBuf,
+    /// Record level.
+    pub level: Level,
+    /// Write trace files.
+    pub to_file: bool,
+    /// Print records on stderr (original H5Prov level 1 and 3).
+    pub to_stderr: bool,
+    /// Encoding.
+    pub format: Format,
+    /// File-name template.
+    pub name: String,
+    /// Subdirectory fan-out.
+    pub dirs: Option<u32>,
+    /// File mode.
+    pub mode: u32,
+    /// Buffer bytes per process.
+    pub buffer: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            path: PathBuf::from("./h5prov-traces"),
+            level: Level::Dataset,
+            to_file: true,
+            to_stderr: false,
+            format: Format::Csv,
+            name: "h5prov-r%r-p%p".to_string(),
+            dirs: None,
+            mode: 0o600,
+            buffer: 1 << 20,
+        }
+    }
+}
+
+fn bad(key: &str, value: &str, why: &str) -> ParseError {
+    ParseError {
+        key: key.to_string(),
+        message: format!("invalid value '{value}': {why}"),
+    }
+}
+
+fn parse_size(v: &str) -> Option<usize> {
+    let v = v.trim();
+    let (num, mult) = match v.as_bytes().last()? {
+        b'K' | b'k' => (&v[..v.len() - 1], 1usize << 10),
+        b'M' | b'm' => (&v[..v.len() - 1], 1 << 20),
+        b'G' | b'g' => (&v[..v.len() - 1], 1 << 30),
+        _ => (v, 1),
+    };
+    num.parse::<usize>().ok()?.checked_mul(mult)
+}
+
+impl Config {
+    /// Builds a configuration from `key=value` options; the first bad one is reported.
+    pub fn from_options(options: &[(String, String)]) -> Result<Config, ParseError> {
+        let mut c = Config::default();
+        for (k, v) in options {
+            let (k, v) = (k.as_str(), v.as_str());
+            match k {
+                "path" => {
+                    if v.is_empty() {
+                        return Err(bad(k, v, "empty directory"));
+                    }
+                    c.path = PathBuf::from(v);
+                }
+                "level" => {
+                    (c.level, c.to_file, c.to_stderr) =
+                        match v {
+                            "off" | "0" => (Level::Off, false, false),
+                            "summary" => (Level::Summary, true, false),
+                            "file" => (Level::File, true, false),
+                            "group" => (Level::Group, true, false),
+                            "dataset" => (Level::Dataset, true, false),
+                            "element" => (Level::Element, true, false),
+                            "1" => (Level::Dataset, false, true),
+                            "2" => (Level::Dataset, true, false),
+                            "3" => (Level::Dataset, true, true),
+                            _ => return Err(bad(
+                                k,
+                                v,
+                                "expected off, summary, file, group, dataset, element, 1, 2 or 3",
+                            )),
+                        }
+                }
+                "format" => {
+                    c.format = match v {
+                        "csv" => Format::Csv,
+                        "jsonl" | "json" => Format::Jsonl,
+                        _ => return Err(bad(k, v, "expected csv or jsonl")),
+                    }
+                }
+                "name" => {
+                    if v.is_empty() || v.contains('/') {
+                        return Err(bad(k, v, "a file-name template without '/'"));
+                    }
+                    let mut chars = v.chars();
+                    while let Some(ch) = chars.next() {
+                        if ch == '%' && !matches!(chars.next(), Some('r' | 'p' | 'h' | 't' | '%')) {
+                            return Err(bad(k, v, "only %r, %p, %h, %t and %% are expanded"));
+                        }
+                    }
+                    c.name = v.to_string();
+                }
+                "dirs" => {
+                    let n = v
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=65536).contains(n))
+                        .ok_or_else(|| bad(k, v, "a number of subdirectories, 1 to 65536"))?;
+                    c.dirs = Some(n);
+                }
+                "mode" => {
+                    let m = u32::from_str_radix(v.trim_start_matches("0o"), 8)
+                        .ok()
+                        .filter(|m| *m <= 0o777)
+                        .ok_or_else(|| bad(k, v, "an octal file mode such as 600 or 640"))?;
+                    if m & 0o600 != 0o600 {
+                        return Err(bad(k, v, "the owner must be able to read and write (0600)"));
+                    }
+                    c.mode = m;
+                }
+                "buffer" => {
+                    c.buffer = parse_size(v)
+                        .filter(|b| (4096..=256 << 20).contains(b))
+                        .ok_or_else(|| bad(k, v, "a size from 4K to 256M, such as 64K or 1M"))?;
+                }
+                _ => {
+                    return Err(ParseError {
+                        key: k.to_string(),
+                        message:
+                            "unknown option (known: path, level, format, name, dirs, mode, buffer)"
+                                .into(),
+                    })
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// Expands the file-name template.
+    pub fn expand_name(&self, rank: i64, pid: u32, host: &str, start_secs: u64) -> String {
+        let mut out = String::with_capacity(self.name.len() + 16);
+        let mut chars = self.name.chars();
+        while let Some(ch) = chars.next() {
+            if ch != '%' {
+                out.push(ch);
+                continue;
+            }
+            match chars.next() {
+                Some('r') if rank >= 0 => out.push_str(&rank.to_string()),
+                Some('r') => out.push('x'),
+                Some('p') => out.push_str(&pid.to_string()),
+                Some('h') => out.push_str(host),
+                Some('t') => out.push_str(&start_secs.to_string()),
+                Some('%') => out.push('%'),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The directory a process's files go to, with the `dirs=N` fan-out.
+    pub fn dir_for(&self, rank: i64, pid: u32) -> PathBuf {
+        match self.dirs {
+            Some(n) => {
+                let k = if rank >= 0 {
+                    rank as u64
+                } else {
+                    u64::from(pid)
+                };
+                self.path.join(format!("d{:04}", k % u64::from(n)))
+            }
+            None => self.path.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(s: &[(&str, &str)]) -> Vec<(String, String)> {
+        s.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::from_options(&[]).unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.level, Level::Dataset);
+        assert_eq!(c.mode, 0o600);
+    }
+
+    #[test]
+    fn legacy_numeric_levels_keep_their_meaning() {
+        let c = Config::from_options(&opts(&[("level", "1")])).unwrap();
+        assert!(c.to_stderr && !c.to_file);
+        let c = Config::from_options(&opts(&[("level", "2")])).unwrap();
+        assert!(!c.to_stderr && c.to_file);
+        let c = Config::from_options(&opts(&[("level", "3")])).unwrap();
+        assert!(c.to_stderr && c.to_file);
+    }
+
+    #[test]
+    fn all_options() {
+        let c = Config::from_options(&opts(&[
+            ("path", "/tmp/x"),
+            ("level", "element"),
+            ("format", "jsonl"),
+            ("name", "t-%h-%r-%p-%t%%"),
+            ("dirs", "64"),
+            ("mode", "640"),
+            ("buffer", "64K"),
+        ]))
+        .unwrap();
+        assert_eq!(c.level, Level::Element);
+        assert_eq!(c.format, Format::Jsonl);
+        assert_eq!(c.dirs, Some(64));
+        assert_eq!(c.mode, 0o640);
+        assert_eq!(c.buffer, 65536);
+        assert_eq!(c.expand_name(3, 42, "n1", 7), "t-n1-3-42-7%");
+        assert_eq!(c.expand_name(-1, 42, "n1", 7), "t-n1-x-42-7%");
+        assert_eq!(c.dir_for(130, 1), PathBuf::from("/tmp/x/d0002"));
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        for (k, v) in [
+            ("level", "verbose"),
+            ("format", "xml"),
+            ("dirs", "0"),
+            ("dirs", "many"),
+            ("mode", "999"),
+            ("mode", "400"),
+            ("buffer", "1"),
+            ("buffer", "12Q"),
+            ("name", "a/b"),
+            ("name", "%q"),
+            ("path", ""),
+            ("colour", "blue"),
+        ] {
+            let e = Config::from_options(&opts(&[(k, v)])).expect_err(k);
+            assert_eq!(e.key, k);
+        }
+    }
+}

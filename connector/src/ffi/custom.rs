@@ -1,0 +1,1300 @@
+//! The callbacks with special logic, following HDF5's `src/H5VLpassthru.c`:
+//! connector life cycle, info and wrap callbacks, file create/open/specific/close (the FAPL's
+//! VOL is swapped for the under connector's), data I/O (bytes and selections recorded),
+//! callbacks whose arguments carry other objects (unwrapped), introspection, and requests.
+
+use super::query::{self, quietly};
+use super::{
+    cstr, guard, is_async, shape_call, sub_of, wrap_req, Error, Opening, UnderVol, VolObj,
+};
+use crate::config::{Config, Level};
+use crate::info::{ConnectorInfo, Under};
+use crate::ops::Op;
+use crate::trace::{self, Detail, Event, Io, Span};
+use crate::tree::{self, Key, Kind, NewNode, Node};
+use h5prov_bindings as b;
+use h5prov_bindings::sys::{h5, h5p, h5s, h5t};
+use h5prov_bindings::*;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::fmt::Write as _;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+const NONE: u32 = crate::subops::NONE;
+type Req = *mut *mut c_void;
+
+// ---------------------------------------------------------------------------------------
+// Connector info
+
+/// h5prov's connector info: the under connector and h5prov's validated options.
+pub struct Info {
+    /// Under connector id (owned reference).
+    pub under: UnderVol,
+    /// Under connector's info (owned; freed with `H5VLfree_connector_info`).
+    pub under_info: *mut c_void,
+    /// The parsed string.
+    pub parsed: ConnectorInfo,
+    /// Validated options.
+    pub config: Config,
+}
+
+impl Info {
+    /// The canonical info string (for metadata).
+    pub fn text(&self) -> String {
+        self.parsed.to_info_string()
+    }
+}
+
+impl Drop for Info {
+    fn drop(&mut self) {
+        if !self.under_info.is_null() {
+            let (id, p) = (self.under.id(), self.under_info);
+            // SAFETY: we own under_info, created for connector `id`.
+            quietly(|| unsafe { b::H5VLfree_connector_info(id, p) });
+        }
+    }
+}
+
+/// Parses and validates an info string, registering the under connector.
+fn info_from_text(text: &str) -> Result<Info, Error> {
+    let parsed = ConnectorInfo::parse(text).map_err(|e| Error(e.to_string()))?;
+    let config = Config::from_options(&parsed.options).map_err(|e| Error(e.to_string()))?;
+    let id = match &parsed.under {
+        // SAFETY: plain registration calls.
+        Under::Value(v) => unsafe { b::H5VLregister_connector_by_value(*v as c_int, 0) },
+        Under::Name(n) => {
+            let c =
+                CString::new(n.as_str()).map_err(|_| Error::from("under_vol_name: NUL byte"))?;
+            // SAFETY: valid C string.
+            unsafe { b::H5VLregister_connector_by_name(c.as_ptr(), 0) }
+        }
+    };
+    if id < 0 {
+        return Err(Error(format!(
+            "h5prov connector string: 'under_vol': under connector {:?} cannot be registered",
+            parsed.under
+        )));
+    }
+    let under = UnderVol::adopt(id);
+    let mut under_info: *mut c_void = std::ptr::null_mut();
+    if !parsed.under_info.is_empty() {
+        let c = CString::new(parsed.under_info.as_str())
+            .map_err(|_| Error::from("under_info: NUL byte"))?;
+        // SAFETY: valid C string and out-pointer.
+        let r = unsafe { b::H5VLconnector_str_to_info(c.as_ptr(), id, &mut under_info) };
+        if r < 0 {
+            return Err(Error(format!(
+                "h5prov connector string: 'under_info': the under connector rejected '{}'",
+                parsed.under_info
+            )));
+        }
+    }
+    Ok(Info {
+        under,
+        under_info,
+        parsed,
+        config,
+    })
+}
+
+pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void) -> herr_t {
+    guard(-1, Op::InfoFromStr, || {
+        // SAFETY: HDF5 passes a C string (or NULL).
+        let text = unsafe { cstr(s) };
+        let parsed = info_from_text(&text)?;
+        // SAFETY: valid out-pointer per the VOL contract.
+        unsafe { *info = Box::into_raw(Box::new(parsed)).cast() };
+        Ok(0)
+    })
+}
+
+pub unsafe extern "C" fn info_copy(info: *const c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), Op::InfoCopy, || {
+        // SAFETY: info is an Info we created.
+        let i = unsafe { info.cast::<Info>().as_ref() }.ok_or("NULL info")?;
+        let under = i.under.clone();
+        let mut under_info = std::ptr::null_mut();
+        if !i.under_info.is_null() {
+            // SAFETY: copying the under connector's info with its own callback.
+            unsafe { b::H5VLcopy_connector_info(under.id(), &mut under_info, i.under_info) };
+        }
+        Ok(Box::into_raw(Box::new(Info {
+            under,
+            under_info,
+            parsed: i.parsed.clone(),
+            config: i.config.clone(),
+        }))
+        .cast())
+    })
+}
+
+pub unsafe extern "C" fn info_cmp(cmp: *mut c_int, a: *const c_void, b2: *const c_void) -> herr_t {
+    guard(-1, Op::InfoCmp, || {
+        // SAFETY: both are Infos we created; cmp is a valid out-pointer.
+        let (a, c) = unsafe { (a.cast::<Info>().as_ref(), b2.cast::<Info>().as_ref()) };
+        let (a, c) = (a.ok_or("NULL info")?, c.ok_or("NULL info")?);
+        let mut v: c_int = 0;
+        // SAFETY: valid ids and out-pointer.
+        unsafe { b::H5VLcmp_connector_cls(&mut v, a.under.id(), c.under.id()) };
+        if v == 0 {
+            // SAFETY: infos of the same connector class.
+            unsafe { b::H5VLcmp_connector_info(&mut v, a.under.id(), a.under_info, c.under_info) };
+        }
+        if v == 0 {
+            v = a.parsed.options.cmp(&c.parsed.options) as c_int;
+        }
+        // SAFETY: valid out-pointer.
+        unsafe { *cmp = v };
+        Ok(0)
+    })
+}
+
+pub unsafe extern "C" fn info_free(info: *mut c_void) -> herr_t {
+    guard(-1, Op::InfoFree, || {
+        if !info.is_null() {
+            // SAFETY: an Info we boxed; HDF5 frees each info exactly once.
+            drop(unsafe { Box::from_raw(info.cast::<Info>()) });
+        }
+        Ok(0)
+    })
+}
+
+pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char) -> herr_t {
+    guard(-1, Op::InfoToStr, || {
+        // SAFETY: an Info we created.
+        let i = unsafe { info.cast::<Info>().as_ref() }.ok_or("NULL info")?;
+        let mut value: c_int = -1;
+        let mut under_str: *mut c_char = std::ptr::null_mut();
+        // SAFETY: valid id and out-pointers; the under string is HDF5-allocated.
+        let under_text = unsafe {
+            b::H5VLget_value(i.under.id(), &mut value);
+            b::H5VLconnector_info_to_str(i.under_info, i.under.id(), &mut under_str);
+            let t = cstr(under_str).into_owned();
+            if !under_str.is_null() {
+                h5::H5free_memory(under_str.cast());
+            }
+            t
+        };
+        let p = ConnectorInfo {
+            under: Under::Value(value.max(0) as u32),
+            under_info: under_text,
+            options: i.parsed.options.clone(),
+        };
+        let text = CString::new(p.to_info_string()).map_err(|_| "NUL in info")?;
+        let bytes = text.as_bytes_with_nul();
+        // SAFETY: HDF5 frees the string with its own allocator, so allocate with it.
+        unsafe {
+            let dst = h5::H5allocate_memory(bytes.len(), 0).cast::<u8>();
+            if dst.is_null() {
+                return Err("cannot allocate the info string".into());
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            *out = dst.cast();
+        }
+        Ok(0)
+    })
+}
+
+/// Takes the h5prov info out of a FAPL (a copy we own), if it has one.
+///
+/// # Safety
+/// `fapl` is a property list id.
+unsafe fn fapl_info(fapl: hid_t) -> Option<Box<Info>> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the returned copy was made by info_copy.
+    let r = quietly(|| unsafe { h5p::H5Pget_vol_info(fapl, &mut p) });
+    if r < 0 || p.is_null() {
+        return None;
+    }
+    // SAFETY: HDF5 copied our info with info_copy; we own it now.
+    Some(unsafe { Box::from_raw(p.cast::<Info>()) })
+}
+
+/// A copy of `fapl` whose VOL is the under connector.
+///
+/// # Safety
+/// `fapl` is a FAPL id.
+unsafe fn under_fapl(fapl: hid_t, info: &Info) -> Result<hid_t, Error> {
+    // SAFETY: plain property list calls.
+    unsafe {
+        let f = h5p::H5Pcopy(fapl);
+        if f < 0 {
+            return Err("cannot copy the file access property list".into());
+        }
+        if h5p::H5Pset_vol(f, info.under.id(), info.under_info) < 0 {
+            h5p::H5Pclose(f);
+            return Err("cannot set the under connector on the FAPL".into());
+        }
+        Ok(f)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Life cycle and introspection
+
+pub unsafe extern "C" fn initialize(_vipl: hid_t) -> herr_t {
+    guard(-1, Op::Initialize, || {
+        super::error::register();
+        super::error::load_test_hook();
+        Ok(0)
+    })
+}
+
+pub unsafe extern "C" fn terminate() -> herr_t {
+    guard(-1, Op::Terminate, || {
+        trace::finish();
+        if std::env::var_os("H5PROV_CHECK_LEAKS").is_some() {
+            eprintln!(
+                "h5prov: live state nodes at terminate: {}",
+                tree::live_nodes()
+            );
+        }
+        super::error::unregister();
+        Ok(0)
+    })
+}
+
+pub unsafe extern "C" fn get_conn_cls(
+    obj: *mut c_void,
+    lvl: H5VL_get_conn_lvl_t,
+    cls: *mut *const H5VL_class_t,
+) -> herr_t {
+    guard(-1, Op::IntrospectGetConnCls, || {
+        if lvl == b::H5VL_GET_CONN_LVL_CURR {
+            // SAFETY: valid out-pointer; our class has a stable address.
+            unsafe { *cls = super::plugin::class_ptr() };
+            return Ok(0);
+        }
+        // SAFETY: obj is our wrapper.
+        let o = unsafe { VolObj::from_ptr(obj) }?;
+        // SAFETY: forwarded.
+        Ok(unsafe { b::H5VLintrospect_get_conn_cls(o.under, o.vol.id(), lvl, cls) })
+    })
+}
+
+pub unsafe extern "C" fn get_cap_flags(info: *const c_void, flags: *mut u64) -> herr_t {
+    guard(-1, Op::IntrospectGetCapFlags, || {
+        // SAFETY: an Info of ours (HDF5 passes the connector's info).
+        let i = unsafe { info.cast::<Info>().as_ref() }.ok_or("NULL info (no under connector)")?;
+        // SAFETY: forwarded to the under connector.
+        let r = unsafe { b::H5VLintrospect_get_cap_flags(i.under_info, i.under.id(), flags) };
+        if r >= 0 {
+            // SAFETY: valid out-pointer.
+            unsafe { *flags |= (*super::plugin::class_ptr()).cap_flags };
+        }
+        Ok(r)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Wrapping (objects HDF5 wraps outside our callbacks)
+
+struct WrapCtx {
+    vol: UnderVol,
+    under_ctx: *mut c_void,
+    file: Option<Arc<Node>>,
+}
+
+pub unsafe extern "C" fn get_object(obj: *const c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), Op::WrapGetObject, || {
+        // SAFETY: our wrapper.
+        let o = unsafe { VolObj::from_ptr(obj.cast_mut()) }?;
+        // SAFETY: forwarded.
+        Ok(unsafe { b::H5VLget_object(o.under, o.vol.id()) })
+    })
+}
+
+pub unsafe extern "C" fn get_wrap_ctx(obj: *const c_void, ctx: *mut *mut c_void) -> herr_t {
+    guard(-1, Op::WrapGetCtx, || {
+        // SAFETY: our wrapper.
+        let o = unsafe { VolObj::from_ptr(obj.cast_mut()) }?;
+        let mut under_ctx = std::ptr::null_mut();
+        // SAFETY: forwarded.
+        unsafe { b::H5VLget_wrap_ctx(o.under, o.vol.id(), &mut under_ctx) };
+        let file = o.node.as_ref().and_then(|n| {
+            if n.kind == Kind::File {
+                Some(n.clone())
+            } else {
+                n.file.clone()
+            }
+        });
+        let w = Box::new(WrapCtx {
+            vol: o.vol.clone(),
+            under_ctx,
+            file,
+        });
+        // SAFETY: valid out-pointer.
+        unsafe { *ctx = Box::into_raw(w).cast() };
+        Ok(0)
+    })
+}
+
+pub unsafe extern "C" fn wrap_object(
+    obj: *mut c_void,
+    ty: H5I_type_t,
+    ctx: *mut c_void,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), Op::WrapObject, || {
+        // SAFETY: a WrapCtx we created.
+        let w = unsafe { ctx.cast::<WrapCtx>().as_ref() }.ok_or("NULL wrap context")?;
+        // SAFETY: forwarded.
+        let under = unsafe { b::H5VLwrap_object(obj, ty, w.vol.id(), w.under_ctx) };
+        if under.is_null() {
+            return Ok(std::ptr::null_mut());
+        }
+        // No metadata query here: HDF5 is in the middle of registering an id. The object
+        // gets a node of its own, attached to its file.
+        let file_name = w
+            .file
+            .as_ref()
+            .map_or_else(|| Arc::from(""), |f| f.file_name.clone());
+        let (node, _) = tree::lookup_or_insert(
+            tree::unique_key(),
+            NewNode {
+                kind: query::kind_of(ty),
+                file: w.file.clone(),
+                file_name,
+                path: "",
+            },
+        );
+        node.stats.lock().opens += 1;
+        Ok(VolObj::into_raw(under, w.vol.clone(), Some(node)))
+    })
+}
+
+pub unsafe extern "C" fn unwrap_object(obj: *mut c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), Op::UnwrapObject, || {
+        // SAFETY: our wrapper.
+        let o = unsafe { VolObj::from_ptr(obj) }?;
+        // SAFETY: forwarded.
+        let under = unsafe { b::H5VLunwrap_object(o.under, o.vol.id()) };
+        if !under.is_null() {
+            // SAFETY: HDF5 no longer uses the wrapper once unwrapped.
+            unsafe { VolObj::free(obj) };
+        }
+        Ok(under)
+    })
+}
+
+pub unsafe extern "C" fn free_wrap_ctx(ctx: *mut c_void) -> herr_t {
+    guard(-1, Op::WrapFreeCtx, || {
+        if ctx.is_null() {
+            return Ok(0);
+        }
+        // SAFETY: a WrapCtx we boxed, freed once.
+        let w = unsafe { Box::from_raw(ctx.cast::<WrapCtx>()) };
+        if !w.under_ctx.is_null() {
+            let (c, v) = (w.under_ctx, w.vol.id());
+            // SAFETY: forwarded.
+            quietly(|| unsafe { b::H5VLfree_wrap_ctx(c, v) });
+        }
+        Ok(0)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Files
+
+fn file_node(under: *mut c_void, vol: hid_t, name: &str, dxpl: hid_t, created: bool) -> Arc<Node> {
+    // SAFETY: under is a live file object of connector vol.
+    let key = match unsafe { query::file_number(under, vol, dxpl) } {
+        Some(n) => Key::File(n),
+        None => tree::unique_key(),
+    };
+    let (node, _) = tree::lookup_or_insert(
+        key,
+        NewNode {
+            kind: Kind::File,
+            file: None,
+            file_name: Arc::from(name),
+            path: "/",
+        },
+    );
+    {
+        let mut st = node.stats.lock();
+        st.opens += 1;
+        st.created |= created;
+    }
+    node
+}
+
+unsafe fn file_open_common(
+    op: Op,
+    name: *const c_char,
+    fapl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+    created: bool,
+    call: impl FnOnce(hid_t) -> *mut c_void,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), op, || {
+        // SAFETY: fapl is the application's FAPL.
+        let info = unsafe { fapl_info(fapl) }
+            .ok_or("the file access property list has no h5prov connector info")?;
+        trace::start(&info.config, &info.text());
+        // SAFETY: fapl is a FAPL id.
+        let ufapl = unsafe { under_fapl(fapl, &info) }?;
+        let mut span = Span::begin(op, NONE, is_async(req));
+        span.under_start();
+        let under = call(ufapl);
+        span.under_end();
+        // SAFETY: closing our copy.
+        unsafe { h5p::H5Pclose(ufapl) };
+        // SAFETY: HDF5 passes the file name as a C string.
+        let fname = unsafe { cstr(name) };
+        if under.is_null() {
+            span.finish(&Event {
+                kind: Kind::File,
+                status: -1,
+                path: Some(&fname),
+                ..Event::default()
+            });
+            return Ok(std::ptr::null_mut());
+        }
+        let node = file_node(under, info.under.id(), &fname, dxpl, created);
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &info.under, op) };
+        span.finish(&Event {
+            node: Some(&node),
+            ..Event::default()
+        });
+        Ok(VolObj::into_raw(under, info.under.clone(), Some(node)))
+    })
+}
+
+pub unsafe extern "C" fn file_create(
+    name: *const c_char,
+    flags: u32,
+    fcpl: hid_t,
+    fapl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+) -> *mut c_void {
+    // SAFETY: forwarded arguments of the VOL prototype.
+    unsafe {
+        file_open_common(Op::FileCreate, name, fapl, dxpl, req, true, |f| {
+            b::H5VLfile_create(name, flags, fcpl, f, dxpl, req)
+        })
+    }
+}
+
+pub unsafe extern "C" fn file_open(
+    name: *const c_char,
+    flags: u32,
+    fapl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+) -> *mut c_void {
+    // SAFETY: forwarded arguments of the VOL prototype.
+    unsafe {
+        file_open_common(Op::FileOpen, name, fapl, dxpl, req, false, |f| {
+            b::H5VLfile_open(name, flags, f, dxpl, req)
+        })
+    }
+}
+
+pub unsafe extern "C" fn file_specific(
+    obj: *mut c_void,
+    args: *mut H5VL_file_specific_args_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    let sub = sub_of!(args);
+    guard(-1, Op::FileSpecific, || {
+        // SAFETY: HDF5 passes valid args.
+        let a = unsafe { args.as_mut() }.ok_or("NULL arguments")?;
+        match a.op_type {
+            b::H5VL_FILE_IS_ACCESSIBLE | b::H5VL_FILE_DELETE => {
+                // Called with no object: the FAPL names the connector stack.
+                let is_acc = a.op_type == b::H5VL_FILE_IS_ACCESSIBLE;
+                // SAFETY: the union member matching op_type.
+                let (fapl, fname) = unsafe {
+                    if is_acc {
+                        (a.args.is_accessible.fapl_id, a.args.is_accessible.filename)
+                    } else {
+                        (a.args.del.fapl_id, a.args.del.filename)
+                    }
+                };
+                // SAFETY: fapl from HDF5.
+                let info = unsafe { fapl_info(fapl) }
+                    .ok_or("the file access property list has no h5prov connector info")?;
+                // SAFETY: fapl is a FAPL id.
+                let ufapl = unsafe { under_fapl(fapl, &info) }?;
+                let mut my = *a;
+                if is_acc {
+                    my.args.is_accessible.fapl_id = ufapl;
+                } else {
+                    my.args.del.fapl_id = ufapl;
+                }
+                let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
+                span.under_start();
+                // SAFETY: forwarded with the swapped FAPL.
+                let r = unsafe {
+                    b::H5VLfile_specific(std::ptr::null_mut(), info.under.id(), &mut my, dxpl, req)
+                };
+                span.under_end();
+                // SAFETY: closing our copy.
+                unsafe { h5p::H5Pclose(ufapl) };
+                // SAFETY: req per the VOL contract.
+                unsafe { wrap_req(req, &info.under, Op::FileSpecific) };
+                // SAFETY: C string from HDF5.
+                let fname = unsafe { cstr(fname) };
+                span.finish(&Event {
+                    kind: Kind::File,
+                    status: r,
+                    path: Some(&fname),
+                    ..Event::default()
+                });
+                Ok(r)
+            }
+            b::H5VL_FILE_REOPEN => {
+                // SAFETY: our wrapper.
+                let o = unsafe { VolObj::from_ptr(obj) }?;
+                let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
+                span.under_start();
+                // SAFETY: forwarded.
+                let r = unsafe { b::H5VLfile_specific(o.under, o.vol.id(), a, dxpl, req) };
+                span.under_end();
+                // SAFETY: req per the VOL contract.
+                unsafe { wrap_req(req, &o.vol, Op::FileSpecific) };
+                // SAFETY: the reopen member; the new file is the under connector's object.
+                unsafe {
+                    let slot = a.args.reopen.file;
+                    if r >= 0 && !slot.is_null() && !(*slot).is_null() {
+                        if let Some(n) = &o.node {
+                            n.stats.lock().opens += 1;
+                        }
+                        *slot = VolObj::into_raw(*slot, o.vol.clone(), o.node.clone());
+                    }
+                }
+                span.finish(&Event {
+                    node: o.node.as_deref(),
+                    status: r,
+                    ..Event::default()
+                });
+                Ok(r)
+            }
+            _ => {
+                // SAFETY: forwarded as a plain call on our wrapper.
+                let r = unsafe {
+                    shape_call(Op::FileSpecific, sub, obj, req, |o, v| {
+                        b::H5VLfile_specific(o, v, args, dxpl, req)
+                    })
+                };
+                if sub == b::H5VL_FILE_FLUSH {
+                    trace::flush();
+                }
+                Ok(r)
+            }
+        }
+    })
+}
+
+pub unsafe extern "C" fn file_close(obj: *mut c_void, dxpl: hid_t, req: Req) -> herr_t {
+    // SAFETY: forwarded; the close shape frees the wrapper on success.
+    let r = unsafe {
+        super::shape_close(Op::FileClose, obj, req, |o, v| {
+            b::H5VLfile_close(o, v, dxpl, req)
+        })
+    };
+    trace::flush();
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// Data I/O
+
+const H5S_ALL: hid_t = 0;
+const H5S_BLOCK: hid_t = 1;
+const H5S_PLIST: hid_t = 2;
+
+fn is_real_space(id: hid_t) -> bool {
+    id > H5S_PLIST
+}
+
+/// Bytes, points and selection of one dataset or attribute access.
+fn io_info(
+    node: Option<&Node>,
+    mem_type: hid_t,
+    mem_space: hid_t,
+    file_space: hid_t,
+    write: bool,
+    detail: Option<&mut Detail>,
+) -> Io {
+    // SAFETY: plain HDF5 queries on ids the application passed to this call.
+    unsafe {
+        let type_size = h5t::H5Tget_size(mem_type) as u64;
+        let shape_points = || node.and_then(|n| n.shape.lock().as_ref().map(|s| s.npoints()));
+        let shape_ndims =
+            || node.and_then(|n| n.shape.lock().as_ref().map(|s| s.dims.len() as u32));
+        let (npoints, sel, ndims) = if is_real_space(file_space) {
+            let n = h5s::H5Sget_select_npoints(file_space).max(0) as u64;
+            let sel = match h5s::H5Sget_select_type(file_space) {
+                h5s::H5S_sel_type::H5S_SEL_NONE => "none",
+                h5s::H5S_sel_type::H5S_SEL_POINTS => "points",
+                h5s::H5S_sel_type::H5S_SEL_HYPERSLABS => {
+                    if h5s::H5Sis_regular_hyperslab(file_space) > 0 {
+                        "hyperslab"
+                    } else {
+                        "irregular"
+                    }
+                }
+                h5s::H5S_sel_type::H5S_SEL_ALL => "all",
+                _ => "",
+            };
+            let nd = h5s::H5Sget_simple_extent_ndims(file_space).max(0) as u32;
+            (n, sel, nd)
+        } else {
+            let n = if is_real_space(mem_space) {
+                h5s::H5Sget_select_npoints(mem_space).max(0) as u64
+            } else if file_space == H5S_ALL {
+                shape_points().unwrap_or(0)
+            } else {
+                0
+            };
+            let sel = if file_space == H5S_ALL { "all" } else { "" };
+            (n, sel, shape_ndims().unwrap_or(0))
+        };
+        if let Some(d) = detail {
+            selection_detail(d, file_space, sel, ndims);
+        }
+        let _ = H5S_BLOCK;
+        Io {
+            bytes: npoints * type_size,
+            type_size,
+            ndims,
+            npoints,
+            sel,
+            xfer: "",
+            xfer_actual: "",
+            write,
+        }
+    }
+}
+
+fn selection_detail(d: &mut Detail, space: hid_t, sel: &str, ndims: u32) {
+    if !is_real_space(space) {
+        let _ = write!(d, "{}", if space == H5S_ALL { "all" } else { "plist" });
+        return;
+    }
+    // SAFETY: queries on the application's dataspace; arrays sized for H5S_MAX_RANK.
+    unsafe {
+        match sel {
+            "hyperslab" => {
+                let n = (ndims as usize).min(32);
+                let mut a = [[0u64; 32]; 4];
+                let [start, stride, count, block] = &mut a;
+                if h5s::H5Sget_regular_hyperslab(
+                    space,
+                    start.as_mut_ptr(),
+                    stride.as_mut_ptr(),
+                    count.as_mut_ptr(),
+                    block.as_mut_ptr(),
+                ) >= 0
+                {
+                    for (label, v) in [
+                        ("start", &*start),
+                        ("count", &*count),
+                        ("stride", &*stride),
+                        ("block", &*block),
+                    ] {
+                        let _ = write!(d, "{label}=");
+                        for (i, x) in v[..n].iter().enumerate() {
+                            let _ = write!(d, "{}{x}", if i > 0 { "," } else { "" });
+                        }
+                        let _ = write!(d, ";");
+                    }
+                }
+            }
+            "irregular" => {
+                let _ = write!(d, "blocks={}", h5s::H5Sget_select_hyper_nblocks(space));
+            }
+            "points" => {
+                let _ = write!(d, "points={}", h5s::H5Sget_select_elem_npoints(space));
+            }
+            other => {
+                let _ = write!(d, "{other}");
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn dataset_io(
+    op: Op,
+    count: usize,
+    dset: *mut *mut c_void,
+    mem_type: *mut hid_t,
+    mem_space: *mut hid_t,
+    file_space: *mut hid_t,
+    req: Req,
+    write: bool,
+    call: impl FnOnce(*mut *mut c_void, hid_t) -> herr_t,
+) -> herr_t {
+    guard(-1, op, || {
+        if count == 0 || dset.is_null() {
+            return Err("no datasets".into());
+        }
+        // SAFETY: HDF5 passes `count` entries in each array.
+        let (dsets, mtypes, mspaces, fspaces) = unsafe {
+            (
+                std::slice::from_raw_parts(dset, count),
+                std::slice::from_raw_parts(mem_type, count),
+                std::slice::from_raw_parts(mem_space, count),
+                std::slice::from_raw_parts(file_space, count),
+            )
+        };
+        let mut wrappers = Vec::with_capacity(count);
+        for &d in dsets {
+            // SAFETY: our wrappers.
+            wrappers.push(unsafe { VolObj::from_ptr(d) }?);
+        }
+        let vol = &wrappers[0].vol;
+        if wrappers.iter().any(|w| w.vol.id() != vol.id()) {
+            return Err("datasets of one multi-dataset call belong to different connectors".into());
+        }
+        let mut single = [std::ptr::null_mut::<c_void>(); 1];
+        let mut many;
+        let unders: &mut [*mut c_void] = if count == 1 {
+            single[0] = wrappers[0].under;
+            &mut single
+        } else {
+            many = wrappers.iter().map(|w| w.under).collect::<Vec<_>>();
+            &mut many
+        };
+        let mut span = Span::begin(op, NONE, is_async(req));
+        span.under_start();
+        let r = call(unders.as_mut_ptr(), vol.id());
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, vol, op) };
+        if span.active() {
+            for i in 0..count {
+                let node = wrappers[i].node.as_deref();
+                let mut detail = Detail::default();
+                let want = span.level() >= Level::Element;
+                let io = io_info(
+                    node,
+                    mtypes[i],
+                    mspaces[i],
+                    fspaces[i],
+                    write,
+                    want.then_some(&mut detail),
+                );
+                span.finish(&Event {
+                    node,
+                    status: r,
+                    io: Some(&io),
+                    batch: count as u32,
+                    detail: detail.as_str(),
+                    ..Event::default()
+                });
+            }
+        }
+        Ok(r)
+    })
+}
+
+pub unsafe extern "C" fn dataset_read(
+    count: usize,
+    dset: *mut *mut c_void,
+    mem_type: *mut hid_t,
+    mem_space: *mut hid_t,
+    file_space: *mut hid_t,
+    dxpl: hid_t,
+    buf: *mut *mut c_void,
+    req: Req,
+) -> herr_t {
+    // SAFETY: forwarded arguments of the VOL prototype.
+    unsafe {
+        dataset_io(
+            Op::DatasetRead,
+            count,
+            dset,
+            mem_type,
+            mem_space,
+            file_space,
+            req,
+            false,
+            |u, v| {
+                b::H5VLdataset_read(count, u, v, mem_type, mem_space, file_space, dxpl, buf, req)
+            },
+        )
+    }
+}
+
+pub unsafe extern "C" fn dataset_write(
+    count: usize,
+    dset: *mut *mut c_void,
+    mem_type: *mut hid_t,
+    mem_space: *mut hid_t,
+    file_space: *mut hid_t,
+    dxpl: hid_t,
+    buf: *mut *const c_void,
+    req: Req,
+) -> herr_t {
+    // SAFETY: forwarded arguments of the VOL prototype.
+    unsafe {
+        dataset_io(
+            Op::DatasetWrite,
+            count,
+            dset,
+            mem_type,
+            mem_space,
+            file_space,
+            req,
+            true,
+            |u, v| {
+                b::H5VLdataset_write(count, u, v, mem_type, mem_space, file_space, dxpl, buf, req)
+            },
+        )
+    }
+}
+
+unsafe fn attr_io(
+    op: Op,
+    attr: *mut c_void,
+    mem_type: hid_t,
+    req: Req,
+    write: bool,
+    call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
+) -> herr_t {
+    guard(-1, op, || {
+        // SAFETY: our wrapper.
+        let o = unsafe { VolObj::from_ptr(attr) }?;
+        let mut span = Span::begin(op, NONE, is_async(req));
+        span.under_start();
+        let r = call(o.under, o.vol.id());
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &o.vol, op) };
+        if span.active() {
+            let node = o.node.as_deref();
+            let io = io_info(node, mem_type, H5S_ALL, H5S_ALL, write, None);
+            span.finish(&Event {
+                node,
+                status: r,
+                io: Some(&io),
+                ..Event::default()
+            });
+        }
+        Ok(r)
+    })
+}
+
+pub unsafe extern "C" fn attr_read(
+    attr: *mut c_void,
+    mem_type: hid_t,
+    buf: *mut c_void,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        attr_io(Op::AttrRead, attr, mem_type, req, false, |o, v| {
+            b::H5VLattr_read(o, v, mem_type, buf, dxpl, req)
+        })
+    }
+}
+
+pub unsafe extern "C" fn attr_write(
+    attr: *mut c_void,
+    mem_type: hid_t,
+    buf: *const c_void,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        attr_io(Op::AttrWrite, attr, mem_type, req, true, |o, v| {
+            b::H5VLattr_write(o, v, mem_type, buf, dxpl, req)
+        })
+    }
+}
+
+pub unsafe extern "C" fn dataset_specific(
+    obj: *mut c_void,
+    args: *mut H5VL_dataset_specific_args_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    let sub = sub_of!(args);
+    // SAFETY: forwarded as a plain call.
+    let r = unsafe {
+        shape_call(Op::DatasetSpecific, sub, obj, req, |o, v| {
+            b::H5VLdataset_specific(o, v, args, dxpl, req)
+        })
+    };
+    if r >= 0 && sub == b::H5VL_DATASET_SET_EXTENT {
+        // Keep the cached extent current (H5S_ALL accesses count the whole extent).
+        // SAFETY: obj is still our wrapper (set_extent does not close); args valid.
+        unsafe {
+            if let (Ok(o), Some(a)) = (VolObj::from_ptr(obj), args.as_ref()) {
+                if let Some(n) = &o.node {
+                    let mut shape = n.shape.lock();
+                    if let Some(s) = shape.as_mut() {
+                        let size = a.args.set_extent.size;
+                        if !size.is_null() {
+                            let nd = s.dims.len();
+                            s.dims = std::slice::from_raw_parts(size, nd).to_vec();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// Callbacks whose arguments carry other objects
+
+pub unsafe extern "C" fn group_specific(
+    obj: *mut c_void,
+    args: *mut H5VL_group_specific_args_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    let sub = sub_of!(args);
+    // SAFETY: forwarded; the mounted child file is unwrapped into a private copy of args.
+    unsafe {
+        shape_call(Op::GroupSpecific, sub, obj, req, |o, v| {
+            match args.as_ref() {
+                Some(a) if a.op_type == b::H5VL_GROUP_MOUNT => {
+                    let mut my = *a;
+                    let child = a.args.mount.child_file;
+                    if let Ok(c) = VolObj::from_ptr(child) {
+                        my.args.mount.child_file = c.under;
+                    }
+                    b::H5VLgroup_specific(o, v, &mut my, dxpl, req)
+                }
+                _ => b::H5VLgroup_specific(o, v, args, dxpl, req),
+            }
+        })
+    }
+}
+
+/// The under object and connector of a possibly-NULL wrapper.
+unsafe fn under_of<'a>(p: *mut c_void) -> (Option<&'a VolObj>, *mut c_void) {
+    // SAFETY: p is null or our wrapper.
+    match unsafe { VolObj::from_ptr(p) } {
+        Ok(o) => (Some(o), o.under),
+        Err(_) => (None, std::ptr::null_mut()),
+    }
+}
+
+fn record_simple(span: &mut Span, node: Option<&Node>, r: herr_t, path: Option<&str>) {
+    span.finish(&Event {
+        node,
+        status: r,
+        path,
+        ..Event::default()
+    });
+}
+
+pub unsafe extern "C" fn link_create(
+    args: *mut H5VL_link_create_args_t,
+    obj: *mut c_void,
+    loc: *const H5VL_loc_params_t,
+    lcpl: hid_t,
+    lapl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    let sub = sub_of!(args);
+    guard(-1, Op::LinkCreate, || {
+        // SAFETY: obj is null or our wrapper; args valid.
+        let (o, under) = unsafe { under_of(obj) };
+        let a = unsafe { args.as_mut() }.ok_or("NULL arguments")?;
+        let mut vol = o.map(|o| &o.vol);
+        if a.op_type == b::H5VL_LINK_CREATE_HARD {
+            // SAFETY: the hard member; curr_obj is null or our wrapper.
+            unsafe {
+                let (c, cu) = under_of(a.args.hard.curr_obj);
+                if let Some(c) = c {
+                    vol = vol.or(Some(&c.vol));
+                    a.args.hard.curr_obj = cu;
+                }
+            }
+        }
+        let vol = vol.ok_or("no object to find the under connector from")?;
+        let mut span = Span::begin(Op::LinkCreate, sub, is_async(req));
+        span.under_start();
+        // SAFETY: forwarded with unwrapped objects.
+        let r = unsafe { b::H5VLlink_create(a, under, loc, vol.id(), lcpl, lapl, dxpl, req) };
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, vol, Op::LinkCreate) };
+        // SAFETY: loc valid or null.
+        let name = unsafe { query::opened_name(std::ptr::null(), loc) };
+        record_simple(&mut span, o.and_then(|o| o.node.as_deref()), r, Some(&name));
+        Ok(r)
+    })
+}
+
+unsafe fn link_copy_move(
+    op: Op,
+    src: *mut c_void,
+    loc1: *const H5VL_loc_params_t,
+    dst: *mut c_void,
+    loc2: *const H5VL_loc_params_t,
+    req: Req,
+    call: impl FnOnce(*mut c_void, *mut c_void, hid_t) -> herr_t,
+) -> herr_t {
+    guard(-1, op, || {
+        // SAFETY: null or our wrappers.
+        let ((s, su), (d, du)) = unsafe { (under_of(src), under_of(dst)) };
+        let vol = s
+            .or(d)
+            .map(|o| &o.vol)
+            .ok_or("no object to find the under connector from")?;
+        let mut span = Span::begin(op, NONE, is_async(req));
+        span.under_start();
+        let r = call(su, du, vol.id());
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, vol, op) };
+        // SAFETY: loc valid or null.
+        let name = unsafe { query::opened_name(std::ptr::null(), loc1) };
+        let _ = loc2;
+        record_simple(
+            &mut span,
+            s.or(d).and_then(|o| o.node.as_deref()),
+            r,
+            Some(&name),
+        );
+        Ok(r)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn link_copy(
+    src: *mut c_void,
+    loc1: *const H5VL_loc_params_t,
+    dst: *mut c_void,
+    loc2: *const H5VL_loc_params_t,
+    lcpl: hid_t,
+    lapl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        link_copy_move(Op::LinkCopy, src, loc1, dst, loc2, req, |s, d, v| {
+            b::H5VLlink_copy(s, loc1, d, loc2, v, lcpl, lapl, dxpl, req)
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn link_move(
+    src: *mut c_void,
+    loc1: *const H5VL_loc_params_t,
+    dst: *mut c_void,
+    loc2: *const H5VL_loc_params_t,
+    lcpl: hid_t,
+    lapl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        link_copy_move(Op::LinkMove, src, loc1, dst, loc2, req, |s, d, v| {
+            b::H5VLlink_move(s, loc1, d, loc2, v, lcpl, lapl, dxpl, req)
+        })
+    }
+}
+
+pub unsafe extern "C" fn object_open(
+    obj: *mut c_void,
+    loc: *const H5VL_loc_params_t,
+    opened_type: *mut H5I_type_t,
+    dxpl: hid_t,
+    req: Req,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), Op::ObjectOpen, || {
+        // SAFETY: our wrapper.
+        let o = unsafe { VolObj::from_ptr(obj) }?;
+        let mut span = Span::begin(Op::ObjectOpen, NONE, is_async(req));
+        span.under_start();
+        // SAFETY: forwarded.
+        let under = unsafe { b::H5VLobject_open(o.under, loc, o.vol.id(), opened_type, dxpl, req) };
+        span.under_end();
+        if under.is_null() {
+            record_simple(&mut span, o.node.as_deref(), -1, None);
+            return Ok(std::ptr::null_mut());
+        }
+        // SAFETY: opened_type was filled in by the under connector.
+        let kind = query::kind_of(unsafe { opened_type.as_ref() }.copied().unwrap_or(-1));
+        let open = Opening {
+            kind,
+            name: std::ptr::null(),
+            loc,
+            dxpl,
+            created: false,
+            dataset: None,
+            _p: PhantomData,
+        };
+        // SAFETY: under is the new object; loc valid.
+        let node = unsafe { query::attach(o, under, &open) };
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &o.vol, Op::ObjectOpen) };
+        record_simple(&mut span, Some(&node), 0, None);
+        Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn object_copy(
+    src: *mut c_void,
+    src_loc: *const H5VL_loc_params_t,
+    src_name: *const c_char,
+    dst: *mut c_void,
+    dst_loc: *const H5VL_loc_params_t,
+    dst_name: *const c_char,
+    ocpypl: hid_t,
+    lcpl: hid_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    guard(-1, Op::ObjectCopy, || {
+        // SAFETY: our wrappers.
+        let (s, d) = unsafe { (VolObj::from_ptr(src)?, VolObj::from_ptr(dst)?) };
+        let mut span = Span::begin(Op::ObjectCopy, NONE, is_async(req));
+        span.under_start();
+        // SAFETY: forwarded with unwrapped objects.
+        let r = unsafe {
+            b::H5VLobject_copy(
+                s.under,
+                src_loc,
+                src_name,
+                d.under,
+                dst_loc,
+                dst_name,
+                s.vol.id(),
+                ocpypl,
+                lcpl,
+                dxpl,
+                req,
+            )
+        };
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &s.vol, Op::ObjectCopy) };
+        // SAFETY: C string from HDF5.
+        let name = unsafe { cstr(src_name) };
+        record_simple(&mut span, s.node.as_deref(), r, Some(&name));
+        Ok(r)
+    })
+}
+
+pub unsafe extern "C" fn generic_optional(
+    obj: *mut c_void,
+    args: *mut H5VL_optional_args_t,
+    dxpl: hid_t,
+    req: Req,
+) -> herr_t {
+    let sub = sub_of!(args);
+    // SAFETY: forwarded.
+    unsafe {
+        shape_call(Op::GenericOptional, sub, obj, req, |o, v| {
+            b::H5VLoptional(o, v, args, dxpl, req)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests: the wrapper is freed when the request completes.
+
+unsafe fn request_end(
+    op: Op,
+    req: *mut c_void,
+    call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
+    done: impl FnOnce(herr_t) -> bool,
+) -> herr_t {
+    guard(-1, op, || {
+        // SAFETY: our request wrapper.
+        let o = unsafe { VolObj::from_ptr(req) }?;
+        let origin = o.req_op;
+        let mut span = Span::begin(op, NONE, false);
+        span.under_start();
+        let r = call(o.under, o.vol.id());
+        span.under_end();
+        let finished = done(r);
+        if finished {
+            // SAFETY: the request is complete; HDF5 will not use the wrapper again.
+            unsafe { VolObj::free(req) };
+        }
+        span.finish(&Event {
+            kind: Kind::Request,
+            status: r,
+            detail: origin.map_or("", |o| o.name()),
+            ..Event::default()
+        });
+        Ok(r)
+    })
+}
+
+pub unsafe extern "C" fn request_wait(
+    req: *mut c_void,
+    timeout: u64,
+    status: *mut H5VL_request_status_t,
+) -> herr_t {
+    // SAFETY: forwarded; status is a valid out-pointer.
+    unsafe {
+        request_end(
+            Op::RequestWait,
+            req,
+            |o, v| b::H5VLrequest_wait(o, v, timeout, status),
+            |r| {
+                r >= 0
+                    && status
+                        .as_ref()
+                        .is_some_and(|s| *s != b::H5VL_REQUEST_STATUS_IN_PROGRESS)
+            },
+        )
+    }
+}
+
+pub unsafe extern "C" fn request_notify(
+    req: *mut c_void,
+    cb: H5VL_request_notify_t,
+    ctx: *mut c_void,
+) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        request_end(
+            Op::RequestNotify,
+            req,
+            |o, v| b::H5VLrequest_notify(o, v, cb, ctx),
+            |r| r >= 0,
+        )
+    }
+}
+
+pub unsafe extern "C" fn request_cancel(
+    req: *mut c_void,
+    status: *mut H5VL_request_status_t,
+) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        request_end(
+            Op::RequestCancel,
+            req,
+            |o, v| b::H5VLrequest_cancel(o, v, status),
+            |r| r >= 0,
+        )
+    }
+}
+
+pub unsafe extern "C" fn request_free(req: *mut c_void) -> herr_t {
+    // SAFETY: forwarded.
+    unsafe {
+        request_end(
+            Op::RequestFree,
+            req,
+            |o, v| b::H5VLrequest_free(o, v),
+            |r| r >= 0,
+        )
+    }
+}

@@ -1,0 +1,95 @@
+//! h5prov's own HDF5 error class, and the one place errors are reported.
+
+use crate::ops::Op;
+use h5prov_bindings::hid_t;
+use h5prov_bindings::sys::h5e;
+use parking_lot::Mutex;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Registered error class and its messages: (class, major, minor).
+static IDS: Mutex<Option<(hid_t, hid_t, hid_t)>> = Mutex::new(None);
+
+/// Registers h5prov's error class (connector `initialize`). Idempotent.
+pub fn register() {
+    let mut ids = IDS.lock();
+    if ids.is_some() {
+        return;
+    }
+    let name = c"h5prov";
+    let lib = c"h5prov VOL connector";
+    let ver = CString::new(env!("CARGO_PKG_VERSION")).unwrap_or_default();
+    // SAFETY: valid NUL-terminated strings; HDF5 copies them.
+    unsafe {
+        let cls = h5e::H5Eregister_class(name.as_ptr(), lib.as_ptr(), ver.as_ptr());
+        if cls < 0 {
+            return;
+        }
+        let maj = h5e::H5Ecreate_msg(
+            cls,
+            h5e::H5E_type_t::H5E_MAJOR,
+            c"h5prov connector".as_ptr(),
+        );
+        let min = h5e::H5Ecreate_msg(cls, h5e::H5E_type_t::H5E_MINOR, c"callback failed".as_ptr());
+        *ids = Some((cls, maj, min));
+    }
+}
+
+/// Unregisters the error class (connector `terminate`).
+pub fn unregister() {
+    if let Some((cls, maj, min)) = IDS.lock().take() {
+        // SAFETY: ids we registered.
+        unsafe {
+            h5e::H5Eclose_msg(maj);
+            h5e::H5Eclose_msg(min);
+            h5e::H5Eunregister_class(cls);
+        }
+    }
+}
+
+/// Pushes one error record naming the operation and the problem. Never fails.
+#[cold]
+pub fn push(op: Op, msg: &str) {
+    let text = CString::new(format!("h5prov: {}: {msg}", op.name()).replace('\0', " "))
+        .unwrap_or_default();
+    let ids = *IDS.lock();
+    // SAFETY: valid strings; "%s" consumes exactly one string argument.
+    unsafe {
+        let (cls, maj, min) = match ids {
+            Some(ids) => ids,
+            None => (*h5e::H5E_ERR_CLS, *h5e::H5E_VOL, *h5e::H5E_CANTOPERATE),
+        };
+        h5e::H5Epush2(
+            0, // H5E_DEFAULT
+            c"h5prov".as_ptr(),
+            c"h5prov".as_ptr(),
+            0,
+            cls,
+            maj,
+            min,
+            c"%s".as_ptr(),
+            text.as_ptr(),
+        );
+    }
+}
+
+/// Test-only hook: `H5PROV_TEST_PANIC=<op name>` (read at `initialize`) makes that
+/// callback panic inside the guard, to prove the application gets an HDF5 error.
+static TEST_PANIC: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Reads `H5PROV_TEST_PANIC`.
+pub fn load_test_hook() {
+    let v = std::env::var("H5PROV_TEST_PANIC").ok();
+    let idx = v
+        .and_then(|name| Op::ALL.iter().position(|o| o.name() == name))
+        .map_or(u32::MAX, |i| i as u32);
+    TEST_PANIC.store(idx, Ordering::Relaxed);
+}
+
+#[inline]
+pub fn maybe_test_panic(op: Op) {
+    let t = TEST_PANIC.load(Ordering::Relaxed);
+    if t != u32::MAX && Op::ALL.get(t as usize) == Some(&op) {
+        panic!("H5PROV_TEST_PANIC forced a panic in {}", op.name());
+    }
+}

@@ -1,0 +1,343 @@
+//! The small FFI layer: everything `unsafe` in the connector lives under this module.
+//!
+//! - [`guard`]: every `extern "C"` callback runs its body inside it (`catch_unwind`; a panic
+//!   or an internal error becomes one HDF5 error record with h5prov's own error class, and
+//!   the callback returns `-1`/NULL).
+//! - [`VolObj`]: the wrapper h5prov hands to HDF5 for every object. Created with
+//!   `Box::into_raw` in [`VolObj::into_raw`]; freed with `Box::from_raw` only in
+//!   [`VolObj::free`], which runs on a successful close, on `unwrap_object`, and when a
+//!   request completes (wait/notify/cancel/free).
+//! - [`UnderVol`]: the under connector's id; `Clone`/`Drop` do `H5Iinc_ref`/`H5Idec_ref`
+//!   with the error stack saved and restored around the decrement.
+//! - `table`: the declarative table of VOL callbacks; mechanical callbacks are generated
+//!   from it, special ones are in `custom`.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod custom;
+pub mod error;
+pub mod plugin;
+pub mod query;
+pub mod sys;
+pub mod table;
+
+use crate::ops::Op;
+use crate::trace::{Event, Span};
+use crate::tree::{Kind, Node};
+use h5prov_bindings::{herr_t, hid_t, H5VL_loc_params_t};
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// An internal error; becomes one HDF5 error record.
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl<T: Into<String>> From<T> for Error {
+    fn from(s: T) -> Self {
+        Error(s.into())
+    }
+}
+
+/// Runs a callback body: a panic or `Err` is pushed on the HDF5 error stack with h5prov's
+/// error class and `fail` is returned. Nothing unwinds into C.
+#[inline]
+pub fn guard<R>(fail: R, op: Op, f: impl FnOnce() -> Result<R, Error>) -> R {
+    match catch_unwind(AssertUnwindSafe(|| {
+        error::maybe_test_panic(op);
+        f()
+    })) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            error::push(op, &e.0);
+            fail
+        }
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            error::push(op, &format!("internal error (panic): {msg}"));
+            fail
+        }
+    }
+}
+
+/// The under connector's id, reference counted in HDF5's id table.
+#[derive(Debug)]
+pub struct UnderVol(hid_t);
+
+impl UnderVol {
+    /// Takes a new reference to `id`.
+    pub fn new_ref(id: hid_t) -> UnderVol {
+        // SAFETY: H5Iinc_ref accepts any id and fails cleanly on an invalid one.
+        unsafe { h5prov_bindings::sys::h5i::H5Iinc_ref(id) };
+        UnderVol(id)
+    }
+
+    /// Adopts an id whose reference the caller owns.
+    pub fn adopt(id: hid_t) -> UnderVol {
+        UnderVol(id)
+    }
+
+    /// The raw id.
+    #[inline]
+    pub fn id(&self) -> hid_t {
+        self.0
+    }
+}
+
+impl Clone for UnderVol {
+    fn clone(&self) -> Self {
+        UnderVol::new_ref(self.0)
+    }
+}
+
+impl Drop for UnderVol {
+    fn drop(&mut self) {
+        // SAFETY: plain HDF5 API calls on ids; the error stack is restored so a failed
+        // decrement (e.g. after H5close) never pollutes the application's stack.
+        unsafe {
+            let saved = h5prov_bindings::sys::h5e::H5Eget_current_stack();
+            h5prov_bindings::sys::h5i::H5Idec_ref(self.0);
+            if saved >= 0 {
+                h5prov_bindings::sys::h5e::H5Eset_current_stack(saved);
+            }
+        }
+    }
+}
+
+/// The object h5prov hands to HDF5 in place of the under connector's object.
+pub struct VolObj {
+    /// The under connector's object.
+    pub under: *mut c_void,
+    /// The under connector.
+    pub vol: UnderVol,
+    /// Shared state node (none for requests).
+    pub node: Option<Arc<Node>>,
+    /// For requests: the operation that created it.
+    pub req_op: Option<Op>,
+}
+
+impl VolObj {
+    /// Boxes a wrapper and returns the pointer HDF5 will hold.
+    pub fn into_raw(under: *mut c_void, vol: UnderVol, node: Option<Arc<Node>>) -> *mut c_void {
+        Box::into_raw(Box::new(VolObj {
+            under,
+            vol,
+            node,
+            req_op: None,
+        }))
+        .cast()
+    }
+
+    /// Borrows the wrapper behind a pointer HDF5 passed in.
+    ///
+    /// # Safety
+    /// `p` must be null or a pointer returned by [`VolObj::into_raw`] that was not freed.
+    pub unsafe fn from_ptr<'a>(p: *mut c_void) -> Result<&'a VolObj, Error> {
+        // SAFETY: per the contract, a non-null p is a live Box<VolObj>.
+        unsafe { p.cast::<VolObj>().as_ref() }.ok_or_else(|| Error::from("NULL object"))
+    }
+
+    /// Ends a wrapper's life (successful close, unwrap, completed request).
+    ///
+    /// # Safety
+    /// `p` must come from [`VolObj::into_raw`] and not be used afterwards.
+    pub unsafe fn free(p: *mut c_void) {
+        if !p.is_null() {
+            // SAFETY: per the contract.
+            drop(unsafe { Box::from_raw(p.cast::<VolObj>()) });
+        }
+    }
+}
+
+/// Wraps an async request returned by the under connector in place.
+///
+/// # Safety
+/// `req` is null or a valid `void **`.
+pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) {
+    // SAFETY: req is null or valid per the VOL contract.
+    if let Some(slot) = unsafe { req.as_mut() } {
+        if !slot.is_null() {
+            let w = Box::new(VolObj {
+                under: *slot,
+                vol: vol.clone(),
+                node: None,
+                req_op: Some(op),
+            });
+            *slot = Box::into_raw(w).cast();
+        }
+    }
+}
+
+/// Reads a C string argument (lossy), `""` for NULL.
+///
+/// # Safety
+/// `s` is null or a NUL-terminated string.
+pub unsafe fn cstr<'a>(s: *const c_char) -> std::borrow::Cow<'a, str> {
+    if s.is_null() {
+        return "".into();
+    }
+    // SAFETY: per the contract.
+    unsafe { CStr::from_ptr(s) }.to_string_lossy()
+}
+
+/// True when the call carries a request slot.
+#[inline]
+pub fn is_async(req: *mut *mut c_void) -> bool {
+    !req.is_null()
+}
+
+// ---------------------------------------------------------------------------------------
+// The mechanical shapes. Each generated trampoline calls exactly one of these.
+
+/// Shape `call`: a callback on an object that returns `herr_t` and may produce a request.
+///
+/// # Safety
+/// `obj` is a live wrapper; `call` performs the matching under-connector call.
+#[inline]
+pub unsafe fn shape_call(
+    op: Op,
+    sub: u32,
+    obj: *mut c_void,
+    req: *mut *mut c_void,
+    call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
+) -> herr_t {
+    guard(-1, op, || {
+        // SAFETY: obj is a wrapper HDF5 got from us.
+        let o = unsafe { VolObj::from_ptr(obj) }?;
+        let mut span = Span::begin(op, sub, is_async(req));
+        span.under_start();
+        let r = call(o.under, o.vol.id());
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &o.vol, op) };
+        span.finish(&Event {
+            node: o.node.as_deref(),
+            status: r,
+            ..Event::default()
+        });
+        Ok(r)
+    })
+}
+
+/// Shape `plain`: like `call`, without a request argument.
+///
+/// # Safety
+/// As [`shape_call`].
+#[inline]
+pub unsafe fn shape_plain(
+    op: Op,
+    sub: u32,
+    obj: *mut c_void,
+    call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
+) -> herr_t {
+    // SAFETY: forwarded contract; a null request slot.
+    unsafe { shape_call(op, sub, obj, std::ptr::null_mut(), call) }
+}
+
+/// Shape `close`: closes the under object, timed around the real close; the wrapper is
+/// freed when the close succeeds.
+///
+/// # Safety
+/// As [`shape_call`]; `obj` is not used by HDF5 after a successful close.
+pub unsafe fn shape_close(
+    op: Op,
+    obj: *mut c_void,
+    req: *mut *mut c_void,
+    call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
+) -> herr_t {
+    guard(-1, op, || {
+        // SAFETY: obj is a wrapper HDF5 got from us.
+        let o = unsafe { VolObj::from_ptr(obj) }?;
+        let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
+        span.under_start();
+        let r = call(o.under, o.vol.id());
+        span.under_end();
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &o.vol, op) };
+        let node = o.node.clone();
+        if r >= 0 {
+            // SAFETY: HDF5 drops its handle after a successful close.
+            unsafe { VolObj::free(obj) };
+        }
+        span.finish(&Event {
+            node: node.as_deref(),
+            status: r,
+            ..Event::default()
+        });
+        drop(node);
+        Ok(r)
+    })
+}
+
+/// What an opening callback knows about the object it opens.
+pub struct Opening<'a> {
+    /// Kind of the new object.
+    pub kind: Kind,
+    /// The name argument, if any.
+    pub name: *const c_char,
+    /// The location parameters, if any.
+    pub loc: *const H5VL_loc_params_t,
+    /// The transfer property list.
+    pub dxpl: hid_t,
+    /// True for create/commit callbacks.
+    pub created: bool,
+    /// Creation arguments of a dataset (type, space, dcpl).
+    pub dataset: Option<(hid_t, hid_t, hid_t)>,
+    /// Marker for the borrowed pointers.
+    pub _p: std::marker::PhantomData<&'a ()>,
+}
+
+/// Shape `open`: a callback that returns a new object, wrapped with its shared state node.
+///
+/// # Safety
+/// As [`shape_call`]; `open.name`/`open.loc` are valid or null.
+pub unsafe fn shape_open(
+    op: Op,
+    obj: *mut c_void,
+    req: *mut *mut c_void,
+    open: Opening<'_>,
+    call: impl FnOnce(*mut c_void, hid_t) -> *mut c_void,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), op, || {
+        // SAFETY: obj is a wrapper HDF5 got from us.
+        let o = unsafe { VolObj::from_ptr(obj) }?;
+        let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
+        span.under_start();
+        let under = call(o.under, o.vol.id());
+        span.under_end();
+        if under.is_null() {
+            span.finish(&Event {
+                node: o.node.as_deref(),
+                status: -1,
+                kind: open.kind,
+                ..Event::default()
+            });
+            return Ok(std::ptr::null_mut());
+        }
+        // SAFETY: under is the under connector's new object; name/loc per the contract.
+        let node = unsafe { query::attach(o, under, &open) };
+        // SAFETY: req per the VOL contract.
+        unsafe { wrap_req(req, &o.vol, op) };
+        span.finish(&Event {
+            node: Some(&node),
+            status: 0,
+            ..Event::default()
+        });
+        Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
+    })
+}
+
+/// `op_type` of an argument struct, or [`crate::subops::NONE`] for NULL.
+macro_rules! sub_of {
+    ($args:expr) => {
+        // SAFETY: HDF5 passes a valid args pointer or NULL.
+        match unsafe { $args.as_ref() } {
+            Some(a) => a.op_type as u32,
+            None => $crate::subops::NONE,
+        }
+    };
+}
+pub(crate) use sub_of;

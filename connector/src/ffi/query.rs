@@ -1,0 +1,338 @@
+//! Attaching new objects to the homomorphic tree, and the few metadata queries that needs:
+//! one object-info query (file number and token) at open, and for a dataset opened (not
+//! created) for the first time, its space, type and layout. Nothing here runs on the
+//! read/write hot path. The application's error stack is saved and restored around every
+//! query, so a failing query is invisible to it.
+
+use super::{cstr, Opening, VolObj};
+use crate::tree::{self, Key, Kind, NewNode, Node, Shape};
+use h5prov_bindings as b;
+use h5prov_bindings::sys::{h5e, h5p, h5s, h5t};
+use h5prov_bindings::{hid_t, H5VL_loc_params_t};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// Runs `f` with the HDF5 error stack saved and restored.
+pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: plain HDF5 calls; the saved stack id is handed back to HDF5.
+    let saved = unsafe { h5e::H5Eget_current_stack() };
+    let r = f();
+    if saved >= 0 {
+        // SAFETY: as above.
+        unsafe { h5e::H5Eset_current_stack(saved) };
+    }
+    r
+}
+
+/// `H5I_type_t` for a node kind.
+pub fn h5i_type(kind: Kind) -> b::H5I_type_t {
+    match kind {
+        Kind::File => b::H5I_FILE,
+        Kind::Group => b::H5I_GROUP,
+        Kind::Dataset => b::H5I_DATASET,
+        Kind::Attr => b::H5I_ATTR,
+        Kind::Datatype => b::H5I_DATATYPE,
+        _ => b::H5I_BADID,
+    }
+}
+
+/// Node kind for an `H5I_type_t`.
+pub fn kind_of(t: b::H5I_type_t) -> Kind {
+    match t {
+        b::H5I_FILE => Kind::File,
+        b::H5I_GROUP => Kind::Group,
+        b::H5I_DATASET => Kind::Dataset,
+        b::H5I_ATTR => Kind::Attr,
+        b::H5I_DATATYPE => Kind::Datatype,
+        _ => Kind::Object,
+    }
+}
+
+/// File number and token of an object, asked of the under connector.
+///
+/// # Safety
+/// `under` is a live object of connector `vol`.
+pub unsafe fn object_identity(
+    under: *mut c_void,
+    vol: hid_t,
+    kind: Kind,
+    dxpl: hid_t,
+) -> Option<(u64, [u8; 16])> {
+    let mut info = b::H5O_info2_t::default();
+    let mut loc = b::H5VL_loc_params_t {
+        obj_type: h5i_type(kind),
+        type_: b::H5VL_OBJECT_BY_SELF,
+        ..Default::default()
+    };
+    let mut args = b::H5VL_object_get_args_t {
+        op_type: b::H5VL_OBJECT_GET_INFO,
+        ..Default::default()
+    };
+    args.args.get_info = b::H5VL_object_get_args_t__bindgen_ty_1__bindgen_ty_4 {
+        fields: 1, // H5O_INFO_BASIC: file number, token, type, reference count
+        oinfo: &mut info,
+    };
+    let r = quietly(|| {
+        // SAFETY: valid loc/args structs that outlive the call; synchronous (no request).
+        unsafe { b::H5VLobject_get(under, &mut loc, vol, &mut args, dxpl, std::ptr::null_mut()) }
+    });
+    (r >= 0).then(|| (info.fileno as u64, info.token.__data))
+}
+
+/// File number of a file object.
+///
+/// # Safety
+/// `under` is a live file object of connector `vol`.
+pub unsafe fn file_number(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<u64> {
+    let mut fileno: std::ffi::c_ulong = 0;
+    let mut args = b::H5VL_file_get_args_t {
+        op_type: b::H5VL_FILE_GET_FILENO,
+        ..Default::default()
+    };
+    args.args.get_fileno = b::H5VL_file_get_args_t__bindgen_ty_1__bindgen_ty_4 {
+        fileno: &mut fileno,
+    };
+    let r = quietly(|| {
+        // SAFETY: valid args; synchronous.
+        unsafe { b::H5VLfile_get(under, vol, &mut args, dxpl, std::ptr::null_mut()) }
+    });
+    (r >= 0).then_some(fileno as u64)
+}
+
+fn layout_name(l: i32) -> &'static str {
+    match l {
+        0 => "compact",
+        1 => "contiguous",
+        2 => "chunked",
+        3 => "virtual",
+        _ => "",
+    }
+}
+
+/// Shape of a dataset from its type, space and creation property list.
+pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape {
+    let mut dims = [0u64; 32];
+    // SAFETY: plain HDF5 queries on ids the caller holds; dims has room for 32 (H5S_MAX_RANK).
+    unsafe {
+        let n = h5s::H5Sget_simple_extent_ndims(space_id);
+        let n = if (0..=32).contains(&n) { n as usize } else { 0 };
+        if n > 0 {
+            h5s::H5Sget_simple_extent_dims(space_id, dims.as_mut_ptr(), std::ptr::null_mut());
+        }
+        let layout = if dcpl_id > 0 {
+            h5p::H5Pget_layout(dcpl_id) as i32
+        } else {
+            -1
+        };
+        Shape {
+            dims: dims[..n].to_vec(),
+            type_size: h5t::H5Tget_size(type_id) as u64,
+            layout: layout_name(layout),
+        }
+    }
+}
+
+/// Asks the under connector for a dataset's space, type and layout.
+///
+/// # Safety
+/// `under` is a live dataset of connector `vol`.
+pub unsafe fn dataset_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<Shape> {
+    quietly(|| {
+        let get = |op: b::H5VL_dataset_get_t| -> hid_t {
+            let mut args = b::H5VL_dataset_get_args_t {
+                op_type: op,
+                ..Default::default()
+            };
+            // SAFETY: valid args; each get returns a new id we close below.
+            let r =
+                unsafe { b::H5VLdataset_get(under, vol, &mut args, dxpl, std::ptr::null_mut()) };
+            if r < 0 {
+                return -1;
+            }
+            // SAFETY: the union member matching op_type was filled in.
+            unsafe {
+                match op {
+                    b::H5VL_DATASET_GET_SPACE => args.args.get_space.space_id,
+                    b::H5VL_DATASET_GET_TYPE => args.args.get_type.type_id,
+                    _ => args.args.get_dcpl.dcpl_id,
+                }
+            }
+        };
+        let space = get(b::H5VL_DATASET_GET_SPACE);
+        let ty = get(b::H5VL_DATASET_GET_TYPE);
+        let dcpl = get(b::H5VL_DATASET_GET_DCPL);
+        let shape = (space >= 0 && ty >= 0).then(|| shape_from_ids(ty, space, dcpl));
+        // SAFETY: closing ids we own.
+        unsafe {
+            if space >= 0 {
+                h5s::H5Sclose(space);
+            }
+            if ty >= 0 {
+                h5t::H5Tclose(ty);
+            }
+            if dcpl >= 0 {
+                h5p::H5Pclose(dcpl);
+            }
+        }
+        shape
+    })
+}
+
+/// Asks the under connector for an attribute's dataspace (its extent is what a read or
+/// write moves).
+///
+/// # Safety
+/// `under` is a live attribute of connector `vol`.
+pub unsafe fn attr_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<Shape> {
+    quietly(|| {
+        let mut args = b::H5VL_attr_get_args_t {
+            op_type: b::H5VL_ATTR_GET_SPACE,
+            ..Default::default()
+        };
+        // SAFETY: valid args; the returned space id is closed below.
+        let r = unsafe { b::H5VLattr_get(under, vol, &mut args, dxpl, std::ptr::null_mut()) };
+        if r < 0 {
+            return None;
+        }
+        // SAFETY: the get_space member was filled in.
+        let space = unsafe { args.args.get_space.space_id };
+        let mut dims = [0u64; 32];
+        // SAFETY: queries on and close of the id we own.
+        unsafe {
+            let n = h5s::H5Sget_simple_extent_ndims(space);
+            let n = if (0..=32).contains(&n) { n as usize } else { 0 };
+            if n > 0 {
+                h5s::H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut());
+            }
+            h5s::H5Sclose(space);
+            Some(Shape {
+                dims: dims[..n].to_vec(),
+                type_size: 0,
+                layout: "",
+            })
+        }
+    })
+}
+
+/// The name an opening callback refers to: its `name` argument, or the by-name location.
+///
+/// # Safety
+/// `name` and `loc` are null or valid.
+pub unsafe fn opened_name(name: *const std::ffi::c_char, loc: *const H5VL_loc_params_t) -> String {
+    if !name.is_null() {
+        // SAFETY: per the contract.
+        return unsafe { cstr(name) }.into_owned();
+    }
+    // SAFETY: per the contract.
+    match unsafe { loc.as_ref() } {
+        Some(l) if l.type_ == b::H5VL_OBJECT_BY_NAME => {
+            // SAFETY: the by-name member is the active one.
+            unsafe { cstr(l.loc_data.loc_by_name.name) }.into_owned()
+        }
+        _ => String::new(),
+    }
+}
+
+/// The file node an object belongs to, found from its file number; `fallback` is the
+/// parent's file node. Objects reached through external links live in other files.
+fn file_node_for(fileno: u64, fallback: Option<&Arc<Node>>) -> Option<Arc<Node>> {
+    if let Some(f) = fallback {
+        if f.key == Key::File(fileno) {
+            return Some(f.clone());
+        }
+    }
+    let (node, _) = tree::lookup_or_insert(
+        Key::File(fileno),
+        NewNode {
+            kind: Kind::File,
+            file: None,
+            file_name: Arc::from(format!("<fileno {fileno}>").as_str()),
+            path: "/",
+        },
+    );
+    Some(node)
+}
+
+/// Builds or finds the state node of an object the under connector just returned.
+///
+/// # Safety
+/// `under` is the under connector's new object; the pointers in `open` are valid or null.
+pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) -> Arc<Node> {
+    let vol = parent.vol.id();
+    let pnode = parent.node.as_ref();
+    let parent_file = pnode.and_then(|p| {
+        if p.kind == Kind::File {
+            Some(p.clone())
+        } else {
+            p.file.clone()
+        }
+    });
+    // SAFETY: per the contract.
+    let name = unsafe { opened_name(open.name, open.loc) };
+    let by_self = open.loc.is_null()
+        // SAFETY: checked non-null.
+        || unsafe { (*open.loc).type_ } == b::H5VL_OBJECT_BY_SELF
+        || !name.is_empty();
+    let parent_path = pnode.map_or("/", |p| if p.kind == Kind::File { "/" } else { &p.path });
+    let path = if by_self {
+        tree::join_path(parent_path, &name)
+    } else {
+        String::new()
+    };
+    let (key, file) = match open.kind {
+        Kind::Attr => {
+            let key = match pnode.map(|p| &p.key) {
+                Some(Key::Object(f, t)) => Key::Attr(*f, *t, name.as_str().into()),
+                Some(Key::File(f)) => Key::Attr(*f, [0; 16], name.as_str().into()),
+                _ => tree::unique_key(),
+            };
+            (key, parent_file)
+        }
+        // SAFETY: under is a live object of connector vol.
+        kind => match unsafe { object_identity(under, vol, kind, open.dxpl) } {
+            Some((fileno, token)) => (
+                Key::Object(fileno, token),
+                file_node_for(fileno, parent_file.as_ref()),
+            ),
+            None => (tree::unique_key(), parent_file),
+        },
+    };
+    let file_name = file
+        .as_ref()
+        .map_or_else(|| Arc::from(""), |f| f.file_name.clone());
+    let (node, created_node) = tree::lookup_or_insert(
+        key,
+        NewNode {
+            kind: open.kind,
+            file: file.clone(),
+            file_name,
+            path: &path,
+        },
+    );
+    {
+        let mut st = node.stats.lock();
+        st.opens += 1;
+        st.created |= open.created;
+    }
+    if let Some(f) = &file {
+        let mut fs = f.stats.lock();
+        match (open.kind, open.created) {
+            (Kind::Dataset, true) => fs.dsets_created += 1,
+            (Kind::Dataset, false) => fs.dsets_opened += 1,
+            (Kind::Group, true) => fs.groups_created += 1,
+            (Kind::Group, false) => fs.groups_opened += 1,
+            _ => {}
+        }
+    }
+    if matches!(open.kind, Kind::Dataset | Kind::Attr) && created_node {
+        let shape = match (open.dataset, open.kind) {
+            (Some((ty, space, dcpl)), _) => Some(shape_from_ids(ty, space, dcpl)),
+            // SAFETY: under is a live dataset of connector vol.
+            (None, Kind::Dataset) => unsafe { dataset_shape(under, vol, open.dxpl) },
+            // SAFETY: under is a live attribute of connector vol.
+            (None, _) => unsafe { attr_shape(under, vol, open.dxpl) },
+        };
+        *node.shape.lock() = shape;
+    }
+    node
+}

@@ -1,0 +1,1110 @@
+//! Provenance capture: timing spans, record encoding, per-thread buffers and per-process
+//! trace files. Safe Rust; the few OS calls it needs come from [`crate::ffi::sys`].
+//!
+//! Hot path (one traced callback): four `Instant` readings, one relaxed atomic load of the
+//! level, one uncontended per-object lock for the counters, and one encode into the calling
+//! thread's buffer (uncontended per-thread lock, no allocation, no global lock). Buffers are
+//! written to the process's trace file when they fill, at file close, at connector terminate
+//! and when the thread exits.
+
+use crate::config::{Config, Format, Level};
+use crate::ffi::sys;
+use crate::ops::Op;
+use crate::subops;
+use crate::tree::{Kind, Node};
+use h5prov_format::{ObjectSummary, ProcessMeta, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS};
+use parking_lot::{Mutex, RwLock};
+use std::cell::RefCell;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Data-I/O details of one dataset or attribute access.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Io {
+    /// Bytes moved (selected points × memory type size).
+    pub bytes: u64,
+    /// Memory type size.
+    pub type_size: u64,
+    /// File dataspace rank.
+    pub ndims: u32,
+    /// Selected points.
+    pub npoints: u64,
+    /// Selection kind.
+    pub sel: &'static str,
+    /// Requested transfer mode.
+    pub xfer: &'static str,
+    /// Actual transfer mode.
+    pub xfer_actual: &'static str,
+    /// True for writes.
+    pub write: bool,
+}
+
+/// A bounded, allocation-free text buffer for `level=element` selection detail.
+pub struct Detail {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl Default for Detail {
+    fn default() -> Self {
+        Detail {
+            buf: [0; 256],
+            len: 0,
+        }
+    }
+}
+
+impl Detail {
+    /// The text so far.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for Detail {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let room = self.buf.len() - self.len;
+        if s.len() <= room {
+            self.buf[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+            self.len += s.len();
+            Ok(())
+        } else {
+            // Truncate with "..." and refuse further text.
+            let keep = room.saturating_sub(3);
+            let mut cut = keep.min(s.len());
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.buf[self.len..self.len + cut].copy_from_slice(&s.as_bytes()[..cut]);
+            self.len += cut;
+            let dots = (self.buf.len() - self.len).min(3);
+            self.buf[self.len..self.len + dots].copy_from_slice(&b"..."[..dots]);
+            self.len += dots;
+            Err(std::fmt::Error)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Global state
+
+/// The active level as a number (`Level as u8`), `0` (off) when no session runs.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+static SESSION: LazyLock<RwLock<Option<Arc<Session>>>> = LazyLock::new(|| RwLock::new(None));
+static SESSIONS_STARTED: AtomicU64 = AtomicU64::new(0);
+
+fn level_from_u8(v: u8) -> Level {
+    match v {
+        1 => Level::Summary,
+        2 => Level::File,
+        3 => Level::Group,
+        4 => Level::Dataset,
+        5 => Level::Element,
+        _ => Level::Off,
+    }
+}
+
+fn level_to_u8(l: Level) -> u8 {
+    match l {
+        Level::Off => 0,
+        Level::Summary => 1,
+        Level::File => 2,
+        Level::Group => 3,
+        Level::Dataset => 4,
+        Level::Element => 5,
+    }
+}
+
+/// The current level (`Off` without a session).
+#[inline]
+pub fn level() -> Level {
+    level_from_u8(LEVEL.load(Ordering::Relaxed))
+}
+
+/// Process identity, read once.
+struct Process {
+    pid: u32,
+    rank: i64,
+    world: i64,
+    host: String,
+}
+
+fn env_int(vars: &[&str]) -> i64 {
+    vars.iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<i64>().ok())
+        .unwrap_or(-1)
+}
+
+/// Rank from the launcher's environment; h5prov never calls MPI.
+pub fn launcher_rank() -> i64 {
+    env_int(&[
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "PMI_RANK",
+        "SLURM_PROCID",
+        "MV2_COMM_WORLD_RANK",
+    ])
+}
+
+/// World size from the launcher's environment.
+pub fn launcher_size() -> i64 {
+    env_int(&[
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "SLURM_NTASKS",
+        "MV2_COMM_WORLD_SIZE",
+    ])
+}
+
+fn process() -> Process {
+    Process {
+        pid: std::process::id(),
+        rank: launcher_rank(),
+        world: launcher_size(),
+        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// One process's trace output.
+pub struct Session {
+    cfg: Config,
+    pid: u32,
+    rank: i64,
+    anchor: Instant,
+    anchor_wall_ns: u64,
+    trace: Option<Mutex<File>>,
+    objects: Option<Mutex<File>>,
+    meta: Option<Mutex<(File, ProcessMeta)>>,
+    records: AtomicU64,
+    bytes: AtomicU64,
+    self_ns: AtomicU64,
+    dropped: AtomicU64,
+    errors: AtomicU64,
+    warned: AtomicBool,
+    threshold: usize,
+    buffers: Mutex<Vec<Arc<Mutex<Chunk>>>>,
+    coll_md_reads: AtomicBool,
+    coll_md_writes: AtomicBool,
+}
+
+/// A thread's pending records: encoded bytes, whole records only.
+struct Chunk {
+    buf: Vec<u8>,
+}
+
+impl Chunk {
+    fn new(cap: usize) -> Chunk {
+        Chunk {
+            buf: Vec::with_capacity(cap),
+        }
+    }
+
+    fn pending(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+}
+
+/// Appends one CSV record (RFC 4180 quoting by the csv crate's `csv-core` writer), without
+/// allocating beyond the buffer's growth.
+fn csv_record(out: &mut Vec<u8>, fields: &[&[u8]]) {
+    let mut w = csv_core::Writer::new();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            push_with(out, 4, |o| w.delimiter(o));
+        }
+        let mut input: &[u8] = f;
+        loop {
+            let (res, nin) = {
+                let start = out.len();
+                out.resize(start + 2 * input.len() + 4, 0);
+                let (res, nin, nout) = w.field(input, &mut out[start..]);
+                out.truncate(start + nout);
+                (res, nin)
+            };
+            input = &input[nin..];
+            if res == csv_core::WriteResult::InputEmpty {
+                break;
+            }
+        }
+    }
+    push_with(out, 8, |o| w.finish(o));
+    push_with(out, 4, |o| w.terminator(o));
+}
+
+fn push_with(
+    out: &mut Vec<u8>,
+    room: usize,
+    f: impl FnOnce(&mut [u8]) -> (csv_core::WriteResult, usize),
+) {
+    let start = out.len();
+    out.resize(start + room, 0);
+    let (_, n) = f(&mut out[start..]);
+    out.truncate(start + n);
+}
+
+impl Session {
+    fn warn_once(&self, what: &str, err: &std::io::Error) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "h5prov: warning: {what}: {err}; tracing continues without it, the application is not affected"
+            );
+        }
+    }
+
+    fn write_trace(&self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        match &self.trace {
+            Some(f) => match f.lock().write_all(bytes) {
+                Ok(()) => {
+                    self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                    self.warn_once("cannot write the trace file", &e);
+                }
+            },
+            None => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn flush_all(&self) {
+        let bufs: Vec<_> = self.buffers.lock().clone();
+        for b in bufs {
+            let mut c = b.lock();
+            let pending = c.pending();
+            let data = std::mem::take(pending);
+            self.write_trace(&data);
+            *c.pending() = data;
+            c.pending().clear();
+        }
+    }
+
+    fn wall_ns(&self, t: Instant) -> u64 {
+        self.anchor_wall_ns + t.saturating_duration_since(self.anchor).as_nanos() as u64
+    }
+}
+
+fn create_file(dir: &PathBuf, stem: &str, suffix: &str, mode: u32) -> std::io::Result<File> {
+    let mut last = None;
+    for attempt in 0..100 {
+        let name = if attempt == 0 {
+            format!("{stem}{suffix}")
+        } else {
+            format!("{stem}.{attempt}{suffix}")
+        };
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(mode)
+            .open(dir.join(name))
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free file name")))
+}
+
+fn now_wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Starts the process's trace session with `cfg`, unless one runs already.
+/// `info` is the connector string recorded in the metadata.
+pub fn start(cfg: &Config, info: &str) {
+    if SESSION.read().is_some() {
+        return;
+    }
+    let mut slot = SESSION.write();
+    if slot.is_some() {
+        return;
+    }
+    if cfg.level == Level::Off {
+        return;
+    }
+    let p = process();
+    let anchor = Instant::now();
+    let anchor_wall_ns = now_wall_ns();
+    let anchor_mono_ns = sys::mono_ns();
+    let n = SESSIONS_STARTED.fetch_add(1, Ordering::Relaxed);
+    let mut stem = cfg.expand_name(p.rank, p.pid, &p.host, anchor_wall_ns / 1_000_000_000);
+    if n > 0 {
+        stem.push_str(&format!("-s{n}"));
+    }
+    let dir = cfg.dir_for(p.rank, p.pid);
+    let mut trace = None;
+    let mut objects = None;
+    let mut meta_file = None;
+    let mut setup_err = None;
+    if cfg.to_file {
+        let made = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700 | (cfg.mode & 0o077) | if cfg.mode & 0o044 != 0 { 0o055 } else { 0 })
+            .create(&dir);
+        match made {
+            Err(e) => {
+                setup_err = Some((
+                    format!("cannot create trace directory {}", dir.display()),
+                    e,
+                ))
+            }
+            Ok(()) => {
+                let ext = cfg.format.ext();
+                let open = |suffix: &str| create_file(&dir, &stem, suffix, cfg.mode);
+                match (
+                    if cfg.level >= Level::File {
+                        open(&format!(".trace.{ext}")).map(Some)
+                    } else {
+                        Ok(None)
+                    },
+                    open(&format!(".objects.{ext}")),
+                    open(".meta.json"),
+                ) {
+                    (Ok(t), Ok(o), Ok(m)) => {
+                        trace = t;
+                        objects = Some(o);
+                        meta_file = Some(m);
+                    }
+                    (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                        setup_err =
+                            Some((format!("cannot create trace files in {}", dir.display()), e))
+                    }
+                }
+            }
+        }
+    }
+    if cfg.format == Format::Csv {
+        if let Some(t) = trace.as_mut() {
+            let _ = writeln!(t, "{}", TRACE_COLUMNS.join(","));
+        }
+        if let Some(o) = objects.as_mut() {
+            let _ = writeln!(o, "{}", OBJECT_COLUMNS.join(","));
+        }
+    }
+    let meta = ProcessMeta {
+        format_version: FORMAT_VERSION,
+        uid: sys::uid(),
+        user: std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .unwrap_or_default(),
+        host: p.host.clone(),
+        pid: p.pid,
+        rank: p.rank,
+        world_size: p.world,
+        exe: std::env::current_exe()
+            .map(|e| e.display().to_string())
+            .unwrap_or_default(),
+        cmdline: std::env::args().collect(),
+        hdf5_version: sys::hdf5_version(),
+        connector: info.to_string(),
+        level: cfg.level.name().to_string(),
+        format: cfg.format.ext().to_string(),
+        anchor_wall_ns,
+        anchor_mono_ns,
+        start_ns: anchor_wall_ns,
+        ..ProcessMeta::default()
+    };
+    if let Some(m) = meta_file.as_mut() {
+        let _ = serde_json::to_writer(&mut *m, &meta);
+        let _ = m.write_all(b"\n");
+    }
+    let session = Session {
+        threshold: (cfg.buffer / 4).clamp(4096, 256 << 10),
+        cfg: cfg.clone(),
+        pid: p.pid,
+        rank: p.rank,
+        anchor,
+        anchor_wall_ns,
+        trace: trace.map(Mutex::new),
+        objects: objects.map(Mutex::new),
+        meta: meta_file.map(|f| Mutex::new((f, meta))),
+        records: AtomicU64::new(0),
+        bytes: AtomicU64::new(0),
+        self_ns: AtomicU64::new(0),
+        dropped: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+        warned: AtomicBool::new(false),
+        buffers: Mutex::new(Vec::new()),
+        coll_md_reads: AtomicBool::new(false),
+        coll_md_writes: AtomicBool::new(false),
+    };
+    if let Some((what, e)) = setup_err {
+        session.warn_once(&what, &e);
+    }
+    *slot = Some(Arc::new(session));
+    EPOCH.fetch_add(1, Ordering::Release);
+    LEVEL.store(level_to_u8(cfg.level), Ordering::Relaxed);
+}
+
+/// Notes collective-metadata settings seen on a FAPL (parallel HDF5).
+pub fn note_coll_metadata(reads: bool, writes: bool) {
+    if let Some(s) = SESSION.read().as_ref() {
+        if reads {
+            s.coll_md_reads.store(true, Ordering::Relaxed);
+        }
+        if writes {
+            s.coll_md_writes.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Writes all buffered records (file close).
+pub fn flush() {
+    let s = SESSION.read().clone();
+    if let Some(s) = s {
+        s.flush_all();
+    }
+}
+
+/// Ends the session: flushes every thread's buffer and completes the metadata record.
+pub fn finish() {
+    let s = SESSION.write().take();
+    LEVEL.store(0, Ordering::Relaxed);
+    EPOCH.fetch_add(1, Ordering::Release);
+    let Some(s) = s else { return };
+    s.flush_all();
+    if let Some(m) = &s.meta {
+        let mut g = m.lock();
+        let (file, meta) = &mut *g;
+        meta.end_ns = Some(now_wall_ns());
+        meta.records = s.records.load(Ordering::Relaxed);
+        meta.bytes_written = s.bytes.load(Ordering::Relaxed);
+        meta.self_ns = s.self_ns.load(Ordering::Relaxed);
+        meta.dropped = s.dropped.load(Ordering::Relaxed);
+        meta.write_errors = s.errors.load(Ordering::Relaxed);
+        meta.coll_metadata_reads = s.coll_md_reads.load(Ordering::Relaxed);
+        meta.coll_metadata_writes = s.coll_md_writes.load(Ordering::Relaxed);
+        let mut text = serde_json::to_vec(meta).unwrap_or_default();
+        text.push(b'\n');
+        let ok = file
+            .set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| file.write_all(&text));
+        if let Err(e) = ok {
+            s.warn_once("cannot complete the metadata record", &e);
+        }
+    }
+    if let Some(t) = &s.trace {
+        let _ = t.lock().flush();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-thread buffers
+
+struct ThreadState {
+    epoch: u64,
+    tid: u64,
+    session: Option<Arc<Session>>,
+    chunk: Option<Arc<Mutex<Chunk>>>,
+}
+
+impl ThreadState {
+    fn refresh(&mut self) {
+        let e = EPOCH.load(Ordering::Acquire);
+        if e == self.epoch && self.session.is_some() {
+            return;
+        }
+        self.flush_mine();
+        self.epoch = e;
+        self.session = SESSION.read().clone();
+        self.chunk = self.session.as_ref().map(|s| {
+            let c = Arc::new(Mutex::new(Chunk::new(s.threshold + 1024)));
+            s.buffers.lock().push(c.clone());
+            c
+        });
+    }
+
+    fn flush_mine(&mut self) {
+        if let (Some(s), Some(c)) = (&self.session, &self.chunk) {
+            let mut c = c.lock();
+            let data = std::mem::take(c.pending());
+            s.write_trace(&data);
+            *c.pending() = data;
+            c.pending().clear();
+        }
+    }
+}
+
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        self.flush_mine();
+        if let (Some(s), Some(c)) = (&self.session, &self.chunk) {
+            s.buffers.lock().retain(|b| !Arc::ptr_eq(b, c));
+        }
+    }
+}
+
+thread_local! {
+    static THREAD: RefCell<ThreadState> = RefCell::new(ThreadState {
+        epoch: u64::MAX,
+        tid: sys::gettid(),
+        session: None,
+        chunk: None,
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Spans and records
+
+/// Timing of one callback: entry, before the under call, after it, exit.
+pub struct Span {
+    op: Op,
+    sub: u32,
+    lvl: Level,
+    t0: Instant,
+    t1: Instant,
+    t2: Instant,
+    is_async: bool,
+}
+
+/// One event to record.
+pub struct Event<'a> {
+    /// The object's state node, when there is one.
+    pub node: Option<&'a Node>,
+    /// Kind of the object when there is no node.
+    pub kind: Kind,
+    /// HDF5 status.
+    pub status: i32,
+    /// Data I/O details.
+    pub io: Option<&'a Io>,
+    /// Datasets in a multi-dataset call (records share the call's time).
+    pub batch: u32,
+    /// `level=element` detail.
+    pub detail: &'a str,
+    /// Path override (e.g. the name of a created link).
+    pub path: Option<&'a str>,
+}
+
+impl Default for Event<'_> {
+    fn default() -> Self {
+        Event {
+            node: None,
+            kind: Kind::None,
+            status: 0,
+            io: None,
+            batch: 1,
+            detail: "",
+            path: None,
+        }
+    }
+}
+
+impl Span {
+    /// Entry of a callback. Reads the clock only when something will be recorded.
+    #[inline]
+    pub fn begin(op: Op, sub: u32, is_async: bool) -> Span {
+        let lvl = level();
+        let now = if lvl == Level::Off {
+            // Never read when off; any Instant will do.
+            *ZERO
+        } else {
+            Instant::now()
+        };
+        Span {
+            op,
+            sub,
+            lvl,
+            t0: now,
+            t1: now,
+            t2: now,
+            is_async,
+        }
+    }
+
+    /// Whether this span records anything (a session runs).
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.lvl != Level::Off
+    }
+
+    /// The level in force for this span.
+    #[inline]
+    pub fn level(&self) -> Level {
+        self.lvl
+    }
+
+    /// Just before the under connector is called.
+    #[inline]
+    pub fn under_start(&mut self) {
+        if self.active() {
+            self.t1 = Instant::now();
+        }
+    }
+
+    /// Just after the under connector returned.
+    #[inline]
+    pub fn under_end(&mut self) {
+        if self.active() {
+            self.t2 = Instant::now();
+        }
+    }
+
+    /// Exit: updates the node's counters and writes the record.
+    pub fn finish(&self, ev: &Event<'_>) {
+        if !self.active() {
+            return;
+        }
+        let t3 = Instant::now();
+        let total = t3.saturating_duration_since(self.t0).as_nanos() as u64;
+        let under = self.t2.saturating_duration_since(self.t1).as_nanos() as u64;
+        let s = match current_session() {
+            Some(s) => s,
+            None => return,
+        };
+        let start_ns = s.wall_ns(self.t0);
+        if let Some(node) = ev.node {
+            let mut st = node.stats.lock();
+            st.accesses += 1;
+            if st.first_ns == 0 {
+                st.first_ns = start_ns;
+            }
+            st.last_ns = start_ns + total;
+            if let Some(io) = ev.io {
+                if ev.status >= 0 {
+                    if io.write {
+                        st.writes += 1;
+                        st.bytes_written += io.bytes;
+                        st.write_ns += total / u64::from(ev.batch.max(1));
+                    } else {
+                        st.reads += 1;
+                        st.bytes_read += io.bytes;
+                        st.read_ns += total / u64::from(ev.batch.max(1));
+                    }
+                    match (io.xfer, io.xfer_actual) {
+                        ("collective", "collective") => st.coll_io += 1,
+                        ("collective", _) => st.broken_coll_io += 1,
+                        _ => st.ind_io += 1,
+                    }
+                }
+            }
+        }
+        let Some(min) = self.op.min_level() else {
+            return;
+        };
+        if self.lvl == Level::Summary || self.lvl < min {
+            return;
+        }
+        let batch = u64::from(ev.batch.max(1));
+        let rec = RecordRef {
+            start_ns,
+            total_ns: total / batch,
+            under_ns: (under / batch).min(total / batch),
+            rank: s.rank,
+            pid: s.pid,
+            op: self.op,
+            sub: self.sub,
+            kind: ev.node.map_or(ev.kind, |n| n.kind),
+            file: ev.node.map_or("", |n| &n.file_name),
+            path: ev.path.unwrap_or(ev.node.map_or("", |n| &n.path)),
+            status: ev.status,
+            is_async: self.is_async,
+            io: ev.io.copied().unwrap_or_default(),
+            batch: ev.batch.max(1),
+            detail: if self.lvl >= Level::Element {
+                ev.detail
+            } else {
+                ""
+            },
+        };
+        emit(&s, &rec);
+        let spent = Instant::now().saturating_duration_since(t3).as_nanos() as u64;
+        s.self_ns.fetch_add(spent, Ordering::Relaxed);
+    }
+
+    /// Start time of this span in ns since the epoch (0 when inactive).
+    pub fn start_ns(&self) -> u64 {
+        current_session().map_or(0, |s| s.wall_ns(self.t0))
+    }
+}
+
+static ZERO: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+fn current_session() -> Option<Arc<Session>> {
+    THREAD
+        .try_with(|t| {
+            let mut t = t.try_borrow_mut().ok()?;
+            t.refresh();
+            t.session.clone()
+        })
+        .ok()
+        .flatten()
+        .or_else(|| SESSION.read().clone())
+}
+
+/// A record borrowed from the callback's data.
+struct RecordRef<'a> {
+    start_ns: u64,
+    total_ns: u64,
+    under_ns: u64,
+    rank: i64,
+    pid: u32,
+    op: Op,
+    sub: u32,
+    kind: Kind,
+    file: &'a str,
+    path: &'a str,
+    status: i32,
+    is_async: bool,
+    io: Io,
+    batch: u32,
+    detail: &'a str,
+}
+
+/// The op column: `class.callback[:sub]`, from static strings, without allocation.
+struct OpName(Op, u32);
+
+impl std::fmt::Display for OpName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())?;
+        let sub = subops::name(self.0, self.1);
+        if !sub.is_empty() {
+            f.write_str(":")?;
+            f.write_str(sub)?;
+        }
+        Ok(())
+    }
+}
+
+struct OpBuf {
+    buf: [u8; 96],
+    len: usize,
+}
+
+impl OpBuf {
+    fn new(op: Op, sub: u32) -> OpBuf {
+        let mut b = OpBuf {
+            buf: [0; 96],
+            len: 0,
+        };
+        let _ = std::fmt::write(&mut b, format_args!("{}", OpName(op, sub)));
+        b
+    }
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
+    }
+}
+
+impl std::fmt::Write for OpBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+fn encode(out: &mut Vec<u8>, format: Format, seq: u64, tid: u64, r: &RecordRef<'_>) {
+    let op = OpBuf::new(r.op, r.sub);
+    match format {
+        Format::Csv => {
+            let mut b = [itoa::Buffer::new(); 15];
+            let [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14] = &mut b;
+            let fields: [&[u8]; 22] = [
+                b0.format(seq).as_bytes(),
+                b1.format(r.start_ns).as_bytes(),
+                b2.format(r.total_ns).as_bytes(),
+                b3.format(r.under_ns).as_bytes(),
+                b4.format(r.rank).as_bytes(),
+                b5.format(r.pid).as_bytes(),
+                b6.format(tid).as_bytes(),
+                op.as_str().as_bytes(),
+                r.kind.name().as_bytes(),
+                r.file.as_bytes(),
+                r.path.as_bytes(),
+                b7.format(r.status).as_bytes(),
+                if r.is_async { b"1" } else { b"0" },
+                b8.format(r.io.bytes).as_bytes(),
+                b9.format(r.io.type_size).as_bytes(),
+                b10.format(r.io.ndims).as_bytes(),
+                b11.format(r.io.npoints).as_bytes(),
+                r.io.sel.as_bytes(),
+                r.io.xfer.as_bytes(),
+                r.io.xfer_actual.as_bytes(),
+                b12.format(r.batch).as_bytes(),
+                r.detail.as_bytes(),
+            ];
+            let _ = (b13, b14);
+            csv_record(out, &fields);
+        }
+        Format::Jsonl => {
+            #[derive(serde::Serialize)]
+            struct J<'a> {
+                seq: u64,
+                start_ns: u64,
+                total_ns: u64,
+                under_ns: u64,
+                rank: i64,
+                pid: u32,
+                tid: u64,
+                op: &'a str,
+                kind: &'a str,
+                file: &'a str,
+                path: &'a str,
+                status: i32,
+                #[serde(rename = "async")]
+                is_async: u8,
+                bytes: u64,
+                type_size: u64,
+                ndims: u32,
+                npoints: u64,
+                sel: &'a str,
+                xfer: &'a str,
+                xfer_actual: &'a str,
+                batch: u32,
+                detail: &'a str,
+            }
+            let j = J {
+                seq,
+                start_ns: r.start_ns,
+                total_ns: r.total_ns,
+                under_ns: r.under_ns,
+                rank: r.rank,
+                pid: r.pid,
+                tid,
+                op: op.as_str(),
+                kind: r.kind.name(),
+                file: r.file,
+                path: r.path,
+                status: r.status,
+                is_async: u8::from(r.is_async),
+                bytes: r.io.bytes,
+                type_size: r.io.type_size,
+                ndims: r.io.ndims,
+                npoints: r.io.npoints,
+                sel: r.io.sel,
+                xfer: r.io.xfer,
+                xfer_actual: r.io.xfer_actual,
+                batch: r.batch,
+                detail: r.detail,
+            };
+            let _ = serde_json::to_writer(&mut *out, &j);
+            out.push(b'\n');
+        }
+    }
+}
+
+fn emit(s: &Arc<Session>, r: &RecordRef<'_>) {
+    let seq = s.records.fetch_add(1, Ordering::Relaxed);
+    if s.cfg.to_stderr {
+        let mut w = Vec::new();
+        encode(&mut w, Format::Csv, seq, sys::gettid(), r);
+        let _ = std::io::stderr().write_all(&w);
+    }
+    if !s.cfg.to_file || s.trace.is_none() {
+        if !s.cfg.to_stderr {
+            s.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        return;
+    }
+    let done = THREAD.try_with(|t| {
+        let Ok(t) = t.try_borrow() else { return false };
+        let (Some(c), Some(ts)) = (&t.chunk, &t.session) else {
+            return false;
+        };
+        if !Arc::ptr_eq(ts, s) {
+            return false;
+        }
+        let mut c = c.lock();
+        encode(&mut c.buf, s.cfg.format, seq, t.tid, r);
+        let pending = c.pending();
+        if pending.len() >= s.threshold {
+            let data = std::mem::take(pending);
+            s.write_trace(&data);
+            let p = c.pending();
+            *p = data;
+            p.clear();
+        }
+        true
+    });
+    if done != Ok(true) {
+        // Thread-locals are gone (process exit) or busy: write this record directly.
+        let mut data = Vec::with_capacity(512);
+        encode(&mut data, s.cfg.format, seq, sys::gettid(), r);
+        s.write_trace(&data);
+    }
+}
+
+/// Writes the summary row of a state node that is going away.
+pub fn object_summary(n: &Node) {
+    if level() == Level::Off {
+        return;
+    }
+    let Some(s) = SESSION.read().clone() else {
+        return;
+    };
+    let Some(objects) = s.objects.as_ref() else {
+        return;
+    };
+    let min = match n.kind {
+        Kind::File => Level::Summary,
+        Kind::Group => Level::Group,
+        Kind::Request | Kind::None => return,
+        _ => Level::Summary,
+    };
+    if s.cfg.level < min && s.cfg.level != Level::Summary {
+        return;
+    }
+    let st = n.stats.lock().clone();
+    let shape = n.shape.lock().clone().unwrap_or_default();
+    let row = ObjectSummary {
+        rank: s.rank,
+        pid: s.pid,
+        kind: n.kind.name().to_string(),
+        file: n.file_name.to_string(),
+        path: n.path.to_string(),
+        token: n.token_hex(),
+        opens: st.opens,
+        accesses: st.accesses,
+        reads: st.reads,
+        writes: st.writes,
+        bytes_read: st.bytes_read,
+        bytes_written: st.bytes_written,
+        read_ns: st.read_ns,
+        write_ns: st.write_ns,
+        first_ns: st.first_ns,
+        last_ns: st.last_ns,
+        dims: shape
+            .dims
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join("x"),
+        type_size: shape.type_size,
+        layout: shape.layout.to_string(),
+        ind_io: st.ind_io,
+        coll_io: st.coll_io,
+        broken_coll_io: st.broken_coll_io,
+        created: u8::from(st.created),
+        dsets_created: st.dsets_created,
+        dsets_opened: st.dsets_opened,
+        groups_created: st.groups_created,
+        groups_opened: st.groups_opened,
+        open_ns: if n.kind == Kind::File && st.open_ns == 0 {
+            st.last_ns.saturating_sub(st.first_ns)
+        } else {
+            st.open_ns
+        },
+    };
+    let mut out = Vec::with_capacity(256);
+    match s.cfg.format {
+        Format::Csv => {
+            let mut w = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(&mut out);
+            let _ = w.serialize(&row);
+            let _ = w.flush();
+        }
+        Format::Jsonl => {
+            let _ = serde_json::to_writer(&mut out, &row);
+            out.push(b'\n');
+        }
+    }
+    let res = objects.lock().write_all(&out);
+    if let Err(e) = res {
+        s.warn_once("cannot write the objects file", &e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    #[test]
+    fn detail_is_bounded() {
+        let mut d = Detail::default();
+        for i in 0..1000 {
+            if write!(d, "{i},").is_err() {
+                break;
+            }
+        }
+        assert!(d.as_str().len() <= 256);
+        assert!(d.as_str().ends_with("..."));
+    }
+
+    #[test]
+    fn op_names_have_sub_operations() {
+        assert_eq!(
+            OpBuf::new(Op::FileSpecific, 0).as_str(),
+            "file.specific:flush"
+        );
+        assert_eq!(
+            OpBuf::new(Op::DatasetWrite, subops::NONE).as_str(),
+            "dataset.write"
+        );
+    }
+
+    #[test]
+    fn csv_records_have_every_column() {
+        let mut w = Vec::new();
+        let r = RecordRef {
+            start_ns: 1,
+            total_ns: 10,
+            under_ns: 5,
+            rank: 3,
+            pid: 42,
+            op: Op::DatasetWrite,
+            sub: subops::NONE,
+            kind: Kind::Dataset,
+            file: "a,b.h5",
+            path: "/g/\"d\"",
+            status: 0,
+            is_async: false,
+            io: Io {
+                bytes: 800,
+                type_size: 8,
+                ndims: 1,
+                npoints: 100,
+                sel: "hyperslab",
+                ..Io::default()
+            },
+            batch: 1,
+            detail: "",
+        };
+        encode(&mut w, Format::Csv, 7, 99, &r);
+        let text = String::from_utf8(w.clone()).unwrap();
+        let mut rd = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(text.as_bytes());
+        let row = rd.records().next().unwrap().unwrap();
+        assert_eq!(row.len(), TRACE_COLUMNS.len());
+        let mut hdr = csv::Reader::from_reader(
+            format!("{}\n{}", TRACE_COLUMNS.join(","), text)
+                .as_bytes()
+                .to_vec()
+                .as_slice(),
+        )
+        .into_deserialize::<h5prov_format::TraceRecord>();
+        let rec = hdr.next().unwrap().unwrap();
+        assert_eq!(rec.file, "a,b.h5");
+        assert_eq!(rec.path, "/g/\"d\"");
+        assert_eq!(rec.bytes, 800);
+        assert_eq!(rec.op, "dataset.write");
+        assert_eq!(rec.seq, 7);
+
+        let mut j = Vec::new();
+        encode(&mut j, Format::Jsonl, 7, 99, &r);
+        let line = String::from_utf8(j).unwrap();
+        let back: h5prov_format::TraceRecord = serde_json::from_str(line.trim()).unwrap();
+        assert_eq!(back, rec, "CSV and JSONL carry the same fields");
+    }
+}

@@ -1,0 +1,339 @@
+//! The homomorphic object tree: one shared, reference-counted state node per real HDF5
+//! object, however many wrappers (open handles) and wrap contexts refer to it.
+//!
+//! - Nodes are keyed by file number and object token ([`Key`]), so two opens of one dataset,
+//!   through different paths or hard links, share one node. Files are keyed by file number,
+//!   so a file opened twice is one node.
+//! - A node holds its file node (`Arc`), so a file's state lives as long as any object in it.
+//! - The registry maps keys to `Weak` nodes: lookup is O(1) and the registry never keeps a
+//!   node alive. A node is freed exactly when the last `Arc` (wrapper or wrap context) goes;
+//!   its `Drop` writes the per-object summary and removes its own registry entry.
+//! - Counters sit behind a per-node `parking_lot` mutex: uncontended in the common case,
+//!   correct when HDF5 is thread-safe or an async connector calls from another thread.
+
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Weak};
+
+/// Kind of object a node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A file (container).
+    File,
+    /// A group.
+    Group,
+    /// A dataset.
+    Dataset,
+    /// An attribute.
+    Attr,
+    /// A committed datatype.
+    Datatype,
+    /// An object of a kind not known at open.
+    Object,
+    /// An async request.
+    Request,
+    /// Not tied to an object.
+    None,
+}
+
+impl Kind {
+    /// Name as written in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Group => "group",
+            Kind::Dataset => "dataset",
+            Kind::Attr => "attr",
+            Kind::Datatype => "datatype",
+            Kind::Object => "object",
+            Kind::Request => "request",
+            Kind::None => "",
+        }
+    }
+}
+
+/// Identity of a real object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// A file, by HDF5 file number.
+    File(u64),
+    /// An object with a token, in a file.
+    Object(u64, [u8; 16]),
+    /// An attribute: its holder's file number and token, and its name.
+    Attr(u64, [u8; 16], Box<str>),
+    /// An object whose identity could not be determined: never shared.
+    Unique(u64),
+}
+
+/// Per-object counters (the original H5Prov's `cnt_accessed` and friends, now written out).
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Create/open calls that returned this object.
+    pub opens: u64,
+    /// Traced callbacks on this object.
+    pub accesses: u64,
+    /// Data read calls.
+    pub reads: u64,
+    /// Data write calls.
+    pub writes: u64,
+    /// Data bytes read.
+    pub bytes_read: u64,
+    /// Data bytes written.
+    pub bytes_written: u64,
+    /// Time in reads, ns.
+    pub read_ns: u64,
+    /// Time in writes, ns.
+    pub write_ns: u64,
+    /// First access, ns since the epoch.
+    pub first_ns: u64,
+    /// Last access, ns since the epoch.
+    pub last_ns: u64,
+    /// Independent transfers.
+    pub ind_io: u64,
+    /// Collective transfers.
+    pub coll_io: u64,
+    /// Requested collective, done otherwise.
+    pub broken_coll_io: u64,
+    /// Created by this process.
+    pub created: bool,
+    /// For files: datasets created in it.
+    pub dsets_created: u64,
+    /// For files: datasets opened in it.
+    pub dsets_opened: u64,
+    /// For files: groups created in it.
+    pub groups_created: u64,
+    /// For files: groups opened in it.
+    pub groups_opened: u64,
+    /// For files: time from first open to last close, ns.
+    pub open_ns: u64,
+}
+
+/// Shape of a dataset, known at create or first open.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Current dimensions.
+    pub dims: Vec<u64>,
+    /// Element size in bytes.
+    pub type_size: u64,
+    /// Layout name.
+    pub layout: &'static str,
+}
+
+impl Shape {
+    /// Number of elements in the extent.
+    pub fn npoints(&self) -> u64 {
+        self.dims.iter().product()
+    }
+}
+
+/// One state node.
+#[derive(Debug)]
+pub struct Node {
+    /// Kind of object.
+    pub kind: Kind,
+    /// Identity in the registry.
+    pub key: Key,
+    /// The file node (`None` for files and unattached objects).
+    pub file: Option<Arc<Node>>,
+    /// File name of the container.
+    pub file_name: Arc<str>,
+    /// Path within the file (first path it was reached through).
+    pub path: Box<str>,
+    /// Counters.
+    pub stats: Mutex<Stats>,
+    /// Dataset shape, when known.
+    pub shape: Mutex<Option<Shape>>,
+}
+
+static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+static UNIQUE: AtomicU64 = AtomicU64::new(1);
+static LIVE: AtomicU64 = AtomicU64::new(0);
+
+/// Number of state nodes alive (for leak tests and the `H5close` check).
+pub fn live_nodes() -> u64 {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// A key that is never shared.
+pub fn unique_key() -> Key {
+    Key::Unique(UNIQUE.fetch_add(1, Ordering::Relaxed))
+}
+
+/// What to build when a key is not in the registry yet.
+pub struct NewNode<'a> {
+    /// Kind.
+    pub kind: Kind,
+    /// File node of the new object.
+    pub file: Option<Arc<Node>>,
+    /// Container file name.
+    pub file_name: Arc<str>,
+    /// Path.
+    pub path: &'a str,
+}
+
+/// Finds the node for `key`, or creates it. Returns the node and whether it was created.
+pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
+    let mut reg = REGISTRY.lock();
+    if !matches!(key, Key::Unique(_)) {
+        if let Some(node) = reg.get(&key).and_then(Weak::upgrade) {
+            return (node, false);
+        }
+    }
+    let node = Arc::new(Node {
+        kind: new.kind,
+        key: key.clone(),
+        file: new.file,
+        file_name: new.file_name,
+        path: new.path.into(),
+        stats: Mutex::new(Stats::default()),
+        shape: Mutex::new(None),
+    });
+    LIVE.fetch_add(1, Ordering::Relaxed);
+    if !matches!(key, Key::Unique(_)) {
+        reg.insert(key, Arc::downgrade(&node));
+    }
+    (node, true)
+}
+
+/// Joins a parent path and a link name into an object path.
+pub fn join_path(parent: &str, name: &str) -> String {
+    if name.starts_with('/') {
+        return name.to_string();
+    }
+    if name == "." || name.is_empty() {
+        return parent.to_string();
+    }
+    let mut p = String::with_capacity(parent.len() + name.len() + 1);
+    p.push_str(parent.trim_end_matches('/'));
+    p.push('/');
+    p.push_str(name);
+    p
+}
+
+impl Node {
+    /// Renders the token part of the key in hex.
+    pub fn token_hex(&self) -> String {
+        use std::fmt::Write;
+        let (fileno, tok) = match &self.key {
+            Key::Object(f, t) | Key::Attr(f, t, _) => (*f, t),
+            _ => return String::new(),
+        };
+        let mut s = format!("{fileno:x}:");
+        for b in tok.iter().rev().skip_while(|b| **b == 0) {
+            let _ = write!(s, "{b:02x}");
+        }
+        if s.ends_with(':') {
+            s.push('0');
+        }
+        s
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+        if !matches!(self.key, Key::Unique(_)) {
+            let mut reg = REGISTRY.lock();
+            // Remove the entry only if it is ours: a new node for the same key may already
+            // have replaced it between our last Arc going and this lock.
+            if let Some(w) = reg.get(&self.key) {
+                if std::ptr::eq(w.as_ptr(), self) || w.strong_count() == 0 {
+                    reg.remove(&self.key);
+                }
+            }
+        }
+        crate::trace::object_summary(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(kind: Kind, path: &str) -> NewNode<'_> {
+        NewNode {
+            kind,
+            file: None,
+            file_name: Arc::from("f.h5"),
+            path,
+        }
+    }
+
+    #[test]
+    fn same_key_shares_one_node_and_frees_on_last_drop() {
+        let key = Key::Object(7, [1; 16]);
+        let before = live_nodes();
+        let (a, created_a) = lookup_or_insert(key.clone(), new(Kind::Dataset, "/a"));
+        let (b, created_b) = lookup_or_insert(key.clone(), new(Kind::Dataset, "/hardlink"));
+        assert!(created_a && !created_b);
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(&*b.path, "/a", "the first path is kept");
+        assert_eq!(live_nodes(), before + 1);
+        drop(a);
+        assert_eq!(live_nodes(), before + 1, "still held by b");
+        drop(b);
+        assert_eq!(live_nodes(), before);
+        assert!(REGISTRY.lock().get(&key).is_none(), "entry removed");
+        let (_c, created_c) = lookup_or_insert(key, new(Kind::Dataset, "/a"));
+        assert!(created_c, "a new node after the old one is gone");
+    }
+
+    #[test]
+    fn objects_keep_their_file_alive() {
+        let (file, _) = lookup_or_insert(Key::File(99), new(Kind::File, "/"));
+        let weak = Arc::downgrade(&file);
+        let (obj, _) = lookup_or_insert(
+            Key::Object(99, [2; 16]),
+            NewNode {
+                kind: Kind::Group,
+                file: Some(file.clone()),
+                file_name: file.file_name.clone(),
+                path: "/g",
+            },
+        );
+        drop(file);
+        assert!(
+            weak.upgrade().is_some(),
+            "file node alive while an object refers to it"
+        );
+        drop(obj);
+        assert!(weak.upgrade().is_none());
+    }
+
+    #[test]
+    fn unique_keys_are_never_shared() {
+        let (a, _) = lookup_or_insert(unique_key(), new(Kind::Object, ""));
+        let (b, _) = lookup_or_insert(unique_key(), new(Kind::Object, ""));
+        assert!(!Arc::ptr_eq(&a, &b));
+    }
+
+    #[test]
+    fn concurrent_opens_share_state() {
+        let key = Key::Object(5, [9; 16]);
+        let nodes: Vec<_> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    let key = key.clone();
+                    s.spawn(move || {
+                        let (n, _) = lookup_or_insert(key, new(Kind::Dataset, "/d"));
+                        n.stats.lock().opens += 1;
+                        n
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(nodes.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
+        assert_eq!(nodes[0].stats.lock().opens, 8);
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(join_path("/", "a"), "/a");
+        assert_eq!(join_path("/g", "d"), "/g/d");
+        assert_eq!(join_path("/g", "/abs"), "/abs");
+        assert_eq!(join_path("/g", "."), "/g");
+    }
+}

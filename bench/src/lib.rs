@@ -1,0 +1,191 @@
+//! h5prov-bench: h5prov's overhead measured side by side with native HDF5 and
+//! HDF5's own C `pass_through` connector (issue 6).
+//!
+//! The workloads are the C programs in `workloads/` (built by
+//! `workloads/build.sh`). Each runs as 1 and as `P` concurrent processes (rank
+//! through `PMI_RANK`/`PMI_SIZE`), in every mode, with modes interleaved round by
+//! round. Ratios to native and to `pass_through` are computed pair by pair
+//! within a round and then summarised by median and range, which cancels most
+//! of the slow drift of these shared machines. See [`run`] for the whole flow.
+//!
+//! Unsafe code is limited to one `wait4(2)` call in [`proc`].
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod callgrind;
+pub mod config;
+pub mod proc;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod trace;
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use config::{Mode, Settings};
+use report::{Report, REPORT_VERSION};
+
+/// An error message meant for the person running the benchmark.
+#[derive(Debug)]
+pub struct BenchError(String);
+
+impl BenchError {
+    /// Wraps a message.
+    pub fn new(msg: impl Into<String>) -> Self {
+        BenchError(msg.into())
+    }
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl From<io::Error> for BenchError {
+    fn from(e: io::Error) -> Self {
+        BenchError(e.to_string())
+    }
+}
+
+/// Removes the h5prov modes when `libh5prov.so` is missing from the plugin
+/// directory (unless `require` is set, which makes that an error). Returns the
+/// skip notes for the report.
+pub fn filter_modes(settings: &mut Settings, require: bool) -> Result<Vec<String>, BenchError> {
+    let wanted: Vec<Mode> = settings
+        .modes
+        .iter()
+        .copied()
+        .filter(Mode::is_h5prov)
+        .collect();
+    if wanted.is_empty() || runner::h5prov_available(&settings.plugin_path) {
+        return Ok(Vec::new());
+    }
+    let lib = settings.plugin_path.join("libh5prov.so");
+    if require {
+        return Err(BenchError::new(format!(
+            "--require-h5prov: {} does not exist (build the connector and copy it there, \
+             or pass --plugin-path)",
+            lib.display()
+        )));
+    }
+    settings.modes.retain(|m| !m.is_h5prov());
+    let names: Vec<String> = wanted.iter().map(Mode::name).collect();
+    Ok(vec![format!(
+        "{} — {} not found",
+        names.join(", "),
+        lib.display()
+    )])
+}
+
+/// Copies `libh5prov.so` into `work_dir/plugin` and points the settings there,
+/// so every run of the benchmark uses the same binary even when the connector
+/// is rebuilt meanwhile (overwriting a mapped library kills the process that
+/// maps it with SIGBUS), and HDF5 finds no other `lib*.so` to probe.
+pub fn snapshot_plugin(settings: &Settings) -> Result<Settings, BenchError> {
+    let src = settings.plugin_path.join("libh5prov.so");
+    let dir = settings.work_dir.join("plugin");
+    if dir.exists() {
+        fs::remove_dir_all(&dir)?;
+    }
+    fs::create_dir_all(&dir)?;
+    fs::copy(&src, dir.join("libh5prov.so")).map_err(|e| {
+        BenchError::new(format!(
+            "cannot copy {} to {}: {e}",
+            src.display(),
+            dir.display()
+        ))
+    })?;
+    let mut s = settings.clone();
+    s.plugin_path = dir;
+    Ok(s)
+}
+
+fn host_name() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Builds the workloads, runs every case (and callgrind if asked), and
+/// returns the report. `progress` gets one line per run.
+pub fn run(
+    settings: &Settings,
+    skipped: Vec<String>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, BenchError> {
+    if settings.modes.is_empty() {
+        return Err(BenchError::new("no modes to run"));
+    }
+    runner::build_workloads(settings)?;
+    fs::create_dir_all(&settings.work_dir)?;
+    let plugin_path = settings.plugin_path.display().to_string();
+    let snapshot;
+    let settings = if settings.modes.iter().any(Mode::is_h5prov) {
+        snapshot = snapshot_plugin(settings)?;
+        &snapshot
+    } else {
+        settings
+    };
+    let mut cases = Vec::new();
+    for &w in &settings.workloads {
+        for &p in &settings.procs {
+            let c = runner::run_case(settings, w, p, progress)?;
+            cases.push(report::summarise(&c));
+        }
+    }
+    let callgrind = if settings.callgrind {
+        Some(callgrind::run(settings, progress)?)
+    } else {
+        None
+    };
+    Ok(Report {
+        report_version: REPORT_VERSION,
+        generated_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        host: host_name(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        quick: settings.quick,
+        rounds: settings.rounds,
+        sizes: settings.sizes,
+        plugin_path,
+        plugin: plugin_info(&settings.plugin_path),
+        skipped,
+        cases,
+        callgrind,
+    })
+}
+
+/// Size and modification time of the `libh5prov.so` that was measured.
+fn plugin_info(dir: &Path) -> Option<String> {
+    let meta = fs::metadata(dir.join("libh5prov.so")).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    Some(format!(
+        "libh5prov.so, {} bytes, modified at unix time {mtime}",
+        meta.len()
+    ))
+}
+
+/// Writes `report.md` and `report.json` into `dir`; returns the Markdown.
+pub fn write_report(report: &Report, dir: &Path) -> Result<String, BenchError> {
+    fs::create_dir_all(dir)?;
+    let md = report::markdown(report);
+    fs::write(dir.join("report.md"), &md)?;
+    let json = serde_json::to_string_pretty(report)
+        .map_err(|e| BenchError::new(format!("cannot serialise the report: {e}")))?;
+    fs::write(dir.join("report.json"), json + "\n")?;
+    Ok(md)
+}

@@ -1,0 +1,228 @@
+//! Launching a group of workload processes and measuring them.
+//!
+//! A group is `P` copies of one program started at once, rank `r` getting
+//! `PMI_RANK=r` and `PMI_SIZE=P`, like a launcher would. Each child is reaped
+//! with `wait4(2)`, which returns its resource usage: `ru_maxrss` is its peak
+//! resident set size.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::config::RANK_VARS;
+use crate::BenchError;
+
+/// One command to start `procs` times.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// Executable.
+    pub program: PathBuf,
+    /// Arguments.
+    pub args: Vec<String>,
+    /// Environment changes: `Some` sets, `None` removes.
+    pub env: Vec<(String, Option<String>)>,
+    /// Number of processes (ranks).
+    pub procs: usize,
+    /// Optional wrapper command (e.g. valgrind and its options) put before `program`.
+    pub wrapper: Vec<String>,
+}
+
+/// What one process did.
+#[derive(Clone, Debug)]
+pub struct ProcResult {
+    /// Its rank.
+    pub rank: usize,
+    /// Peak resident set size in KiB (`ru_maxrss`).
+    pub max_rss_kb: u64,
+    /// The `key=value` pairs of its stdout.
+    pub values: BTreeMap<String, String>,
+}
+
+/// What a whole group did.
+#[derive(Clone, Debug)]
+pub struct GroupResult {
+    /// From the first spawn to the last exit, ns.
+    pub wall_ns: u64,
+    /// Per process, by rank.
+    pub procs: Vec<ProcResult>,
+}
+
+impl GroupResult {
+    /// Sum over processes of the numeric value `key` (0 where missing).
+    pub fn sum(&self, key: &str) -> u64 {
+        self.procs.iter().map(|p| num(&p.values, key)).sum()
+    }
+
+    /// Maximum over processes of the numeric value `key` (0 where missing).
+    pub fn max(&self, key: &str) -> u64 {
+        self.procs
+            .iter()
+            .map(|p| num(&p.values, key))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn num(values: &BTreeMap<String, String>, key: &str) -> u64 {
+    values.get(key).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// Parses space-separated `key=value` pairs from a workload's stdout.
+pub fn parse_values(stdout: &str) -> BTreeMap<String, String> {
+    stdout
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// How a reaped child ended.
+struct Reaped {
+    /// Raw `wait` status.
+    status: i32,
+    /// `ru_maxrss`, KiB on Linux.
+    max_rss_kb: u64,
+}
+
+/// `wait4(pid)`, retried on `EINTR`.
+#[allow(unsafe_code)]
+fn wait4_pid(pid: u32) -> io::Result<Reaped> {
+    let pid = libc::pid_t::try_from(pid)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "pid out of range"))?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is a plain C struct of integers and timevals, for which
+    // all-zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid, exclusively borrowed, live for
+        // the call, and have the types wait4(2) writes. `pid` is a child of this
+        // process that nothing else reaps (its `Child` handle is never waited on).
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            return Ok(Reaped {
+                status,
+                max_rss_kb: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+            });
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+fn describe_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exit code {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        format!("wait status {status}")
+    }
+}
+
+fn tail(path: &Path, max: usize) -> String {
+    let s = fs::read_to_string(path).unwrap_or_default();
+    let start = s.len().saturating_sub(max);
+    let start = (start..=s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    s[start..].to_string()
+}
+
+/// Starts the group, waits for every process and collects its output.
+///
+/// stdout and stderr of rank `r` go to `log_dir/rank<r>.{out,err}`. A process
+/// that fails makes the whole group an error naming the command, environment,
+/// status and the tail of its stderr.
+pub fn run_group(launch: &Launch, log_dir: &Path) -> Result<GroupResult, BenchError> {
+    fs::create_dir_all(log_dir)?;
+    let mut children = Vec::with_capacity(launch.procs);
+    let start = Instant::now();
+    for rank in 0..launch.procs {
+        let out_path = log_dir.join(format!("rank{rank}.out"));
+        let err_path = log_dir.join(format!("rank{rank}.err"));
+        let mut cmd = match launch.wrapper.split_first() {
+            Some((w, rest)) => {
+                let mut c = Command::new(w);
+                c.args(rest).arg(&launch.program);
+                c
+            }
+            None => Command::new(&launch.program),
+        };
+        cmd.args(&launch.args)
+            .stdin(Stdio::null())
+            .stdout(File::create(&out_path)?)
+            .stderr(File::create(&err_path)?);
+        for var in RANK_VARS {
+            cmd.env_remove(var);
+        }
+        for (k, v) in &launch.env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.env("PMI_RANK", rank.to_string())
+            .env("PMI_SIZE", launch.procs.to_string());
+        let child = cmd.spawn().map_err(|e| {
+            BenchError::new(format!("cannot start {}: {e}", launch.program.display()))
+        })?;
+        children.push((rank, child.id(), out_path, err_path));
+    }
+    let mut reaped = Vec::with_capacity(children.len());
+    for (rank, pid, out_path, err_path) in children {
+        reaped.push((rank, wait4_pid(pid)?, out_path, err_path));
+    }
+    let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+
+    let mut procs = Vec::with_capacity(reaped.len());
+    for (rank, r, out_path, err_path) in reaped {
+        if !(libc::WIFEXITED(r.status) && libc::WEXITSTATUS(r.status) == 0) {
+            let env: Vec<String> = launch
+                .env
+                .iter()
+                .map(|(k, v)| match v {
+                    Some(v) => format!("{k}='{v}'"),
+                    None => format!("-u {k}"),
+                })
+                .collect();
+            return Err(BenchError::new(format!(
+                "workload failed ({}), rank {rank} of {}:\n  command: {} {} {}\n  env: {} PMI_RANK={rank} PMI_SIZE={}\n  stderr ({}):\n{}",
+                describe_status(r.status),
+                launch.procs,
+                launch.wrapper.join(" "),
+                launch.program.display(),
+                launch.args.join(" "),
+                env.join(" "),
+                launch.procs,
+                err_path.display(),
+                tail(&err_path, 2000)
+            )));
+        }
+        let stdout = fs::read_to_string(&out_path)?;
+        procs.push(ProcResult {
+            rank,
+            max_rss_kb: r.max_rss_kb,
+            values: parse_values(&stdout),
+        });
+    }
+    Ok(GroupResult { wall_ns, procs })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_key_values() {
+        let v = parse_values("calls=12 ns=34 junk x=\n");
+        assert_eq!(v.get("calls").map(String::as_str), Some("12"));
+        assert_eq!(v.get("ns").map(String::as_str), Some("34"));
+        assert_eq!(v.get("x").map(String::as_str), Some(""));
+        assert!(!v.contains_key("junk"));
+    }
+}

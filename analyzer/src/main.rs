@@ -1,1 +1,397 @@
-fn main() {}
+//! `h5prov`: the command-line front end of the analyzer library. Thin: parses flags,
+//! sets up the thread pool and progress bar, calls the library, writes its bytes.
+#![forbid(unsafe_code)]
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use h5prov_analyzer::aggregate::{aggregate_all, Aggregate};
+use h5prov_analyzer::analysis::{analyze, Report};
+use h5prov_analyzer::insights::{self, Thresholds};
+use h5prov_analyzer::read::{discover, Error, Inputs, ReadOptions};
+use h5prov_analyzer::render::{self, terminal::TermOptions};
+use h5prov_analyzer::{compare, export, stats};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "h5prov",
+    version,
+    about = "Analyze h5prov HDF5 traces: hot functions, stragglers, objects, I/O phases, insights"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Report on a trace directory (terminal by default; --json, --csv, --html).
+    Report(ReportArgs),
+    /// Export a trace directory as Chrome trace-event JSON for the Perfetto UI.
+    Export(ExportArgs),
+    /// Compare two runs: per-operation ratios (B/A) of total time, p50 and p99.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Clone)]
+struct ReadArgs {
+    /// Count and skip malformed rows instead of failing.
+    #[arg(long)]
+    lenient: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Never show a progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args)]
+struct ThresholdArgs {
+    /// Modified Z-score above which calls/ranks are stragglers.
+    #[arg(long, value_name = "Z", default_value_t = stats::MODIFIED_Z_THRESHOLD)]
+    z_threshold: f64,
+    /// Drishti imbalance (slowest − fastest)/total above which the slowest rank straggles.
+    #[arg(long, value_name = "FRACTION", default_value_t = insights::IMBALANCE)]
+    imbalance: f64,
+    /// A straggler call must also take at least this many times the median.
+    #[arg(long, value_name = "RATIO", default_value_t = insights::CALL_MIN_RATIO)]
+    call_min_ratio: f64,
+    /// A Z-score straggler rank must also have at least this many times the median total.
+    #[arg(long, value_name = "RATIO", default_value_t = insights::RANK_MIN_RATIO)]
+    rank_min_ratio: f64,
+    /// p99/p50 ratio that makes an operation tail-heavy.
+    #[arg(long, value_name = "RATIO", default_value_t = insights::TAIL_RATIO)]
+    tail_ratio: f64,
+    /// Calls an operation needs before its tail is judged.
+    #[arg(long, value_name = "N", default_value_t = insights::TAIL_MIN_CALLS)]
+    tail_min_calls: u64,
+    /// Accesses below this many bytes are small.
+    #[arg(long, value_name = "BYTES", default_value_t = insights::SMALL_IO_BYTES)]
+    small_io_bytes: u64,
+    /// Fraction of small accesses that triggers the small-I/O insight.
+    #[arg(long, value_name = "FRACTION", default_value_t = insights::SMALL_IO_FRACTION)]
+    small_io_fraction: f64,
+    /// Metadata share of call time that triggers the metadata insight.
+    #[arg(long, value_name = "FRACTION", default_value_t = insights::METADATA_FRACTION)]
+    metadata_fraction: f64,
+    /// Opens of one object per process that count as churn.
+    #[arg(long, value_name = "N", default_value_t = insights::CHURN_OPENS)]
+    churn_opens: u64,
+    /// dataset.close share of a read-only file's time that counts as slow.
+    #[arg(long, value_name = "FRACTION", default_value_t = insights::CLOSE_FRACTION)]
+    close_fraction: f64,
+    /// Datasets smaller than this are tiny.
+    #[arg(long, value_name = "BYTES", default_value_t = insights::TINY_DATASET_BYTES)]
+    tiny_dataset_bytes: u64,
+    /// Tiny datasets needed for the many-tiny-datasets insight.
+    #[arg(long, value_name = "N", default_value_t = insights::TINY_DATASET_COUNT)]
+    tiny_dataset_count: u64,
+    /// Small writes to one contiguous dataset that count as many partial writes.
+    #[arg(long, value_name = "N", default_value_t = insights::PARTIAL_WRITES)]
+    partial_writes: u64,
+    /// Share of call time an operation needs before its stragglers become an insight.
+    #[arg(long, value_name = "FRACTION", default_value_t = insights::MIN_OP_SHARE)]
+    min_op_share: f64,
+}
+
+impl ThresholdArgs {
+    fn thresholds(&self) -> Result<Thresholds, Error> {
+        for (flag, v) in [
+            ("--imbalance", self.imbalance),
+            ("--small-io-fraction", self.small_io_fraction),
+            ("--metadata-fraction", self.metadata_fraction),
+            ("--close-fraction", self.close_fraction),
+            ("--min-op-share", self.min_op_share),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(Error::Other(format!(
+                    "{flag} {v}: must be a fraction between 0 and 1"
+                )));
+            }
+        }
+        for (flag, v) in [
+            ("--z-threshold", self.z_threshold),
+            ("--tail-ratio", self.tail_ratio),
+            ("--call-min-ratio", self.call_min_ratio),
+            ("--rank-min-ratio", self.rank_min_ratio),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::Other(format!(
+                    "{flag} {v}: must be a positive number"
+                )));
+            }
+        }
+        Ok(Thresholds {
+            z_threshold: self.z_threshold,
+            imbalance: self.imbalance,
+            call_min_ratio: self.call_min_ratio,
+            rank_min_ratio: self.rank_min_ratio,
+            tail_ratio: self.tail_ratio,
+            tail_min_calls: self.tail_min_calls,
+            small_io_bytes: self.small_io_bytes,
+            small_io_fraction: self.small_io_fraction,
+            metadata_fraction: self.metadata_fraction,
+            churn_opens: self.churn_opens,
+            close_fraction: self.close_fraction,
+            tiny_dataset_bytes: self.tiny_dataset_bytes,
+            tiny_dataset_count: self.tiny_dataset_count,
+            partial_writes: self.partial_writes,
+            min_op_share: self.min_op_share,
+        })
+    }
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Trace directory (searched recursively) or a single trace file.
+    dir: PathBuf,
+    /// Print the report as JSON on stdout instead of the terminal report.
+    #[arg(long)]
+    json: bool,
+    /// Also write the tables as CSV files into this directory.
+    #[arg(long, value_name = "DIR")]
+    csv: Option<PathBuf>,
+    /// Also write a self-contained HTML report with SVG plots to this file.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Rows per table in the terminal and HTML reports.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    top: usize,
+    /// Color the terminal report (auto: only on a terminal and without NO_COLOR).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[command(flatten)]
+    th: ThresholdArgs,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// Write Chrome trace-event JSON (for ui.perfetto.dev) to this file.
+    #[arg(long, value_name = "FILE", required = true)]
+    perfetto: PathBuf,
+    /// Trace directory.
+    dir: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// Baseline run (A).
+    run_a: PathBuf,
+    /// Other run (B).
+    run_b: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Rows shown.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    top: usize,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err(Error::Other("--threads 0: must be at least 1".into()));
+        }
+        b = b.num_threads(n);
+    }
+    b.build()
+        .map_err(|e| Error::Other(format!("cannot start worker threads: {e}")))
+}
+
+fn progress_bar(inputs: &Inputs, ra: &ReadArgs) -> Option<indicatif::ProgressBar> {
+    if ra.no_progress || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new(inputs.total_bytes());
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} reading traces {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(pb)
+}
+
+/// Reads one directory with the pool and a progress bar, and prints read warnings once.
+fn load(dir: &Path, ra: &ReadArgs, pool: &rayon::ThreadPool) -> Result<Aggregate, Error> {
+    let inputs = discover(dir)?;
+    let opts = ReadOptions {
+        lenient: ra.lenient,
+    };
+    let pb = progress_bar(&inputs, ra);
+    let agg = pool.install(|| {
+        aggregate_all(&inputs, &opts, &|n| {
+            if let Some(pb) = &pb {
+                pb.inc(n);
+            }
+        })
+    });
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let agg = agg?;
+    warn_diag(&agg);
+    Ok(agg)
+}
+
+fn warn_diag(agg: &Aggregate) {
+    let d = &agg.diag;
+    if let Some((p, l)) = d.truncated.iter().next() {
+        eprintln!(
+            "warning: {} file(s) end with a truncated line (process killed while writing?), e.g. {p}:{l}; that line was skipped",
+            d.truncated.len()
+        );
+    }
+    if let Some((p, l, r)) = &d.first_malformed {
+        eprintln!(
+            "warning: skipped {} malformed row(s) in {} file(s) (--lenient); first at {p}:{l}: {r}",
+            d.malformed_rows, d.malformed_files
+        );
+    }
+    if let Some((p, r)) = d.bad_metas.iter().next() {
+        eprintln!(
+            "warning: {} unreadable meta.json file(s), e.g. {p}: {r}",
+            d.bad_metas.len()
+        );
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8], flag: &str) -> Result<(), Error> {
+    std::fs::write(path, bytes).map_err(|e| Error::Other(format!("{flag} {}: {e}", path.display())))
+}
+
+fn stdout_write(s: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::Other(format!("writing to stdout: {e}"))),
+    }
+}
+
+fn color_enabled(c: ColorChoice) -> bool {
+    match c {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+fn report(a: ReportArgs) -> Result<(), Error> {
+    let th = a.th.thresholds()?;
+    let pool = pool(a.read.threads)?;
+    let agg = load(&a.dir, &a.read, &pool)?;
+    let rep: Report = analyze(&agg, &th, &[a.dir.display().to_string()]);
+    if let Some(dir) = &a.csv {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Other(format!("--csv {}: {e}", dir.display())))?;
+        for (name, bytes) in render::csv_out::tables(&rep) {
+            write_file(&dir.join(name), &bytes, "--csv")?;
+        }
+        eprintln!("wrote CSV tables to {}", dir.display());
+    }
+    if let Some(path) = &a.html {
+        write_file(path, render::html::render(&rep, a.top).as_bytes(), "--html")?;
+        eprintln!("wrote HTML report to {}", path.display());
+    }
+    if a.json {
+        stdout_write(&render::json(&rep))
+    } else {
+        let opt = TermOptions {
+            color: color_enabled(a.color),
+            top: a.top,
+        };
+        stdout_write(&render::terminal::render(&rep, &opt))
+    }
+}
+
+fn export_cmd(a: ExportArgs) -> Result<(), Error> {
+    let pool = pool(a.read.threads)?;
+    let inputs = discover(&a.dir)?;
+    if inputs.traces.is_empty() {
+        return Err(Error::Other(format!(
+            "{}: no trace files (*.trace.csv, *.trace.jsonl) to export",
+            a.dir.display()
+        )));
+    }
+    let f = std::fs::File::create(&a.perfetto)
+        .map_err(|e| Error::Other(format!("--perfetto {}: {e}", a.perfetto.display())))?;
+    let mut w = std::io::BufWriter::new(f);
+    let opts = ReadOptions {
+        lenient: a.read.lenient,
+    };
+    let stats = pool.install(|| export::perfetto(&inputs, &opts, &mut w))?;
+    w.flush()
+        .map_err(|e| Error::Other(format!("--perfetto {}: {e}", a.perfetto.display())))?;
+    if let Some(t) = stats.truncated.first() {
+        eprintln!(
+            "warning: {} file(s) end with a truncated line, e.g. {t}; that line was skipped",
+            stats.truncated.len()
+        );
+    }
+    if stats.malformed_rows > 0 {
+        eprintln!(
+            "warning: skipped {} malformed row(s) (--lenient)",
+            stats.malformed_rows
+        );
+    }
+    eprintln!(
+        "wrote {} events for {} process(es), {} thread(s) to {} (open it in ui.perfetto.dev)",
+        stats.events,
+        stats.processes,
+        stats.threads,
+        a.perfetto.display()
+    );
+    Ok(())
+}
+
+fn compare_cmd(a: CompareArgs) -> Result<(), Error> {
+    let pool = pool(a.read.threads)?;
+    let th = Thresholds::default();
+    let ra = load(&a.run_a, &a.read, &pool)?;
+    let rb = load(&a.run_b, &a.read, &pool)?;
+    let rep_a = analyze(&ra, &th, &[a.run_a.display().to_string()]);
+    let rep_b = analyze(&rb, &th, &[a.run_b.display().to_string()]);
+    let c = compare::compare(&rep_a, &rep_b);
+    if a.json {
+        stdout_write(&compare::render_json(&c))
+    } else {
+        stdout_write(&compare::render_terminal(&c, a.top))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Report(a) => report(a),
+        Cmd::Export(a) => export_cmd(a),
+        Cmd::Compare(a) => compare_cmd(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,903 @@
+//! Mergeable aggregation. One [`Aggregate`] is built per input file (streaming, bounded
+//! memory), and aggregates are combined with [`Aggregate::merge`]. Every field is an
+//! integer sum, min, max, sorted map or bounded top-K with a total order, so the merge is
+//! commutative and associative: the result is the same for any number of threads.
+//!
+//! Memory is bounded by operations × processes (plus objects and timeline bins), never by
+//! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
+
+use crate::read::objects::{read_meta, read_objects};
+use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
+use crate::record::{OpClass, ProcKey, RecordRef};
+use crate::sketch::LogSketch;
+use crate::timeline::Timeline;
+use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Slowest calls kept per operation (the straggler-call candidates).
+pub const SLOW_CALLS_KEPT: usize = 10;
+
+/// One slow call, kept with enough context to find it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlowCall {
+    /// Duration, ns.
+    pub total_ns: u64,
+    /// Start, ns since the epoch.
+    pub start_ns: u64,
+    /// Process.
+    pub proc: ProcKey,
+    /// Thread.
+    pub tid: u64,
+    /// Sequence number in its process's trace.
+    pub seq: u64,
+    /// Container file.
+    pub file: String,
+    /// Object path.
+    pub path: String,
+}
+
+impl SlowCall {
+    fn key(&self) -> (Reverse<u64>, ProcKey, u64, u64) {
+        (Reverse(self.total_ns), self.proc, self.seq, self.start_ns)
+    }
+}
+
+/// The slowest [`SLOW_CALLS_KEPT`] calls, slowest first (ties: by process, then seq).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopK {
+    /// The calls, in order.
+    pub calls: Vec<SlowCall>,
+}
+
+impl TopK {
+    #[inline]
+    fn accepts(&self, total_ns: u64) -> bool {
+        self.calls.len() < SLOW_CALLS_KEPT
+            || self.calls.last().is_some_and(|l| total_ns >= l.total_ns)
+    }
+
+    fn insert(&mut self, c: SlowCall) {
+        let k = c.key();
+        let pos = self.calls.partition_point(|x| x.key() < k);
+        if pos < SLOW_CALLS_KEPT {
+            self.calls.insert(pos, c);
+            self.calls.truncate(SLOW_CALLS_KEPT);
+        }
+    }
+
+    fn merge(&mut self, o: TopK) {
+        for c in o.calls {
+            if self.accepts(c.total_ns) {
+                self.insert(c);
+            }
+        }
+    }
+}
+
+/// Statistics of one operation over all processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpStats {
+    /// Calls.
+    pub count: u64,
+    /// Sum of durations, ns.
+    pub total_ns: u64,
+    /// Sum of time in the under connector, ns.
+    pub under_ns: u64,
+    /// Longest call, ns.
+    pub max_ns: u64,
+    /// Data bytes.
+    pub bytes: u64,
+    /// Calls with a failure status.
+    pub errors: u64,
+    /// Calls made with an async request.
+    pub async_calls: u64,
+    /// Latency distribution.
+    pub sketch: LogSketch,
+    /// Slowest calls.
+    pub slow: TopK,
+}
+
+impl OpStats {
+    fn merge(&mut self, o: OpStats) {
+        self.count += o.count;
+        self.total_ns += o.total_ns;
+        self.under_ns += o.under_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.async_calls += o.async_calls;
+        self.sketch.merge(&o.sketch);
+        self.slow.merge(o.slow);
+    }
+}
+
+/// Statistics of one operation in one process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ProcOpStats {
+    /// Calls.
+    pub count: u64,
+    /// Sum of durations, ns.
+    pub total_ns: u64,
+    /// Sum of under-connector time, ns.
+    pub under_ns: u64,
+    /// Longest call, ns.
+    pub max_ns: u64,
+    /// Data bytes.
+    pub bytes: u64,
+}
+
+impl ProcOpStats {
+    fn add(&mut self, r: &RecordRef<'_>) {
+        self.count += 1;
+        self.total_ns += r.total_ns;
+        self.under_ns += r.under_ns.min(r.total_ns);
+        self.max_ns = self.max_ns.max(r.total_ns);
+        self.bytes += r.bytes;
+    }
+
+    fn merge(&mut self, o: &ProcOpStats) {
+        self.count += o.count;
+        self.total_ns += o.total_ns;
+        self.under_ns += o.under_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.bytes += o.bytes;
+    }
+}
+
+/// Statistics of one process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcStats {
+    /// Per operation.
+    pub ops: BTreeMap<String, ProcOpStats>,
+    /// First call start, ns.
+    pub first_ns: u64,
+    /// Last call end, ns.
+    pub last_ns: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+}
+
+impl ProcStats {
+    fn merge(&mut self, o: ProcStats) {
+        for (k, v) in o.ops {
+            self.ops.entry(k).or_default().merge(&v);
+        }
+        self.first_ns = min_nonzero(self.first_ns, o.first_ns);
+        self.last_ns = self.last_ns.max(o.last_ns);
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+    }
+}
+
+fn min_nonzero(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, x) | (x, 0) => x,
+        (a, b) => a.min(b),
+    }
+}
+
+/// Power-of-two histogram of access sizes: bucket `i` counts sizes in `[2^(i-1), 2^i)`
+/// (bucket 0 counts 0 bytes).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SizeHist(pub Vec<u64>);
+
+impl SizeHist {
+    /// The bucket of a size.
+    pub fn bucket(bytes: u64) -> usize {
+        (64 - bytes.leading_zeros()) as usize
+    }
+
+    /// Counts one access.
+    pub fn add(&mut self, bytes: u64) {
+        let b = Self::bucket(bytes);
+        if self.0.len() <= b {
+            self.0.resize(b + 1, 0);
+        }
+        self.0[b] += 1;
+    }
+
+    fn merge(&mut self, o: &SizeHist) {
+        if self.0.len() < o.0.len() {
+            self.0.resize(o.0.len(), 0);
+        }
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            *a += b;
+        }
+    }
+
+    /// Total accesses.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Accesses smaller than `limit` bytes when `limit` is a power of two (exact).
+    pub fn below_pow2(&self, limit: u64) -> u64 {
+        let lb = Self::bucket(limit); // buckets < lb hold sizes < limit
+        self.0.iter().take(lb).sum()
+    }
+}
+
+/// What the records say about one object (`kind`, `file`, `path`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObjStats {
+    /// Calls on the object.
+    pub calls: u64,
+    /// Time in all calls on it, ns.
+    pub total_ns: u64,
+    /// Create/open calls.
+    pub opens: u64,
+    /// Create calls.
+    pub creates: u64,
+    /// Close calls.
+    pub closes: u64,
+    /// Time in close calls, ns.
+    pub close_ns: u64,
+    /// Data reads.
+    pub reads: u64,
+    /// Data writes.
+    pub writes: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Time in reads, ns.
+    pub read_ns: u64,
+    /// Time in writes, ns.
+    pub write_ns: u64,
+    /// Independent transfers.
+    pub ind_io: u64,
+    /// Collective transfers.
+    pub coll_io: u64,
+    /// Requested collective, not done collectively.
+    pub broken_coll_io: u64,
+    /// Access sizes of reads and writes.
+    pub sizes: SizeHist,
+    /// Processes that touched it.
+    pub procs: BTreeSet<ProcKey>,
+}
+
+impl ObjStats {
+    fn merge(&mut self, o: ObjStats) {
+        self.calls += o.calls;
+        self.total_ns += o.total_ns;
+        self.opens += o.opens;
+        self.creates += o.creates;
+        self.closes += o.closes;
+        self.close_ns += o.close_ns;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.read_ns += o.read_ns;
+        self.write_ns += o.write_ns;
+        self.ind_io += o.ind_io;
+        self.coll_io += o.coll_io;
+        self.broken_coll_io += o.broken_coll_io;
+        self.sizes.merge(&o.sizes);
+        self.procs.extend(o.procs);
+    }
+}
+
+/// Summary rows of one object (`kind`, `file`, `path`) added up over processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SummaryStats {
+    /// Summary rows (state nodes) added.
+    pub rows: u64,
+    /// Sum of the numeric columns (`rank`, `pid`, `first_ns`, `last_ns` not meaningful).
+    pub sum: ObjectSummary,
+    /// Earliest `first_ns`.
+    pub first_ns: u64,
+    /// Latest `last_ns`.
+    pub last_ns: u64,
+    /// Longest `open_ns`.
+    pub max_open_ns: u64,
+}
+
+impl SummaryStats {
+    fn add(&mut self, o: &ObjectSummary) {
+        let s = &mut self.sum;
+        self.rows += 1;
+        s.opens += o.opens;
+        s.accesses += o.accesses;
+        s.reads += o.reads;
+        s.writes += o.writes;
+        s.bytes_read += o.bytes_read;
+        s.bytes_written += o.bytes_written;
+        s.read_ns += o.read_ns;
+        s.write_ns += o.write_ns;
+        if s.dims.is_empty() || (!o.dims.is_empty() && o.dims < s.dims) {
+            s.dims.clone_from(&o.dims);
+        }
+        s.type_size = s.type_size.max(o.type_size);
+        if s.layout.is_empty() || (!o.layout.is_empty() && o.layout < s.layout) {
+            s.layout.clone_from(&o.layout);
+        }
+        s.ind_io += o.ind_io;
+        s.coll_io += o.coll_io;
+        s.broken_coll_io += o.broken_coll_io;
+        s.created = s.created.saturating_add(o.created);
+        s.dsets_created += o.dsets_created;
+        s.dsets_opened += o.dsets_opened;
+        s.groups_created += o.groups_created;
+        s.groups_opened += o.groups_opened;
+        s.open_ns += o.open_ns;
+        self.first_ns = min_nonzero(self.first_ns, o.first_ns);
+        self.last_ns = self.last_ns.max(o.last_ns);
+        self.max_open_ns = self.max_open_ns.max(o.open_ns);
+    }
+
+    fn merge(&mut self, o: SummaryStats) {
+        let (rows, max_open) = (self.rows + o.rows, self.max_open_ns.max(o.max_open_ns));
+        let mut x = o.sum;
+        x.first_ns = o.first_ns;
+        x.last_ns = o.last_ns;
+        self.add(&x);
+        self.rows = rows;
+        self.max_open_ns = max_open;
+    }
+}
+
+/// What the records say about one container file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileStats {
+    /// Calls with this `file`.
+    pub calls: u64,
+    /// Time in them, ns.
+    pub total_ns: u64,
+    /// Time in metadata calls, ns.
+    pub meta_ns: u64,
+    /// `file.open` / `file.create` calls.
+    pub file_opens: u64,
+    /// `dataset.create` calls.
+    pub dset_creates: u64,
+    /// `dataset.close` calls and their time.
+    pub dset_closes: u64,
+    /// Time in `dataset.close`, ns.
+    pub dset_close_ns: u64,
+    /// Data reads / writes.
+    pub reads: u64,
+    /// Data writes.
+    pub writes: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Time in reads, ns.
+    pub read_ns: u64,
+    /// Time in writes, ns.
+    pub write_ns: u64,
+    /// Access sizes.
+    pub sizes: SizeHist,
+    /// Processes that touched it.
+    pub procs: BTreeSet<ProcKey>,
+}
+
+impl FileStats {
+    fn merge(&mut self, o: FileStats) {
+        self.calls += o.calls;
+        self.total_ns += o.total_ns;
+        self.meta_ns += o.meta_ns;
+        self.file_opens += o.file_opens;
+        self.dset_creates += o.dset_creates;
+        self.dset_closes += o.dset_closes;
+        self.dset_close_ns += o.dset_close_ns;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.read_ns += o.read_ns;
+        self.write_ns += o.write_ns;
+        self.sizes.merge(&o.sizes);
+        self.procs.extend(o.procs);
+    }
+}
+
+/// What reading found besides data: file counts, truncated lines, malformed rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Trace files read.
+    pub trace_files: u64,
+    /// Objects files read.
+    pub objects_files: u64,
+    /// Meta files read.
+    pub meta_files: u64,
+    /// Trace records read.
+    pub records: u64,
+    /// Objects rows read.
+    pub object_rows: u64,
+    /// Files with a truncated last line, and that line.
+    pub truncated: BTreeSet<(String, u64)>,
+    /// Malformed rows skipped (with `--lenient`).
+    pub malformed_rows: u64,
+    /// Files with malformed rows.
+    pub malformed_files: u64,
+    /// The first malformed row (smallest path): file, line, reason.
+    pub first_malformed: Option<(String, u64, String)>,
+    /// Meta files that could not be parsed: file and reason.
+    pub bad_metas: BTreeSet<(String, String)>,
+}
+
+impl Diagnostics {
+    fn merge(&mut self, o: Diagnostics) {
+        self.trace_files += o.trace_files;
+        self.objects_files += o.objects_files;
+        self.meta_files += o.meta_files;
+        self.records += o.records;
+        self.object_rows += o.object_rows;
+        self.truncated.extend(o.truncated);
+        self.malformed_rows += o.malformed_rows;
+        self.malformed_files += o.malformed_files;
+        self.first_malformed = match (self.first_malformed.take(), o.first_malformed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.bad_metas.extend(o.bad_metas);
+    }
+
+    fn file(&mut self, path: &Path, d: &FileDiag) {
+        let p = path.display().to_string();
+        if let Some(l) = d.truncated_line {
+            self.truncated.insert((p.clone(), l));
+        }
+        if d.malformed > 0 {
+            self.malformed_rows += d.malformed;
+            self.malformed_files += 1;
+            if let Some((l, r)) = &d.first_malformed {
+                let cand = (p, *l, r.clone());
+                self.first_malformed = Some(match self.first_malformed.take() {
+                    Some(a) => a.min(cand),
+                    None => cand,
+                });
+            }
+        }
+    }
+}
+
+/// Everything the analysis needs, reduced over all input files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aggregate {
+    /// Reading diagnostics.
+    pub diag: Diagnostics,
+    /// Per operation.
+    pub ops: BTreeMap<String, OpStats>,
+    /// Per process.
+    pub procs: BTreeMap<ProcKey, ProcStats>,
+    /// Per object (`kind`, `file`, `path`) from records.
+    pub objects: BTreeMap<(String, String, String), ObjStats>,
+    /// Per object (`kind`, `file`, `path`) from objects files.
+    pub summaries: BTreeMap<(String, String, String), SummaryStats>,
+    /// Per container file from records.
+    pub files: BTreeMap<String, FileStats>,
+    /// Data transfers by (requested, actual) mode, from records that carry one.
+    pub xfer: BTreeMap<(String, String), u64>,
+    /// Access sizes of data reads (index 0) and writes (index 1).
+    pub io_sizes: [SizeHist; 2],
+    /// Process metadata, sorted by rank, pid, start.
+    pub metas: Vec<ProcessMeta>,
+    /// Activity over time.
+    pub timeline: Timeline<String>,
+    /// First call start, ns since the epoch (0 when no records).
+    pub first_ns: u64,
+    /// Last call end, ns since the epoch.
+    pub last_ns: u64,
+}
+
+fn meta_key(m: &ProcessMeta) -> (i64, u32, u64, String) {
+    (m.rank, m.pid, m.start_ns, m.host.clone())
+}
+
+impl Aggregate {
+    /// Adds everything in `o` to `self` (commutative and associative).
+    pub fn merge(&mut self, o: Aggregate) {
+        self.diag.merge(o.diag);
+        for (k, v) in o.ops {
+            match self.ops.get_mut(&k) {
+                Some(s) => s.merge(v),
+                None => {
+                    self.ops.insert(k, v);
+                }
+            }
+        }
+        for (k, v) in o.procs {
+            self.procs.entry(k).or_default().merge(v);
+        }
+        for (k, v) in o.objects {
+            self.objects.entry(k).or_default().merge(v);
+        }
+        for (k, v) in o.summaries {
+            match self.summaries.get_mut(&k) {
+                Some(s) => s.merge(v),
+                None => {
+                    self.summaries.insert(k, v);
+                }
+            }
+        }
+        for (k, v) in o.files {
+            self.files.entry(k).or_default().merge(v);
+        }
+        for (k, v) in o.xfer {
+            *self.xfer.entry(k).or_default() += v;
+        }
+        self.io_sizes[0].merge(&o.io_sizes[0]);
+        self.io_sizes[1].merge(&o.io_sizes[1]);
+        self.metas.extend(o.metas);
+        self.metas.sort_by_key(meta_key);
+        self.timeline.merge(o.timeline);
+        self.first_ns = min_nonzero(self.first_ns, o.first_ns);
+        self.last_ns = self.last_ns.max(o.last_ns);
+    }
+
+    /// Total time in all calls, ns.
+    pub fn total_ns(&self) -> u64 {
+        self.ops.values().map(|o| o.total_ns).sum()
+    }
+}
+
+/// Per-operation facts computed once per distinct op name in a file.
+struct LocalOp {
+    name: String,
+    class: OpClass,
+    is_open: bool,
+    is_create: bool,
+    is_close: bool,
+    stats: OpStats,
+}
+
+/// Builds the [`Aggregate`] of one trace file, record by record (the hot path).
+#[derive(Default)]
+pub struct Builder {
+    op_ids: FxHashMap<Box<str>, u32>,
+    ops: Vec<LocalOp>,
+    procs: FxHashMap<ProcKey, (ProcStats, FxHashMap<u32, ProcOpStats>)>,
+    objects: FxHashMap<Box<[u8]>, ObjStats>,
+    files: FxHashMap<Box<str>, FileStats>,
+    xfer: Vec<((String, String), u64)>,
+    io_sizes: [SizeHist; 2],
+    timeline: Timeline<u32>,
+    key: Vec<u8>,
+    last_op: u32,
+    first_ns: u64,
+    last_ns: u64,
+}
+
+const OBJECT_KINDS: &[&str] = &["file", "group", "dataset", "attr", "datatype"];
+
+impl Builder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline]
+    fn op_id(&mut self, op: &str) -> u32 {
+        // Consecutive records often repeat an op; a compare is cheaper than a hash.
+        if let Some(lo) = self.ops.get(self.last_op as usize) {
+            if lo.name == op {
+                return self.last_op;
+            }
+        }
+        if let Some(&id) = self.op_ids.get(op) {
+            self.last_op = id;
+            return id;
+        }
+        let id = self.ops.len() as u32;
+        let family = h5prov_format::op_family(op);
+        let callback = family.rsplit('.').next().unwrap_or("");
+        self.ops.push(LocalOp {
+            name: op.to_string(),
+            class: OpClass::of(op),
+            is_open: matches!(callback, "open" | "create") || family == "datatype.commit",
+            is_create: callback == "create" || family == "datatype.commit",
+            is_close: callback == "close",
+            stats: OpStats::default(),
+        });
+        self.op_ids.insert(op.into(), id);
+        self.last_op = id;
+        id
+    }
+
+    /// Adds one record.
+    pub fn add(&mut self, r: &RecordRef<'_>) {
+        let id = self.op_id(r.op);
+        let proc = r.proc();
+        let lo = &mut self.ops[id as usize];
+        let class = lo.class;
+        let (is_open, is_create, is_close) = (lo.is_open, lo.is_create, lo.is_close);
+        let s = &mut lo.stats;
+        s.count += 1;
+        s.total_ns += r.total_ns;
+        s.under_ns += r.under_ns.min(r.total_ns);
+        s.max_ns = s.max_ns.max(r.total_ns);
+        s.bytes += r.bytes;
+        s.errors += u64::from(r.status < 0);
+        s.async_calls += u64::from(r.is_async != 0);
+        s.sketch.add(r.total_ns);
+        if s.slow.accepts(r.total_ns) {
+            s.slow.insert(SlowCall {
+                total_ns: r.total_ns,
+                start_ns: r.start_ns,
+                proc,
+                tid: r.tid,
+                seq: r.seq,
+                file: r.file.to_string(),
+                path: r.path.to_string(),
+            });
+        }
+
+        let (ps, pops) = self.procs.entry(proc).or_default();
+        pops.entry(id).or_default().add(r);
+        ps.first_ns = min_nonzero(ps.first_ns, r.start_ns.max(1));
+        ps.last_ns = ps.last_ns.max(r.end_ns());
+        let is_data = class != OpClass::Metadata;
+        match class {
+            OpClass::DataWrite => ps.bytes_written += r.bytes,
+            OpClass::DataRead => ps.bytes_read += r.bytes,
+            OpClass::Metadata => {}
+        }
+        if is_data {
+            self.io_sizes[usize::from(class == OpClass::DataWrite)].add(r.bytes);
+        }
+        let (ind, coll, broken) = if is_data {
+            let actual = if r.xfer_actual.is_empty() {
+                r.xfer
+            } else {
+                r.xfer_actual
+            };
+            (
+                u64::from(actual == "independent" && r.xfer != "collective"),
+                u64::from(actual == "collective"),
+                u64::from(r.xfer == "collective" && actual != "collective"),
+            )
+        } else {
+            (0, 0, 0)
+        };
+        if is_data && (!r.xfer.is_empty() || !r.xfer_actual.is_empty()) {
+            let k = (r.xfer, r.xfer_actual);
+            match self.xfer.iter_mut().find(|(x, _)| x.0 == k.0 && x.1 == k.1) {
+                Some(e) => e.1 += 1,
+                None => self.xfer.push(((k.0.to_string(), k.1.to_string()), 1)),
+            }
+        }
+
+        if OBJECT_KINDS.contains(&r.kind) && !(r.file.is_empty() && r.path.is_empty()) {
+            self.key.clear();
+            self.key.extend_from_slice(r.kind.as_bytes());
+            self.key.push(0);
+            self.key.extend_from_slice(r.file.as_bytes());
+            self.key.push(0);
+            self.key.extend_from_slice(r.path.as_bytes());
+            let o = match self.objects.get_mut(self.key.as_slice()) {
+                Some(o) => o,
+                None => self
+                    .objects
+                    .entry(self.key.clone().into_boxed_slice())
+                    .or_default(),
+            };
+            o.calls += 1;
+            o.total_ns += r.total_ns;
+            o.opens += u64::from(is_open);
+            o.creates += u64::from(is_create);
+            if is_close {
+                o.closes += 1;
+                o.close_ns += r.total_ns;
+            }
+            match class {
+                OpClass::DataWrite => {
+                    o.writes += 1;
+                    o.bytes_written += r.bytes;
+                    o.write_ns += r.total_ns;
+                }
+                OpClass::DataRead => {
+                    o.reads += 1;
+                    o.bytes_read += r.bytes;
+                    o.read_ns += r.total_ns;
+                }
+                OpClass::Metadata => {}
+            }
+            if is_data {
+                o.sizes.add(r.bytes);
+                o.ind_io += ind;
+                o.coll_io += coll;
+                o.broken_coll_io += broken;
+            }
+            if o.procs.last() != Some(&proc) {
+                o.procs.insert(proc);
+            }
+        }
+
+        if !r.file.is_empty() {
+            let f = match self.files.get_mut(r.file) {
+                Some(f) => f,
+                None => self.files.entry(r.file.into()).or_default(),
+            };
+            f.calls += 1;
+            f.total_ns += r.total_ns;
+            let fam = h5prov_format::op_family(r.op);
+            match class {
+                OpClass::DataWrite => {
+                    f.writes += 1;
+                    f.bytes_written += r.bytes;
+                    f.write_ns += r.total_ns;
+                    f.sizes.add(r.bytes);
+                }
+                OpClass::DataRead => {
+                    f.reads += 1;
+                    f.bytes_read += r.bytes;
+                    f.read_ns += r.total_ns;
+                    f.sizes.add(r.bytes);
+                }
+                OpClass::Metadata => {
+                    f.meta_ns += r.total_ns;
+                    match fam {
+                        "file.open" | "file.create" => f.file_opens += 1,
+                        "dataset.create" => f.dset_creates += 1,
+                        "dataset.close" => {
+                            f.dset_closes += 1;
+                            f.dset_close_ns += r.total_ns;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if f.procs.last() != Some(&proc) {
+                f.procs.insert(proc);
+            }
+        }
+
+        self.timeline
+            .add(r.start_ns, r.total_ns, class, r.bytes, &id, proc);
+        self.first_ns = min_nonzero(self.first_ns, r.start_ns.max(1));
+        self.last_ns = self.last_ns.max(r.end_ns());
+    }
+
+    /// Turns the builder into an [`Aggregate`] keyed by names.
+    pub fn finish(self) -> Aggregate {
+        let names: Vec<String> = self.ops.iter().map(|o| o.name.clone()).collect();
+        let mut agg = Aggregate {
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
+            io_sizes: self.io_sizes,
+            ..Default::default()
+        };
+        for o in self.ops {
+            agg.ops.insert(o.name, o.stats);
+        }
+        for (p, (mut ps, pops)) in self.procs {
+            ps.ops = pops
+                .into_iter()
+                .map(|(id, s)| (names[id as usize].clone(), s))
+                .collect();
+            agg.procs.insert(p, ps);
+        }
+        for (k, v) in self.objects {
+            let mut parts = k.split(|&b| b == 0);
+            let mut next = || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
+            let key = (next(), next(), next());
+            agg.objects.insert(key, v);
+        }
+        for (k, v) in self.files {
+            agg.files.insert(k.into(), v);
+        }
+        agg.xfer = self.xfer.into_iter().collect();
+        agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
+        agg
+    }
+}
+
+/// Reads one trace file into an [`Aggregate`].
+pub fn aggregate_trace(path: &Path, enc: Encoding, opts: &ReadOptions) -> Result<Aggregate, Error> {
+    let mut b = Builder::new();
+    let d = match enc {
+        Encoding::Csv => csv_trace::read_csv_trace(path, opts, |r| b.add(r))?,
+        _ => jsonl_trace::read_jsonl_trace(path, opts, |r| b.add(r))?,
+    };
+    let mut agg = b.finish();
+    agg.diag.trace_files = 1;
+    agg.diag.records = d.rows;
+    agg.diag.file(path, &d);
+    Ok(agg)
+}
+
+/// Reads one objects file into an [`Aggregate`].
+pub fn aggregate_objects(
+    path: &Path,
+    enc: Encoding,
+    opts: &ReadOptions,
+) -> Result<Aggregate, Error> {
+    let mut agg = Aggregate::default();
+    let d = read_objects(path, enc, opts, |o| {
+        agg.summaries
+            .entry((o.kind.clone(), o.file.clone(), o.path.clone()))
+            .or_default()
+            .add(&o);
+    })?;
+    agg.diag.objects_files = 1;
+    agg.diag.object_rows = d.rows;
+    agg.diag.file(path, &d);
+    Ok(agg)
+}
+
+/// Reads one meta file into an [`Aggregate`]; an unreadable one is recorded, not fatal.
+pub fn aggregate_meta(path: &Path) -> Aggregate {
+    let mut agg = Aggregate::default();
+    agg.diag.meta_files = 1;
+    match read_meta(path) {
+        Ok(m) => agg.metas.push(m),
+        Err(e) => {
+            agg.diag.bad_metas.insert((path.display().to_string(), e));
+        }
+    }
+    agg
+}
+
+fn pick_error(a: Error, b: Error) -> Error {
+    if b.sort_key() < a.sort_key() {
+        b
+    } else {
+        a
+    }
+}
+
+/// Reads all inputs in parallel on the current rayon pool and reduces them. When several
+/// files fail, the error of the smallest path (and line) is returned, whatever the order
+/// of the threads. `progress` is called with the size of each finished file.
+pub fn aggregate_all(
+    inputs: &Inputs,
+    opts: &ReadOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Aggregate, Error> {
+    enum Job<'a> {
+        Trace(&'a Path, Encoding, u64),
+        Objects(&'a Path, Encoding, u64),
+        Meta(&'a Path, u64),
+    }
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    jobs.extend(
+        inputs
+            .traces
+            .iter()
+            .map(|(f, e)| Job::Trace(&f.path, *e, f.size)),
+    );
+    jobs.extend(
+        inputs
+            .objects
+            .iter()
+            .map(|(f, e)| Job::Objects(&f.path, *e, f.size)),
+    );
+    jobs.extend(inputs.metas.iter().map(|f| Job::Meta(&f.path, f.size)));
+    // Big files first: better load balance across threads.
+    jobs.sort_by_key(|j| {
+        Reverse(match j {
+            Job::Trace(_, _, s) | Job::Objects(_, _, s) | Job::Meta(_, s) => *s,
+        })
+    });
+    jobs.into_par_iter()
+        .with_max_len(1)
+        .map(|j| {
+            let (r, size) = match j {
+                Job::Trace(p, e, s) => (aggregate_trace(p, e, opts), s),
+                Job::Objects(p, e, s) => (aggregate_objects(p, e, opts), s),
+                Job::Meta(p, s) => (Ok(aggregate_meta(p)), s),
+            };
+            progress(size);
+            r
+        })
+        .reduce(
+            || Ok(Aggregate::default()),
+            |a, b| match (a, b) {
+                (Ok(mut a), Ok(b)) => {
+                    a.merge(b);
+                    Ok(a)
+                }
+                (Err(a), Err(b)) => Err(pick_error(a, b)),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            },
+        )
+}

@@ -1,0 +1,1143 @@
+//! Detection: turns an [`Aggregate`] into a [`Report`] (hot functions, stragglers, objects,
+//! transfer modes, phases, insights). Pure and deterministic: the same aggregate gives the
+//! same report.
+
+use crate::aggregate::{Aggregate, SlowCall};
+use crate::insights::{self, Insight, Thresholds};
+use crate::record::{OpClass, ProcKey};
+use crate::sketch::{LogSketch, RELATIVE_ACCURACY};
+use crate::stats::{Robust, Spread};
+use crate::timeline::{segment, Phase, Window};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Everything `h5prov report` says about a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// What was read.
+    pub run: RunInfo,
+    /// Thresholds in force.
+    pub thresholds: Thresholds,
+    /// Per operation, by total time (descending).
+    pub ops: Vec<OpRow>,
+    /// Per operation family (`class.callback`), by total time.
+    pub families: Vec<FamilyRow>,
+    /// Per process.
+    pub ranks: Vec<RankRow>,
+    /// Per process and operation.
+    pub rank_ops: Vec<RankOpRow>,
+    /// Straggler calls per operation.
+    pub straggler_calls: Vec<StragglerCalls>,
+    /// Straggler ranks per operation.
+    pub straggler_ranks: Vec<StragglerRanks>,
+    /// Operations with a heavy tail (p99/p50).
+    pub tail_heavy: Vec<TailHeavy>,
+    /// Per container file.
+    pub files: Vec<FileRow>,
+    /// Per dataset, by time (descending).
+    pub datasets: Vec<DatasetRow>,
+    /// Independent / collective transfer breakdown.
+    pub transfers: Transfers,
+    /// Access sizes of all data reads and writes.
+    pub access_sizes: AccessSizes,
+    /// Fixed-width windows of the run (for plots).
+    pub windows: Vec<Window>,
+    /// I/O phases.
+    pub phases: Vec<Phase>,
+    /// Findings with recommendations, most severe first.
+    pub insights: Vec<Insight>,
+}
+
+/// What was read and about the processes.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunInfo {
+    /// Input directories as given.
+    pub inputs: Vec<String>,
+    /// Trace files read.
+    pub trace_files: u64,
+    /// Objects files read.
+    pub objects_files: u64,
+    /// Meta files read.
+    pub meta_files: u64,
+    /// Trace records.
+    pub records: u64,
+    /// Objects rows.
+    pub object_rows: u64,
+    /// Processes seen in records or meta files.
+    pub processes: usize,
+    /// Distinct MPI ranks (≥ 0).
+    pub ranks: usize,
+    /// MPI world size from meta files (-1 when not MPI).
+    pub world_size: i64,
+    /// Hosts from meta files.
+    pub hosts: Vec<String>,
+    /// HDF5 versions from meta files.
+    pub hdf5_versions: Vec<String>,
+    /// Trace levels from meta files.
+    pub levels: Vec<String>,
+    /// Executables from meta files.
+    pub executables: Vec<String>,
+    /// First call start, ns since the epoch.
+    pub first_ns: u64,
+    /// Last call end, ns since the epoch.
+    pub last_ns: u64,
+    /// `last_ns − first_ns`.
+    pub wall_ns: u64,
+    /// Sum of all call durations, ns.
+    pub call_ns: u64,
+    /// Sum of (total − under) over all calls: time in h5prov and HDF5's VOL layer, ns.
+    pub self_ns: u64,
+    /// h5prov's own recording time from meta files, ns.
+    pub recording_ns: u64,
+    /// Records the connector dropped (meta files).
+    pub dropped: u64,
+    /// Processes whose meta has no `end_ns` (did not finish).
+    pub unfinished: usize,
+    /// Files with a truncated last line, as `path:line`.
+    pub truncated: Vec<String>,
+    /// Malformed rows skipped with `--lenient`.
+    pub malformed_rows: u64,
+    /// The first malformed row, as `path:line: reason`.
+    pub first_malformed: Option<String>,
+    /// Meta files that could not be parsed, as `path: reason`.
+    pub bad_metas: Vec<String>,
+    /// Whether any process had collective metadata reads enabled.
+    pub coll_metadata_reads: bool,
+    /// Whether any process had collective metadata writes enabled.
+    pub coll_metadata_writes: bool,
+    /// Relative error of every quantile in the report (0.01 = 1 %).
+    pub quantile_relative_error: f64,
+}
+
+/// Hot-function statistics of one operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpRow {
+    /// Operation name.
+    pub op: String,
+    /// Its family.
+    pub family: String,
+    /// `data write`, `data read` or `metadata`.
+    pub class: String,
+    /// Calls.
+    pub count: u64,
+    /// Total time, ns.
+    pub total_ns: u64,
+    /// Share of all call time (0–1).
+    pub share: f64,
+    /// Mean, ns.
+    pub mean_ns: u64,
+    /// Minimum (exact), ns.
+    pub min_ns: u64,
+    /// 25th percentile (±1 %), ns.
+    pub p25_ns: u64,
+    /// Median (±1 %), ns.
+    pub p50_ns: u64,
+    /// 75th percentile, ns.
+    pub p75_ns: u64,
+    /// 95th percentile, ns.
+    pub p95_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// Maximum (exact), ns.
+    pub max_ns: u64,
+    /// Total minus time in the under connector, ns.
+    pub self_ns: u64,
+    /// Data bytes.
+    pub bytes: u64,
+    /// Failed calls.
+    pub errors: u64,
+    /// 1-based rank when sorted by total time.
+    pub rank_by_time: usize,
+    /// 1-based rank when sorted by call count.
+    pub rank_by_count: usize,
+}
+
+/// Statistics of one operation family.
+#[derive(Debug, Clone, Serialize)]
+pub struct FamilyRow {
+    /// `class.callback`.
+    pub family: String,
+    /// Distinct operations in it.
+    pub ops: usize,
+    /// Calls.
+    pub count: u64,
+    /// Total time, ns.
+    pub total_ns: u64,
+    /// Share of all call time.
+    pub share: f64,
+    /// Mean, ns.
+    pub mean_ns: u64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// Maximum, ns.
+    pub max_ns: u64,
+    /// Total minus under, ns.
+    pub self_ns: u64,
+}
+
+/// One process.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankRow {
+    /// MPI rank (-1 when not MPI).
+    pub rank: i64,
+    /// Process id.
+    pub pid: u32,
+    /// Calls.
+    pub count: u64,
+    /// Time in calls, ns.
+    pub total_ns: u64,
+    /// Total minus under, ns.
+    pub self_ns: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// First call, ns since the epoch.
+    pub first_ns: u64,
+    /// Last call end.
+    pub last_ns: u64,
+    /// Operation with the most time in this process.
+    pub top_op: String,
+}
+
+/// One operation in one process.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankOpRow {
+    /// MPI rank.
+    pub rank: i64,
+    /// Process id.
+    pub pid: u32,
+    /// Operation.
+    pub op: String,
+    /// Calls.
+    pub count: u64,
+    /// Total, ns.
+    pub total_ns: u64,
+    /// Mean, ns.
+    pub mean_ns: u64,
+    /// Longest call, ns.
+    pub max_ns: u64,
+    /// Data bytes.
+    pub bytes: u64,
+    /// This process's share of the operation's total time.
+    pub share_of_op: f64,
+}
+
+/// One straggler call.
+#[derive(Debug, Clone, Serialize)]
+pub struct StragglerCall {
+    /// MPI rank.
+    pub rank: i64,
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u64,
+    /// Sequence number in the process's trace.
+    pub seq: u64,
+    /// Start, ns since the epoch.
+    pub start_ns: u64,
+    /// Start relative to the run's first call, ns.
+    pub offset_ns: u64,
+    /// Duration, ns.
+    pub total_ns: u64,
+    /// Duration / median.
+    pub x_median: f64,
+    /// Modified Z-score.
+    pub z: f64,
+    /// Container file.
+    pub file: String,
+    /// Object path.
+    pub path: String,
+}
+
+/// The straggler calls of one operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct StragglerCalls {
+    /// Operation.
+    pub op: String,
+    /// Calls of the operation.
+    pub count: u64,
+    /// Median duration, ns.
+    pub median_ns: u64,
+    /// Which spread measure scored the calls.
+    pub spread: Spread,
+    /// Durations above this are stragglers, ns.
+    pub cutoff_ns: u64,
+    /// Estimated number of straggler calls (from the sketch, ±1 % in duration).
+    pub stragglers: u64,
+    /// The slowest of them (at most the number kept per operation).
+    pub calls: Vec<StragglerCall>,
+}
+
+/// A rank flagged as straggler of one operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankOutlier {
+    /// MPI rank.
+    pub rank: i64,
+    /// Process id.
+    pub pid: u32,
+    /// Its total time in the operation, ns.
+    pub total_ns: u64,
+    /// Its modified Z-score (0 when the sample cannot score).
+    pub z: f64,
+    /// Total / median of per-rank totals.
+    pub x_median: f64,
+    /// `z-score`, `drishti` or both (`z-score+drishti`).
+    pub rule: String,
+}
+
+/// Straggler ranks of one operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct StragglerRanks {
+    /// Operation.
+    pub op: String,
+    /// Processes that called it.
+    pub ranks: usize,
+    /// The operation's share of all call time.
+    pub op_share: f64,
+    /// Median per-rank total, ns.
+    pub median_total_ns: u64,
+    /// Spread measure used for the Z-scores.
+    pub spread: Spread,
+    /// Fastest rank total, ns.
+    pub fastest_ns: u64,
+    /// Slowest rank total, ns.
+    pub slowest_ns: u64,
+    /// (slowest − fastest) / sum of totals (Drishti's rule fires above the threshold).
+    pub imbalance: f64,
+    /// The flagged ranks.
+    pub outliers: Vec<RankOutlier>,
+}
+
+/// A tail-heavy operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct TailHeavy {
+    /// Operation.
+    pub op: String,
+    /// Calls.
+    pub count: u64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// p99 / p50.
+    pub ratio: f64,
+}
+
+/// One container file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRow {
+    /// File name.
+    pub file: String,
+    /// Processes that used it.
+    pub procs: usize,
+    /// Calls on it.
+    pub calls: u64,
+    /// Time in calls on it, ns.
+    pub total_ns: u64,
+    /// Time in metadata calls, ns.
+    pub meta_ns: u64,
+    /// File opens/creates.
+    pub opens: u64,
+    /// Data reads.
+    pub reads: u64,
+    /// Data writes.
+    pub writes: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Achieved bandwidth of data calls, bytes/s.
+    pub bandwidth_bps: f64,
+    /// Datasets created (records, else summaries).
+    pub datasets_created: u64,
+    /// Datasets opened (summaries).
+    pub datasets_opened: u64,
+    /// Time in `dataset.close`, ns.
+    pub dataset_close_ns: u64,
+    /// Longest first-open-to-last-close of a process, ns (summaries).
+    pub open_ns: u64,
+    /// No writes and no creates were seen.
+    pub read_only: bool,
+    /// Access-size histogram (power-of-two buckets).
+    pub sizes: Vec<u64>,
+}
+
+/// One dataset.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetRow {
+    /// Container file.
+    pub file: String,
+    /// Dataset path.
+    pub path: String,
+    /// Layout (summaries).
+    pub layout: String,
+    /// Dimensions (summaries).
+    pub dims: String,
+    /// Element size (summaries).
+    pub type_size: u64,
+    /// Processes that used it.
+    pub procs: usize,
+    /// Opens and creates.
+    pub opens: u64,
+    /// Data reads.
+    pub reads: u64,
+    /// Data writes.
+    pub writes: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Time in reads, ns.
+    pub read_ns: u64,
+    /// Time in writes, ns.
+    pub write_ns: u64,
+    /// Time in all calls on it, ns.
+    pub total_ns: u64,
+    /// (bytes read + written) / (read + write time), bytes/s.
+    pub bandwidth_bps: f64,
+    /// Independent transfers.
+    pub ind_io: u64,
+    /// Collective transfers.
+    pub coll_io: u64,
+    /// Requested collective, done independently.
+    pub broken_coll_io: u64,
+    /// Access sizes (bucket i = [2^(i−1), 2^i) bytes).
+    pub sizes: Vec<u64>,
+    /// `records`, `summary` or `records+summary`.
+    pub source: String,
+}
+
+/// Independent / collective breakdown.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Transfers {
+    /// Independent transfers (summaries, else records).
+    pub independent: u64,
+    /// Collective transfers.
+    pub collective: u64,
+    /// Requested collective, not done collectively.
+    pub broken_collective: u64,
+    /// Records by requested → actual mode.
+    pub by_mode: Vec<TransferMode>,
+}
+
+/// Records of one requested/actual transfer-mode pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct TransferMode {
+    /// Requested (`xfer`).
+    pub requested: String,
+    /// Actual (`xfer_actual`).
+    pub actual: String,
+    /// Data records.
+    pub count: u64,
+}
+
+/// Access-size histograms for the whole run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AccessSizes {
+    /// Reads per power-of-two bucket.
+    pub reads: Vec<u64>,
+    /// Writes per power-of-two bucket.
+    pub writes: Vec<u64>,
+}
+
+fn r(x: f64) -> u64 {
+    x.round() as u64
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Bandwidth in bytes/s of `bytes` moved in `ns`.
+pub fn bandwidth(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        bytes as f64 * 1e9 / ns as f64
+    }
+}
+
+fn uniq(v: impl Iterator<Item = String>) -> Vec<String> {
+    v.filter(|s| !s.is_empty())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// Builds the report.
+pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
+    let run = run_info(agg, inputs);
+    let total = agg.total_ns();
+    let ops = op_rows(agg, total);
+    let families = family_rows(agg, total);
+    let (ranks, rank_ops) = rank_rows(agg);
+    let straggler_calls = straggler_calls(agg, th, run.first_ns);
+    let straggler_ranks = straggler_ranks(agg, th, total);
+    let tail_heavy = tail_heavy(&ops, th);
+    let datasets = dataset_rows(agg);
+    let files = file_rows(agg);
+    let transfers = transfers(agg);
+    let access_sizes = AccessSizes {
+        reads: agg.io_sizes[0].0.clone(),
+        writes: agg.io_sizes[1].0.clone(),
+    };
+    let (windows, phases) = segment(&agg.timeline, agg.first_ns, agg.last_ns);
+    let mut report = Report {
+        run,
+        thresholds: th.clone(),
+        ops,
+        families,
+        ranks,
+        rank_ops,
+        straggler_calls,
+        straggler_ranks,
+        tail_heavy,
+        files,
+        datasets,
+        transfers,
+        access_sizes,
+        windows,
+        phases,
+        insights: Vec::new(),
+    };
+    report.insights = insights::detect(&report, agg, th);
+    report
+}
+
+fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
+    let d = &agg.diag;
+    let mut procs: BTreeSet<ProcKey> = agg.procs.keys().copied().collect();
+    procs.extend(agg.metas.iter().map(|m| ProcKey {
+        rank: m.rank,
+        pid: m.pid,
+    }));
+    let ranks = procs
+        .iter()
+        .filter(|p| p.rank >= 0)
+        .map(|p| p.rank)
+        .collect::<BTreeSet<_>>()
+        .len();
+    let ms = &agg.metas;
+    RunInfo {
+        inputs: inputs.to_vec(),
+        trace_files: d.trace_files,
+        objects_files: d.objects_files,
+        meta_files: d.meta_files,
+        records: d.records,
+        object_rows: d.object_rows,
+        processes: procs.len(),
+        ranks,
+        world_size: ms.iter().map(|m| m.world_size).max().unwrap_or(-1),
+        hosts: uniq(ms.iter().map(|m| m.host.clone())),
+        hdf5_versions: uniq(ms.iter().map(|m| m.hdf5_version.clone())),
+        levels: uniq(ms.iter().map(|m| m.level.clone())),
+        executables: uniq(ms.iter().map(|m| m.exe.clone())),
+        first_ns: agg.first_ns,
+        last_ns: agg.last_ns,
+        wall_ns: agg.last_ns.saturating_sub(agg.first_ns),
+        call_ns: agg.total_ns(),
+        self_ns: agg.ops.values().map(|o| o.total_ns - o.under_ns).sum(),
+        recording_ns: ms.iter().map(|m| m.self_ns).sum(),
+        dropped: ms.iter().map(|m| m.dropped).sum(),
+        unfinished: ms.iter().filter(|m| m.end_ns.is_none()).count(),
+        truncated: d
+            .truncated
+            .iter()
+            .map(|(p, l)| format!("{p}:{l}"))
+            .collect(),
+        malformed_rows: d.malformed_rows,
+        first_malformed: d
+            .first_malformed
+            .as_ref()
+            .map(|(p, l, r)| format!("{p}:{l}: {r}")),
+        bad_metas: d
+            .bad_metas
+            .iter()
+            .map(|(p, r)| format!("{p}: {r}"))
+            .collect(),
+        coll_metadata_reads: ms.iter().any(|m| m.coll_metadata_reads),
+        coll_metadata_writes: ms.iter().any(|m| m.coll_metadata_writes),
+        quantile_relative_error: RELATIVE_ACCURACY,
+    }
+}
+
+fn op_rows(agg: &Aggregate, total: u64) -> Vec<OpRow> {
+    let mut rows: Vec<OpRow> = agg
+        .ops
+        .iter()
+        .map(|(name, s)| {
+            let q = |p| r(s.sketch.quantile(p));
+            OpRow {
+                op: name.clone(),
+                family: h5prov_format::op_family(name).to_string(),
+                class: OpClass::of(name).name().to_string(),
+                count: s.count,
+                total_ns: s.total_ns,
+                share: ratio(s.total_ns, total),
+                mean_ns: s.total_ns / s.count.max(1),
+                min_ns: s.sketch.min(),
+                p25_ns: q(0.25),
+                p50_ns: q(0.5),
+                p75_ns: q(0.75),
+                p95_ns: q(0.95),
+                p99_ns: q(0.99),
+                max_ns: s.max_ns,
+                self_ns: s.total_ns - s.under_ns,
+                bytes: s.bytes,
+                errors: s.errors,
+                rank_by_time: 0,
+                rank_by_count: 0,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.op.cmp(&b.op)));
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.rank_by_count = i + 1;
+    }
+    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.op.cmp(&b.op)));
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.rank_by_time = i + 1;
+    }
+    rows
+}
+
+fn family_rows(agg: &Aggregate, total: u64) -> Vec<FamilyRow> {
+    let mut fam: BTreeMap<&str, (usize, u64, u64, u64, u64, LogSketch)> = BTreeMap::new();
+    for (name, s) in &agg.ops {
+        let e = fam.entry(h5prov_format::op_family(name)).or_default();
+        e.0 += 1;
+        e.1 += s.count;
+        e.2 += s.total_ns;
+        e.3 = e.3.max(s.max_ns);
+        e.4 += s.total_ns - s.under_ns;
+        e.5.merge(&s.sketch);
+    }
+    let mut rows: Vec<FamilyRow> = fam
+        .into_iter()
+        .map(|(f, (n, count, tot, max, selfns, sk))| FamilyRow {
+            family: f.to_string(),
+            ops: n,
+            count,
+            total_ns: tot,
+            share: ratio(tot, total),
+            mean_ns: tot / count.max(1),
+            p50_ns: r(sk.quantile(0.5)),
+            p99_ns: r(sk.quantile(0.99)),
+            max_ns: max,
+            self_ns: selfns,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.family.cmp(&b.family))
+    });
+    rows
+}
+
+fn rank_rows(agg: &Aggregate) -> (Vec<RankRow>, Vec<RankOpRow>) {
+    let mut ranks = Vec::new();
+    let mut rank_ops = Vec::new();
+    for (p, s) in &agg.procs {
+        let count = s.ops.values().map(|o| o.count).sum();
+        let total = s.ops.values().map(|o| o.total_ns).sum();
+        let top = s
+            .ops
+            .iter()
+            .max_by(|a, b| a.1.total_ns.cmp(&b.1.total_ns).then_with(|| b.0.cmp(a.0)))
+            .map(|(k, _)| k.clone())
+            .unwrap_or_default();
+        ranks.push(RankRow {
+            rank: p.rank,
+            pid: p.pid,
+            count,
+            total_ns: total,
+            self_ns: s.ops.values().map(|o| o.total_ns - o.under_ns).sum(),
+            bytes_read: s.bytes_read,
+            bytes_written: s.bytes_written,
+            first_ns: s.first_ns,
+            last_ns: s.last_ns,
+            top_op: top,
+        });
+        for (op, o) in &s.ops {
+            let op_total = agg.ops.get(op).map_or(0, |x| x.total_ns);
+            rank_ops.push(RankOpRow {
+                rank: p.rank,
+                pid: p.pid,
+                op: op.clone(),
+                count: o.count,
+                total_ns: o.total_ns,
+                mean_ns: o.total_ns / o.count.max(1),
+                max_ns: o.max_ns,
+                bytes: o.bytes,
+                share_of_op: ratio(o.total_ns, op_total),
+            });
+        }
+    }
+    (ranks, rank_ops)
+}
+
+fn call_row(c: &SlowCall, median: f64, rob: &Robust, first: u64) -> StragglerCall {
+    StragglerCall {
+        rank: c.proc.rank,
+        pid: c.proc.pid,
+        tid: c.tid,
+        seq: c.seq,
+        start_ns: c.start_ns,
+        offset_ns: c.start_ns.saturating_sub(first),
+        total_ns: c.total_ns,
+        x_median: if median > 0.0 {
+            c.total_ns as f64 / median
+        } else {
+            0.0
+        },
+        z: rob.score(c.total_ns as f64),
+        file: c.file.clone(),
+        path: c.path.clone(),
+    }
+}
+
+/// The robust scorer of an operation's call durations, from its sketch.
+pub fn call_scorer(sk: &LogSketch) -> Robust {
+    let m = sk.quantile(0.5);
+    let (mad, mean_ad) = sk.deviations(m);
+    Robust::from_parts(sk.count(), m, mad, mean_ad)
+}
+
+fn straggler_calls(agg: &Aggregate, th: &Thresholds, first: u64) -> Vec<StragglerCalls> {
+    let mut out = Vec::new();
+    for (op, s) in &agg.ops {
+        let rob = call_scorer(&s.sketch);
+        let cutoff = rob
+            .cutoff(th.z_threshold)
+            .max(rob.median * th.call_min_ratio);
+        let calls: Vec<StragglerCall> = s
+            .slow
+            .calls
+            .iter()
+            .filter(|c| c.total_ns as f64 > cutoff)
+            .map(|c| call_row(c, rob.median, &rob, first))
+            .collect();
+        if calls.is_empty() {
+            continue;
+        }
+        out.push(StragglerCalls {
+            op: op.clone(),
+            count: s.count,
+            median_ns: r(rob.median),
+            spread: rob.spread,
+            cutoff_ns: r(cutoff),
+            stragglers: s.sketch.count_above(cutoff).max(calls.len() as u64),
+            calls,
+        });
+    }
+    // Worst offenders first: by how much time the listed stragglers cost over the median.
+    out.sort_by(|a, b| {
+        let cost = |x: &StragglerCalls| -> u64 {
+            x.calls
+                .iter()
+                .map(|c| c.total_ns.saturating_sub(x.median_ns))
+                .sum()
+        };
+        cost(b).cmp(&cost(a)).then_with(|| a.op.cmp(&b.op))
+    });
+    out
+}
+
+/// Finds straggler ranks among per-rank totals `(process, total_ns)` of one operation:
+/// modified Z-score above the threshold and total at least `min_ratio` × the median, and
+/// Drishti's rule
+/// `(slowest − fastest) / sum > imbalance`, which flags the slowest rank. Returns the
+/// scorer, the imbalance, and the outliers. One process: nothing. Two processes: only
+/// Drishti's rule can fire (their Z-scores are ±0.6745). All equal: nothing.
+pub fn rank_outliers(
+    totals: &[(ProcKey, u64)],
+    z_threshold: f64,
+    min_ratio: f64,
+    imbalance_threshold: f64,
+) -> (Robust, f64, Vec<RankOutlier>) {
+    let vals: Vec<f64> = totals.iter().map(|t| t.1 as f64).collect();
+    let rob = Robust::of(&vals);
+    if totals.len() < 2 {
+        return (rob, 0.0, Vec::new());
+    }
+    let sum: u64 = totals.iter().map(|t| t.1).sum();
+    let slow = totals
+        .iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+        .expect("n>=2");
+    let fast = totals.iter().map(|t| t.1).min().expect("n>=2");
+    let imbalance = ratio(slow.1 - fast, sum);
+    let drishti = imbalance > imbalance_threshold;
+    let mut out = Vec::new();
+    for &(p, t) in totals {
+        let z = rob.score(t as f64);
+        let by_z = z > z_threshold && t as f64 >= rob.median * min_ratio;
+        let by_d = drishti && p == slow.0;
+        if by_z || by_d {
+            out.push(RankOutlier {
+                rank: p.rank,
+                pid: p.pid,
+                total_ns: t,
+                z,
+                x_median: if rob.median > 0.0 {
+                    t as f64 / rob.median
+                } else {
+                    0.0
+                },
+                rule: match (by_z, by_d) {
+                    (true, true) => "z-score+drishti",
+                    (true, false) => "z-score",
+                    _ => "drishti",
+                }
+                .to_string(),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| (a.rank, a.pid).cmp(&(b.rank, b.pid)))
+    });
+    (rob, imbalance, out)
+}
+
+fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<StragglerRanks> {
+    let mut per_op: BTreeMap<&str, Vec<(ProcKey, u64)>> = BTreeMap::new();
+    for (p, s) in &agg.procs {
+        for (op, o) in &s.ops {
+            per_op.entry(op).or_default().push((*p, o.total_ns));
+        }
+    }
+    let mut out = Vec::new();
+    for (op, totals) in per_op {
+        if totals.len() < 2 {
+            continue;
+        }
+        let (rob, imbalance, outliers) =
+            rank_outliers(&totals, th.z_threshold, th.rank_min_ratio, th.imbalance);
+        if outliers.is_empty() {
+            continue;
+        }
+        let op_total = agg.ops.get(op).map_or(0, |o| o.total_ns);
+        out.push(StragglerRanks {
+            op: op.to_string(),
+            ranks: totals.len(),
+            op_share: ratio(op_total, total),
+            median_total_ns: r(rob.median),
+            spread: rob.spread,
+            fastest_ns: totals.iter().map(|t| t.1).min().unwrap_or(0),
+            slowest_ns: totals.iter().map(|t| t.1).max().unwrap_or(0),
+            imbalance,
+            outliers,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.op_share
+            .total_cmp(&a.op_share)
+            .then_with(|| a.op.cmp(&b.op))
+    });
+    out
+}
+
+fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
+    let mut v: Vec<TailHeavy> = ops
+        .iter()
+        .filter(|o| o.count >= th.tail_min_calls && o.p50_ns > 0)
+        .map(|o| TailHeavy {
+            op: o.op.clone(),
+            count: o.count,
+            p50_ns: o.p50_ns,
+            p99_ns: o.p99_ns,
+            ratio: o.p99_ns as f64 / o.p50_ns as f64,
+        })
+        .filter(|t| t.ratio >= th.tail_ratio)
+        .collect();
+    v.sort_by(|a, b| b.ratio.total_cmp(&a.ratio).then_with(|| a.op.cmp(&b.op)));
+    v
+}
+
+fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
+    let mut keys: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for (kind, f, p) in agg.objects.keys().chain(agg.summaries.keys()) {
+        if kind == "dataset" {
+            keys.insert((f, p));
+        }
+    }
+    let mut rows = Vec::new();
+    for (f, p) in keys {
+        let k = ("dataset".to_string(), f.to_string(), p.to_string());
+        let rec = agg.objects.get(&k);
+        let sum = agg.summaries.get(&k);
+        let mut row = DatasetRow {
+            file: f.to_string(),
+            path: p.to_string(),
+            layout: String::new(),
+            dims: String::new(),
+            type_size: 0,
+            procs: 0,
+            opens: 0,
+            reads: 0,
+            writes: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            read_ns: 0,
+            write_ns: 0,
+            total_ns: 0,
+            bandwidth_bps: 0.0,
+            ind_io: 0,
+            coll_io: 0,
+            broken_coll_io: 0,
+            sizes: Vec::new(),
+            source: match (rec.is_some(), sum.is_some()) {
+                (true, true) => "records+summary",
+                (true, false) => "records",
+                _ => "summary",
+            }
+            .to_string(),
+        };
+        if let Some(s) = sum {
+            let o = &s.sum;
+            row.layout.clone_from(&o.layout);
+            row.dims.clone_from(&o.dims);
+            row.type_size = o.type_size;
+            row.procs = s.rows as usize;
+            row.opens = o.opens;
+            row.reads = o.reads;
+            row.writes = o.writes;
+            row.bytes_read = o.bytes_read;
+            row.bytes_written = o.bytes_written;
+            row.read_ns = o.read_ns;
+            row.write_ns = o.write_ns;
+            row.total_ns = o.read_ns + o.write_ns;
+            row.ind_io = o.ind_io;
+            row.coll_io = o.coll_io;
+            row.broken_coll_io = o.broken_coll_io;
+        }
+        if let Some(o) = rec {
+            row.procs = o.procs.len();
+            row.opens = o.opens;
+            row.reads = o.reads;
+            row.writes = o.writes;
+            row.bytes_read = o.bytes_read;
+            row.bytes_written = o.bytes_written;
+            row.read_ns = o.read_ns;
+            row.write_ns = o.write_ns;
+            row.total_ns = o.total_ns;
+            row.sizes = o.sizes.0.clone();
+            if sum.is_none() || o.ind_io + o.coll_io + o.broken_coll_io > 0 {
+                row.ind_io = o.ind_io;
+                row.coll_io = o.coll_io;
+                row.broken_coll_io = o.broken_coll_io;
+            }
+        }
+        row.bandwidth_bps = bandwidth(
+            row.bytes_read + row.bytes_written,
+            row.read_ns + row.write_ns,
+        );
+        rows.push(row);
+    }
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| (&a.file, &a.path).cmp(&(&b.file, &b.path)))
+    });
+    rows
+}
+
+fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
+    let mut names: BTreeSet<&str> = agg.files.keys().map(String::as_str).collect();
+    for (kind, f, _) in agg.summaries.keys() {
+        if kind == "file" && !f.is_empty() {
+            names.insert(f);
+        }
+    }
+    let mut rows = Vec::new();
+    for name in names {
+        let rec = agg.files.get(name);
+        let sums: Vec<_> = agg
+            .summaries
+            .iter()
+            .filter(|((k, f, _), _)| k == "file" && f == name)
+            .map(|(_, v)| v)
+            .collect();
+        let s_sum =
+            |g: fn(&crate::aggregate::SummaryStats) -> u64| sums.iter().map(|s| g(s)).sum::<u64>();
+        let mut row = FileRow {
+            file: name.to_string(),
+            procs: sums.iter().map(|s| s.rows as usize).sum(),
+            calls: s_sum(|s| s.sum.accesses),
+            total_ns: s_sum(|s| s.sum.read_ns + s.sum.write_ns),
+            meta_ns: 0,
+            opens: s_sum(|s| s.sum.opens),
+            reads: s_sum(|s| s.sum.reads),
+            writes: s_sum(|s| s.sum.writes),
+            bytes_read: s_sum(|s| s.sum.bytes_read),
+            bytes_written: s_sum(|s| s.sum.bytes_written),
+            bandwidth_bps: 0.0,
+            datasets_created: s_sum(|s| s.sum.dsets_created),
+            datasets_opened: s_sum(|s| s.sum.dsets_opened),
+            dataset_close_ns: 0,
+            open_ns: sums.iter().map(|s| s.max_open_ns).max().unwrap_or(0),
+            read_only: false,
+            sizes: Vec::new(),
+        };
+        let (mut read_ns, mut write_ns) = (s_sum(|s| s.sum.read_ns), s_sum(|s| s.sum.write_ns));
+        if let Some(f) = rec {
+            row.procs = f.procs.len();
+            row.calls = f.calls;
+            row.total_ns = f.total_ns;
+            row.meta_ns = f.meta_ns;
+            row.opens = f.file_opens;
+            row.reads = f.reads;
+            row.writes = f.writes;
+            row.bytes_read = f.bytes_read;
+            row.bytes_written = f.bytes_written;
+            row.dataset_close_ns = f.dset_close_ns;
+            row.datasets_created = row.datasets_created.max(f.dset_creates);
+            row.sizes = f.sizes.0.clone();
+            read_ns = f.read_ns;
+            write_ns = f.write_ns;
+        }
+        row.read_only = row.writes == 0 && row.bytes_written == 0 && row.datasets_created == 0;
+        row.bandwidth_bps = bandwidth(row.bytes_read + row.bytes_written, read_ns + write_ns);
+        rows.push(row);
+    }
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.file.cmp(&b.file))
+    });
+    rows
+}
+
+fn transfers(agg: &Aggregate) -> Transfers {
+    let mut t = Transfers::default();
+    let sums: Vec<_> = agg
+        .summaries
+        .iter()
+        .filter(|((k, _, _), _)| k == "dataset")
+        .collect();
+    let from_summary: (u64, u64, u64) = sums.iter().fold((0, 0, 0), |a, (_, s)| {
+        (
+            a.0 + s.sum.ind_io,
+            a.1 + s.sum.coll_io,
+            a.2 + s.sum.broken_coll_io,
+        )
+    });
+    if from_summary != (0, 0, 0) {
+        (t.independent, t.collective, t.broken_collective) = from_summary;
+    } else {
+        for ((req, act), n) in &agg.xfer {
+            let actual = if act.is_empty() { req } else { act };
+            if actual == "collective" {
+                t.collective += n;
+            } else if req == "collective" {
+                t.broken_collective += n;
+            } else if actual == "independent" {
+                t.independent += n;
+            }
+        }
+    }
+    t.by_mode = agg
+        .xfer
+        .iter()
+        .map(|((a, b), n)| TransferMode {
+            requested: a.clone(),
+            actual: b.clone(),
+            count: *n,
+        })
+        .collect();
+    t
+}
+
+/// Size of a power-of-two access-size bucket as a label (`<1K`, `1K-2K`, ...).
+pub fn bucket_label(i: usize) -> String {
+    if i == 0 {
+        return "0".into();
+    }
+    let lo = 1u64 << (i - 1);
+    crate::render::fmt_bytes_short(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(r: i64) -> ProcKey {
+        ProcKey {
+            rank: r,
+            pid: 100 + r as u32,
+        }
+    }
+
+    #[test]
+    fn one_rank_no_stragglers() {
+        let (_, imb, out) = rank_outliers(&[(p(0), 100)], 3.5, 1.2, 0.15);
+        assert!(out.is_empty());
+        assert_eq!(imb, 0.0);
+    }
+
+    #[test]
+    fn two_ranks_only_drishti() {
+        let (rob, imb, out) = rank_outliers(&[(p(0), 100), (p(1), 1000)], 3.5, 1.2, 0.15);
+        assert_eq!(rob.spread, Spread::TooFew);
+        assert!((imb - 900.0 / 1100.0).abs() < 1e-12);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].rank, 1);
+        assert_eq!(out[0].rule, "drishti");
+        // Balanced pair: nothing.
+        let (_, _, out) = rank_outliers(&[(p(0), 100), (p(1), 110)], 3.5, 1.2, 0.15);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn all_equal_ranks() {
+        let t: Vec<_> = (0..8).map(|i| (p(i), 500)).collect();
+        let (rob, imb, out) = rank_outliers(&t, 3.5, 1.2, 0.15);
+        assert_eq!(rob.spread, Spread::AllEqual);
+        assert_eq!(imb, 0.0);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn mad_zero_ranks_use_mean_ad() {
+        let mut t: Vec<_> = (0..7).map(|i| (p(i), 1000)).collect();
+        t.push((p(7), 10_000));
+        let (rob, _, out) = rank_outliers(&t, 3.5, 1.2, 0.15);
+        assert_eq!(rob.spread, Spread::MeanAd);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].rank, 7);
+        assert_eq!(out[0].rule, "z-score+drishti");
+    }
+
+    #[test]
+    fn rank3_of_4_with_10x() {
+        let t = vec![(p(0), 1000), (p(1), 1100), (p(2), 1050), (p(3), 10_500)];
+        let (_, _, out) = rank_outliers(&t, 3.5, 1.2, 0.15);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].rank, 3);
+        assert_eq!(out[0].rule, "z-score+drishti");
+    }
+
+    #[test]
+    fn call_scorer_mad_zero_and_equal() {
+        let mut s = LogSketch::new();
+        for _ in 0..100 {
+            s.add(1000);
+        }
+        assert_eq!(call_scorer(&s).spread, Spread::AllEqual);
+        s.add(50_000);
+        let rob = call_scorer(&s);
+        assert_eq!(rob.spread, Spread::MeanAd);
+        assert!(rob.score(50_000.0) > 3.5);
+        assert!(rob.score(1000.0) < 3.5);
+    }
+}

@@ -1,0 +1,122 @@
+//! The JSONL readers: one JSON object per line, read into one reused line buffer. String
+//! values borrow from the line unless they contain escapes. Missing keys read as "not
+//! known" (empty string or 0), as the format allows.
+
+use super::{ends_with_newline, Error, FileDiag, ReadOptions};
+use crate::record::RecordRef;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// Drives a JSONL file: one callback per non-blank line with the line's bytes.
+pub(crate) fn drive_jsonl(
+    path: &Path,
+    opts: &ReadOptions,
+    mut on_row: impl FnMut(&[u8]) -> Result<(), String>,
+) -> Result<FileDiag, Error> {
+    let terminated = ends_with_newline(path)?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut rdr = BufReader::with_capacity(256 * 1024, file);
+    let mut diag = FileDiag::default();
+    let mut buf = Vec::with_capacity(1024);
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        let n = rdr
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line += 1;
+        let has_nl = buf.last() == Some(&b'\n');
+        let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        if body.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match on_row(body) {
+            Ok(()) => diag.rows += 1,
+            Err(reason) => diag.bad_row(path, line, reason, !has_nl && !terminated, opts)?,
+        }
+    }
+    Ok(diag)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct JsonRecord<'a> {
+    seq: u64,
+    start_ns: u64,
+    total_ns: u64,
+    under_ns: u64,
+    rank: Option<i64>,
+    pid: u32,
+    tid: u64,
+    #[serde(borrow)]
+    op: Cow<'a, str>,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    file: Cow<'a, str>,
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    status: i32,
+    #[serde(rename = "async")]
+    is_async: u8,
+    bytes: u64,
+    type_size: u64,
+    ndims: u32,
+    npoints: u64,
+    #[serde(borrow)]
+    sel: Cow<'a, str>,
+    #[serde(borrow)]
+    xfer: Cow<'a, str>,
+    #[serde(borrow)]
+    xfer_actual: Cow<'a, str>,
+    batch: u32,
+    #[serde(borrow)]
+    detail: Cow<'a, str>,
+}
+
+/// Streams the records of a JSONL trace file to `sink`.
+pub fn read_jsonl_trace(
+    path: &Path,
+    opts: &ReadOptions,
+    mut sink: impl FnMut(&RecordRef<'_>),
+) -> Result<FileDiag, Error> {
+    drive_jsonl(path, opts, |body| {
+        let j: JsonRecord<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        if j.op.is_empty() {
+            return Err("missing or empty `op`".into());
+        }
+        let rec = RecordRef {
+            seq: j.seq,
+            start_ns: j.start_ns,
+            total_ns: j.total_ns,
+            under_ns: j.under_ns,
+            rank: j.rank.unwrap_or(-1),
+            pid: j.pid,
+            tid: j.tid,
+            op: &j.op,
+            kind: &j.kind,
+            file: &j.file,
+            path: &j.path,
+            status: j.status,
+            is_async: j.is_async,
+            bytes: j.bytes,
+            type_size: j.type_size,
+            ndims: j.ndims,
+            npoints: j.npoints,
+            sel: &j.sel,
+            xfer: &j.xfer,
+            xfer_actual: &j.xfer_actual,
+            batch: j.batch.max(1),
+            detail: &j.detail,
+        };
+        sink(&rec);
+        Ok(())
+    })
+}

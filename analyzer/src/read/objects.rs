@@ -1,0 +1,166 @@
+//! Objects files (one summary row per object state node) and `meta.json` files.
+
+use super::csv_trace::drive_csv;
+use super::jsonl_trace::drive_jsonl;
+use super::{parse_i64, parse_u64, Error, FileDiag, ReadOptions};
+use h5prov_format::{Encoding, ObjectSummary, ProcessMeta, OBJECT_COLUMNS};
+use std::path::Path;
+
+fn num(col: &str, v: &str) -> Result<u64, String> {
+    parse_u64(v.as_bytes()).ok_or_else(|| format!("column `{col}`: not a valid number: {v:?}"))
+}
+
+/// Sets one named field of a summary from its text; unknown names are ignored.
+fn set_field(o: &mut ObjectSummary, col: &str, v: &str) -> Result<(), String> {
+    let n = |v: &str| num(col, v);
+    match col {
+        "rank" => {
+            o.rank = parse_i64(v.as_bytes(), -1)
+                .ok_or_else(|| format!("column `rank`: not a valid number: {v:?}"))?
+        }
+        "pid" => o.pid = u32::try_from(n(v)?).map_err(|e| format!("column `pid`: {e}"))?,
+        "kind" => o.kind = v.to_string(),
+        "file" => o.file = v.to_string(),
+        "path" => o.path = v.to_string(),
+        "token" => o.token = v.to_string(),
+        "opens" => o.opens = n(v)?,
+        "accesses" => o.accesses = n(v)?,
+        "reads" => o.reads = n(v)?,
+        "writes" => o.writes = n(v)?,
+        "bytes_read" => o.bytes_read = n(v)?,
+        "bytes_written" => o.bytes_written = n(v)?,
+        "read_ns" => o.read_ns = n(v)?,
+        "write_ns" => o.write_ns = n(v)?,
+        "first_ns" => o.first_ns = n(v)?,
+        "last_ns" => o.last_ns = n(v)?,
+        "dims" => o.dims = v.to_string(),
+        "type_size" => o.type_size = n(v)?,
+        "layout" => o.layout = v.to_string(),
+        "ind_io" => o.ind_io = n(v)?,
+        "coll_io" => o.coll_io = n(v)?,
+        "broken_coll_io" => o.broken_coll_io = n(v)?,
+        "created" => {
+            o.created = u8::try_from(n(v)?).map_err(|e| format!("column `created`: {e}"))?
+        }
+        "dsets_created" => o.dsets_created = n(v)?,
+        "dsets_opened" => o.dsets_opened = n(v)?,
+        "groups_created" => o.groups_created = n(v)?,
+        "groups_opened" => o.groups_opened = n(v)?,
+        "open_ns" => o.open_ns = n(v)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Reads every summary row of an objects file.
+pub fn read_objects(
+    path: &Path,
+    enc: Encoding,
+    opts: &ReadOptions,
+    mut sink: impl FnMut(ObjectSummary),
+) -> Result<FileDiag, Error> {
+    match enc {
+        Encoding::Csv => drive_csv(
+            path,
+            opts,
+            |h| {
+                let names: Vec<String> = h
+                    .iter()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .collect();
+                if !names.iter().any(|n| n == "kind") || !names.iter().any(|n| n == "path") {
+                    return Err(format!(
+                        "header is not an h5prov objects header (expected {})",
+                        OBJECT_COLUMNS.join(",")
+                    ));
+                }
+                Ok(names)
+            },
+            |names, r| {
+                if r.len() != names.len() {
+                    return Err(format!(
+                        "{} fields, the header has {}",
+                        r.len(),
+                        names.len()
+                    ));
+                }
+                let mut o = ObjectSummary {
+                    rank: -1,
+                    ..Default::default()
+                };
+                for (name, v) in names.iter().zip(r.iter()) {
+                    let v = std::str::from_utf8(v)
+                        .map_err(|_| format!("column `{name}`: not valid UTF-8"))?;
+                    set_field(&mut o, name, v)?;
+                }
+                sink(o);
+                Ok(())
+            },
+        ),
+        _ => drive_jsonl(path, opts, |body| {
+            let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+            let obj = v.as_object().ok_or("not a JSON object")?;
+            let mut o = ObjectSummary {
+                rank: -1,
+                ..Default::default()
+            };
+            for (k, v) in obj {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Null => String::new(),
+                    serde_json::Value::Bool(b) => u8::from(*b).to_string(),
+                    other => other.to_string(),
+                };
+                set_field(&mut o, k, &text)?;
+            }
+            sink(o);
+            Ok(())
+        }),
+    }
+}
+
+/// Reads a `meta.json`. Missing keys keep their defaults (`rank`/`world_size` −1,
+/// `end_ns` null), so a meta file from an unfinished process still reads.
+pub fn read_meta(path: &Path) -> Result<ProcessMeta, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    let o = v.as_object().ok_or("not a JSON object")?;
+    let u = |k: &str| o.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    let i = |k: &str| o.get(k).and_then(|v| v.as_i64()).unwrap_or(-1);
+    let s = |k: &str| o.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let b = |k: &str| o.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
+    Ok(ProcessMeta {
+        format_version: u("format_version") as u32,
+        uid: u("uid") as u32,
+        user: s("user"),
+        host: s("host"),
+        pid: u("pid") as u32,
+        rank: i("rank"),
+        world_size: i("world_size"),
+        exe: s("exe"),
+        cmdline: o
+            .get("cmdline")
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        hdf5_version: s("hdf5_version"),
+        connector: s("connector"),
+        level: s("level"),
+        format: s("format"),
+        anchor_wall_ns: u("anchor_wall_ns"),
+        anchor_mono_ns: u("anchor_mono_ns"),
+        start_ns: u("start_ns"),
+        end_ns: o.get("end_ns").and_then(|v| v.as_u64()),
+        records: u("records"),
+        bytes_written: u("bytes_written"),
+        self_ns: u("self_ns"),
+        dropped: u("dropped"),
+        write_errors: u("write_errors"),
+        coll_metadata_reads: b("coll_metadata_reads"),
+        coll_metadata_writes: b("coll_metadata_writes"),
+    })
+}

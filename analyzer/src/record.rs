@@ -1,0 +1,130 @@
+//! Typed events: one borrowed trace record, the process key, and operation classes.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One trace record as the readers hand it out: fields borrow from the reader's buffer,
+/// so no allocation happens per record. Field meanings are in `docs/TRACE-FORMAT.md`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct RecordRef<'a> {
+    pub seq: u64,
+    pub start_ns: u64,
+    pub total_ns: u64,
+    pub under_ns: u64,
+    pub rank: i64,
+    pub pid: u32,
+    pub tid: u64,
+    pub op: &'a str,
+    pub kind: &'a str,
+    pub file: &'a str,
+    pub path: &'a str,
+    pub status: i32,
+    pub is_async: u8,
+    pub bytes: u64,
+    pub type_size: u64,
+    pub ndims: u32,
+    pub npoints: u64,
+    pub sel: &'a str,
+    pub xfer: &'a str,
+    pub xfer_actual: &'a str,
+    pub batch: u32,
+    pub detail: &'a str,
+}
+
+impl RecordRef<'_> {
+    /// The process this record came from.
+    pub fn proc(&self) -> ProcKey {
+        ProcKey {
+            rank: self.rank,
+            pid: self.pid,
+        }
+    }
+
+    /// End of the callback, ns since the epoch.
+    pub fn end_ns(&self) -> u64 {
+        self.start_ns.saturating_add(self.total_ns)
+    }
+}
+
+/// Identifies a process: its MPI rank, or its pid when there is no rank (`rank = -1`).
+/// Ordered by rank, then pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ProcKey {
+    /// MPI rank, -1 when unknown.
+    pub rank: i64,
+    /// Process id.
+    pub pid: u32,
+}
+
+impl fmt::Display for ProcKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.rank >= 0 {
+            write!(f, "rank {}", self.rank)
+        } else {
+            write!(f, "pid {}", self.pid)
+        }
+    }
+}
+
+/// The I/O activity class of an operation, used for phases and the metadata share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpClass {
+    /// `dataset.write`, `attr.write` (and `dataset.optional:chunk_write`).
+    DataWrite,
+    /// `dataset.read`, `attr.read` (and `dataset.optional:chunk_read`).
+    DataRead,
+    /// Everything else: opens, creates, gets, closes, links, flushes...
+    Metadata,
+}
+
+impl OpClass {
+    /// Classifies an operation name.
+    pub fn of(op: &str) -> OpClass {
+        match h5prov_format::op_family(op) {
+            "dataset.write" | "attr.write" => OpClass::DataWrite,
+            "dataset.read" | "attr.read" => OpClass::DataRead,
+            _ => match op {
+                "dataset.optional:chunk_write" => OpClass::DataWrite,
+                "dataset.optional:chunk_read" => OpClass::DataRead,
+                _ => OpClass::Metadata,
+            },
+        }
+    }
+
+    /// Short lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpClass::DataWrite => "data write",
+            OpClass::DataRead => "data read",
+            OpClass::Metadata => "metadata",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        assert_eq!(OpClass::of("dataset.write"), OpClass::DataWrite);
+        assert_eq!(OpClass::of("attr.read"), OpClass::DataRead);
+        assert_eq!(
+            OpClass::of("dataset.optional:chunk_write"),
+            OpClass::DataWrite
+        );
+        assert_eq!(OpClass::of("dataset.get:space"), OpClass::Metadata);
+        assert_eq!(OpClass::of("group.open"), OpClass::Metadata);
+    }
+
+    #[test]
+    fn proc_order_and_display() {
+        let a = ProcKey { rank: 1, pid: 99 };
+        let b = ProcKey { rank: 2, pid: 1 };
+        assert!(a < b);
+        assert_eq!(a.to_string(), "rank 1");
+        assert_eq!(ProcKey { rank: -1, pid: 7 }.to_string(), "pid 7");
+    }
+}

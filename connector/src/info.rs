@@ -62,6 +62,11 @@ fn err(key: &str, message: impl Into<String>) -> ParseError {
     }
 }
 
+/// The key of an item (`key=...`), or the item itself, for error messages.
+fn key_of(item: &str) -> &str {
+    item.split_once('=').map_or(item, |(k, _)| k).trim()
+}
+
 /// Splits at `;` on brace depth zero. Fails on unbalanced braces.
 fn split_items(s: &str) -> Result<Vec<&str>, ParseError> {
     let mut items = Vec::new();
@@ -73,7 +78,7 @@ fn split_items(s: &str) -> Result<Vec<&str>, ParseError> {
             '}' => {
                 depth = depth
                     .checked_sub(1)
-                    .ok_or_else(|| err(&s[start..=i], "unbalanced '}'"))?;
+                    .ok_or_else(|| err(key_of(&s[start..=i]), "unbalanced '}'"))?;
             }
             ';' if depth == 0 => {
                 items.push(&s[start..i]);
@@ -83,7 +88,7 @@ fn split_items(s: &str) -> Result<Vec<&str>, ParseError> {
         }
     }
     if depth != 0 {
-        return Err(err(&s[start..], "unbalanced '{' (missing '}')"));
+        return Err(err(key_of(&s[start..]), "unbalanced '{' (missing '}')"));
     }
     items.push(&s[start..]);
     Ok(items)
@@ -268,8 +273,8 @@ mod tests {
         for (s, key) in [
             ("under_vol=abc;under_info={}", "under_vol"),
             ("under_vol=0;under_info=nobraces", "under_info"),
-            ("under_vol=0;under_info={", "under_info={"),
-            ("under_vol=0;under_info={}}", "under_info={}}"),
+            ("under_vol=0;under_info={", "under_info"),
+            ("under_vol=0;under_info={}}", "under_info"),
             ("under_vol=0;bogus", "bogus"),
             ("under_vol=0;=3", "=3"),
             ("under_vol=0;under_vol=1", "under_vol"),

@@ -68,25 +68,26 @@ impl Detail {
 
 impl std::fmt::Write for Detail {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let room = self.buf.len() - self.len;
+        // Content is limited to 253 bytes so "..." always fits when it is cut.
+        const LIMIT: usize = 253;
+        if self.len > LIMIT {
+            return Err(std::fmt::Error);
+        }
+        let room = LIMIT - self.len;
         if s.len() <= room {
             self.buf[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
             self.len += s.len();
-            Ok(())
-        } else {
-            // Truncate with "..." and refuse further text.
-            let keep = room.saturating_sub(3);
-            let mut cut = keep.min(s.len());
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            self.buf[self.len..self.len + cut].copy_from_slice(&s.as_bytes()[..cut]);
-            self.len += cut;
-            let dots = (self.buf.len() - self.len).min(3);
-            self.buf[self.len..self.len + dots].copy_from_slice(&b"..."[..dots]);
-            self.len += dots;
-            Err(std::fmt::Error)
+            return Ok(());
         }
+        let mut cut = room;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.buf[self.len..self.len + cut].copy_from_slice(&s.as_bytes()[..cut]);
+        self.len += cut;
+        self.buf[self.len..self.len + 3].copy_from_slice(b"...");
+        self.len += 3;
+        Err(std::fmt::Error)
     }
 }
 
@@ -1087,13 +1088,9 @@ mod tests {
             .from_reader(text.as_bytes());
         let row = rd.records().next().unwrap().unwrap();
         assert_eq!(row.len(), TRACE_COLUMNS.len());
-        let mut hdr = csv::Reader::from_reader(
-            format!("{}\n{}", TRACE_COLUMNS.join(","), text)
-                .as_bytes()
-                .to_vec()
-                .as_slice(),
-        )
-        .into_deserialize::<h5prov_format::TraceRecord>();
+        let with_header = format!("{}\n{}", TRACE_COLUMNS.join(","), text);
+        let mut hdr = csv::Reader::from_reader(with_header.as_bytes())
+            .into_deserialize::<h5prov_format::TraceRecord>();
         let rec = hdr.next().unwrap().unwrap();
         assert_eq!(rec.file, "a,b.h5");
         assert_eq!(rec.path, "/g/\"d\"");

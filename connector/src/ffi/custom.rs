@@ -101,7 +101,19 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
     guard(-1, Op::InfoFromStr, || {
         // SAFETY: HDF5 passes a C string (or NULL).
         let text = unsafe { cstr(s) };
-        let parsed = info_from_text(&text)?;
+        let parsed = info_from_text(&text).inspect_err(|e| {
+            // When the string comes from HDF5_VOL_CONNECTOR, HDF5 replaces our error record
+            // with "unable to set default VOL connector" and carries on natively: say why
+            // on stderr once, so nobody believes a run is traced when it is not.
+            let from_env = std::env::var("HDF5_VOL_CONNECTOR").is_ok_and(|v| {
+                v.trim()
+                    .strip_prefix("h5prov")
+                    .is_some_and(|rest| rest.trim() == text.trim())
+            });
+            if from_env {
+                eprintln!("h5prov: HDF5_VOL_CONNECTOR rejected, h5prov is NOT active: {}", e.0);
+            }
+        })?;
         // SAFETY: valid out-pointer per the VOL contract.
         unsafe { *info = Box::into_raw(Box::new(parsed)).cast() };
         Ok(0)

@@ -1,0 +1,42 @@
+# Shared set-up for the README's two commands. Sourced, not run.
+# - installs the Debian packages the project needs (cmake, libclang for bindgen, ...),
+# - obtains and builds HDF5 1.14 once (cached; $HDF5_DIR wins when it points at >= 1.14),
+# - exports the environment the builds and tests use.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+need_pkgs() {
+    local missing=()
+    for p in "$@"; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        command -v apt-get >/dev/null || { echo "error: need Debian packages ${missing[*]} and there is no apt-get" >&2; exit 1; }
+        step "installing ${missing[*]}"
+        apt-get update -qq >/dev/null || { echo "error: apt-get update failed (no network to the package registry?)" >&2; exit 1; }
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+# cmake + a C compiler for HDF5; libclang for bindgen; faketime pins HDF5's object
+# timestamps in the byte-for-byte parity tests.
+need_pkgs cmake libclang-dev dpkg-dev zlib1g-dev faketime
+
+step "HDF5 1.14 (bootstrap; cached after the first run)"
+cargo run -q --release -p hdf5-test-harness -- build-hdf5
+eval "$(cargo run -q --release -p hdf5-test-harness -- env)"
+export HDF5_DIR
+
+# The plugin directory HDF5 is pointed at: only libh5prov.so in it (HDF5 dlopens every
+# lib*.so it finds there).
+PLUGIN_DIR="$ROOT/.deps/plugins"
+
+install_plugin() {
+    mkdir -p "$PLUGIN_DIR"
+    # Copy then rename: overwriting a mapped library would crash a running process.
+    cp "$ROOT/target/release/libh5prov.so" "$PLUGIN_DIR/.libh5prov.so.tmp"
+    mv -f "$PLUGIN_DIR/.libh5prov.so.tmp" "$PLUGIN_DIR/libh5prov.so"
+}

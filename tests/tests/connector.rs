@@ -1,0 +1,83 @@
+//! The connector in real programs: proof of loading, the API route (H5Pset_vol), the FFI
+//! guard, malformed connector strings, and no leaked state at H5close.
+
+use h5prov_tests::*;
+
+#[test]
+fn environment_and_api_routes_both_load_h5prov() {
+    let dir = scratch("route");
+    let traces = dir.join("t");
+    let out = Run::with_h5prov(&c_program("vol_name"), &["f.h5"], &dir, &traces, "").ok();
+    assert!(out.contains("file=h5prov"), "{out}");
+    // Natively the same program says native: the check is not vacuous.
+    let out = Run::native(&c_program("vol_name"), &["g.h5"], &dir).ok();
+    assert!(out.contains("file=native"), "{out}");
+
+    let info = format!("under_vol=0;under_info={{}};path={}", dir.join("api").display());
+    let out = Run::native(&c_program("setvol"), &[&info, "h.h5"], &dir)
+        .env("HDF5_PLUGIN_PATH", plugin_dir().to_str().unwrap())
+        .ok();
+    assert!(out.contains("file=h5prov"), "{out}");
+    assert_eq!(read_metas(&dir.join("api")).len(), 1);
+}
+
+#[test]
+fn malformed_connector_string_fails_registration_and_names_the_key() {
+    let dir = scratch("badinfo");
+    for (info, key) in [
+        ("under_vol=0;under_info={};level=verbose", "level"),
+        ("under_vol=0;under_info={;path=x", "under_info"),
+        ("under_vol=zero;under_info={}", "under_vol"),
+        ("under_vol=0;under_info={};colour=blue", "colour"),
+    ] {
+        let out = Run::native(&c_program("setvol"), &[info, "x.h5"], &dir)
+            .env("HDF5_PLUGIN_PATH", plugin_dir().to_str().unwrap())
+            .output();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{info}: must be rejected\n{err}");
+        assert!(err.contains(&format!("'{key}'")), "{info}: error stack must name '{key}':\n{err}");
+    }
+    // Through the environment: HDF5 reports the error; no trace is written, and the
+    // program cannot silently believe it is traced (it says native).
+    let traces = dir.join("t");
+    let out = Run::with_connector(
+        &c_program("vol_name"),
+        &["y.h5"],
+        &dir,
+        &format!("h5prov under_vol=0;under_info={{}};path={};level=verbose", traces.display()),
+    )
+    .output();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'level'"), "HDF5 must print the bad key:\n{err}");
+    assert!(!traces.exists(), "nothing traced with a rejected string");
+}
+
+#[test]
+fn a_panic_inside_a_callback_becomes_an_hdf5_error_not_an_abort() {
+    let dir = scratch("panic");
+    let traces = dir.join("t");
+    let out = Run::with_h5prov(&c_program("panic_probe"), &["p.h5"], &dir, &traces, "")
+        .env("H5PROV_TEST_PANIC", "dataset.write")
+        .output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the application must survive: {stdout}\n{stderr}");
+    assert!(stdout.contains("write=-1"), "H5Dwrite must fail: {stdout}");
+    assert!(stdout.contains("closed"), "and the program goes on: {stdout}");
+    assert!(
+        stderr.contains("h5prov") && stderr.contains("dataset.write") && stderr.contains("panic"),
+        "the HDF5 error stack carries h5prov's record:\n{stderr}"
+    );
+}
+
+#[test]
+fn no_state_node_outlives_h5close() {
+    let dir = scratch("leaks");
+    let traces = dir.join("t");
+    let out = Run::with_h5prov(&c_program("write_multi"), &["m.h5"], &dir, &traces, "")
+        .env("H5PROV_CHECK_LEAKS", "1")
+        .output();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("live state nodes at terminate: 0"), "{err}");
+}

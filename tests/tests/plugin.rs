@@ -1,0 +1,51 @@
+//! `libh5prov.so` as HDF5 sees it: the two plugin entry points and the class they return.
+
+use h5prov_tests::plugin_dir;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+/// The leading fields of `H5VL_class_t` (HDF5 1.14, VOL version 3).
+#[repr(C)]
+struct ClassHead {
+    version: c_uint,
+    value: c_int,
+    name: *const c_char,
+    conn_version: c_uint,
+    cap_flags: u64,
+}
+
+#[test]
+fn plugin_entry_points_describe_the_h5prov_vol_connector() {
+    let so = plugin_dir().join("libh5prov.so");
+    // SAFETY: loading our own plugin; its initialisers have no side effects.
+    let lib = unsafe { libloading::Library::new(&so) }.expect("dlopen libh5prov.so");
+    // SAFETY: the symbols have these C signatures (H5PLextern.h).
+    unsafe {
+        let ty: libloading::Symbol<extern "C" fn() -> c_int> = lib.get(b"H5PLget_plugin_type").unwrap();
+        assert_eq!(ty(), 1, "H5PL_TYPE_VOL");
+        let info: libloading::Symbol<extern "C" fn() -> *const c_void> =
+            lib.get(b"H5PLget_plugin_info").unwrap();
+        let cls = &*(info().cast::<ClassHead>());
+        assert_eq!(cls.version, 3, "H5VL_VERSION of HDF5 1.14");
+        assert_eq!(cls.value, 416, "h5prov's connector value");
+        assert_eq!(CStr::from_ptr(cls.name).to_str().unwrap(), "h5prov");
+        assert_eq!(cls.cap_flags, 0, "own flags are ORed into the under connector's");
+        let _ = cls.conn_version;
+        // Calling them twice gives the same class (a static, stable address).
+        assert_eq!(info(), info());
+    }
+}
+
+#[test]
+fn plugin_links_libhdf5_and_has_no_undefined_symbols() {
+    let so = plugin_dir().join("libh5prov.so");
+    let out = std::process::Command::new("readelf")
+        .args(["-d"])
+        .arg(&so)
+        .output()
+        .expect("readelf");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("NEEDED") && l.contains("libhdf5.so")),
+        "libh5prov.so must carry DT_NEEDED libhdf5 (hosts that dlopen HDF5 RTLD_LOCAL):\n{text}"
+    );
+}

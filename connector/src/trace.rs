@@ -236,7 +236,6 @@ fn csv_record(out: &mut Vec<u8>, fields: &[&[u8]]) {
             }
         }
     }
-    push_with(out, 8, |o| w.finish(o));
     push_with(out, 4, |o| w.terminator(o));
 }
 
@@ -1079,7 +1078,7 @@ mod tests {
                 ..Io::default()
             },
             batch: 1,
-            detail: "",
+            detail: "start=5,10;count=3,4",
         };
         encode(&mut w, Format::Csv, 7, 99, &r);
         let text = String::from_utf8(w.clone()).unwrap();
@@ -1097,6 +1096,7 @@ mod tests {
         assert_eq!(rec.bytes, 800);
         assert_eq!(rec.op, "dataset.write");
         assert_eq!(rec.seq, 7);
+        assert_eq!(rec.detail, "start=5,10;count=3,4", "a quoted last field");
 
         let mut j = Vec::new();
         encode(&mut j, Format::Jsonl, 7, 99, &r);

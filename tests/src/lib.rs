@@ -152,7 +152,13 @@ impl Run {
 
     /// Runs `program` with h5prov loaded: `options` follow `under_vol=0;under_info={}`, and
     /// `path=<traces>` is added. The run proves h5prov was loaded (a metadata record).
-    pub fn with_h5prov(program: &Path, args: &[&str], cwd: &Path, traces: &Path, options: &str) -> Run {
+    pub fn with_h5prov(
+        program: &Path,
+        args: &[&str],
+        cwd: &Path,
+        traces: &Path,
+        options: &str,
+    ) -> Run {
         let mut r = Run::native(program, args, cwd);
         let conn = format!(
             "h5prov under_vol=0;under_info={{}};path={}{}{}",
@@ -187,7 +193,10 @@ impl Run {
 
     /// Runs and returns the output, whatever the status.
     pub fn output(mut self) -> Output {
-        let out = self.cmd.output().unwrap_or_else(|e| panic!("{}: {e}", self.desc));
+        let out = self
+            .cmd
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", self.desc));
         if let Some(t) = &self.traces {
             let metas = files_with_suffix(t, ".meta.json");
             assert!(
@@ -223,7 +232,9 @@ pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -280,4 +291,37 @@ pub fn read_metas(dir: &Path) -> Vec<h5prov_format::ProcessMeta> {
         .iter()
         .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
         .collect()
+}
+
+/// The workloads of `workloads/` compiled against the same HDF5 (once per test binary).
+pub fn workload(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let out = tmp_root().join(format!("workloads-{}", std::process::id()));
+        let st = Command::new("sh")
+            .arg(repo().join("workloads/build.sh"))
+            .arg(&out)
+            .env("HDF5_DIR", hdf5_dir())
+            .output()
+            .expect("run workloads/build.sh");
+        assert!(
+            st.status.success(),
+            "workloads/build.sh failed:\n{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        out
+    });
+    dir.join(name)
+}
+
+/// The analyzer binary of the same profile.
+pub fn analyzer() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe.parent().unwrap().parent().unwrap().join("h5prov");
+    assert!(
+        p.exists(),
+        "{} is missing: cargo build -p h5prov-analyzer",
+        p.display()
+    );
+    p
 }

@@ -13,7 +13,10 @@ fn environment_and_api_routes_both_load_h5prov() {
     let out = Run::native(&c_program("vol_name"), &["g.h5"], &dir).ok();
     assert!(out.contains("file=native"), "{out}");
 
-    let info = format!("under_vol=0;under_info={{}};path={}", dir.join("api").display());
+    let info = format!(
+        "under_vol=0;under_info={{}};path={}",
+        dir.join("api").display()
+    );
     let out = Run::native(&c_program("setvol"), &[&info, "h.h5"], &dir)
         .env("HDF5_PLUGIN_PATH", plugin_dir().to_str().unwrap())
         .ok();
@@ -34,8 +37,15 @@ fn malformed_connector_string_fails_registration_and_names_the_key() {
             .env("HDF5_PLUGIN_PATH", plugin_dir().to_str().unwrap())
             .output();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{info}: must be rejected\n{err}");
-        assert!(err.contains(&format!("'{key}'")), "{info}: error stack must name '{key}':\n{err}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{info}: must be rejected\n{err}"
+        );
+        assert!(
+            err.contains(&format!("'{key}'")),
+            "{info}: error stack must name '{key}':\n{err}"
+        );
     }
     // Through the environment: HDF5 reports the error; no trace is written, and the
     // program cannot silently believe it is traced (it says native).
@@ -44,11 +54,17 @@ fn malformed_connector_string_fails_registration_and_names_the_key() {
         &c_program("vol_name"),
         &["y.h5"],
         &dir,
-        &format!("h5prov under_vol=0;under_info={{}};path={};level=verbose", traces.display()),
+        &format!(
+            "h5prov under_vol=0;under_info={{}};path={};level=verbose",
+            traces.display()
+        ),
     )
     .output();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("'level'"), "HDF5 must print the bad key:\n{err}");
+    assert!(
+        err.contains("'level'"),
+        "HDF5 must print the bad key:\n{err}"
+    );
     assert!(!traces.exists(), "nothing traced with a rejected string");
 }
 
@@ -61,9 +77,15 @@ fn a_panic_inside_a_callback_becomes_an_hdf5_error_not_an_abort() {
         .output();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the application must survive: {stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "the application must survive: {stdout}\n{stderr}"
+    );
     assert!(stdout.contains("write=-1"), "H5Dwrite must fail: {stdout}");
-    assert!(stdout.contains("closed"), "and the program goes on: {stdout}");
+    assert!(
+        stdout.contains("closed"),
+        "and the program goes on: {stdout}"
+    );
     assert!(
         stderr.contains("h5prov") && stderr.contains("dataset.write") && stderr.contains("panic"),
         "the HDF5 error stack carries h5prov's record:\n{stderr}"

@@ -14,7 +14,12 @@ fn testfiles() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "h5"))
         // tbigdims*.h5 declare huge extents: dumping them takes minutes and gigabytes
         // whichever connector is loaded.
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("tbigdims"))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("tbigdims")
+        })
         .collect();
     v.sort();
     assert!(v.len() > 50, "expected HDF5's h5dump test files");
@@ -28,9 +33,19 @@ fn same_output(tool_name: &str, args: &[&str], file: &Path, dir: &Path, n: usize
     let native = Run::native(&tool(tool_name), &a, dir).output();
     let traces = dir.join(format!("t{n}"));
     let traced = Run::with_h5prov(&tool(tool_name), &a, dir, &traces, "level=element").output();
-    assert_eq!(native.status.code(), traced.status.code(), "{tool_name} {f}: exit status");
-    assert!(native.stdout == traced.stdout, "{tool_name} {f}: stdout differs");
-    assert!(native.stderr == traced.stderr, "{tool_name} {f}: stderr differs");
+    assert_eq!(
+        native.status.code(),
+        traced.status.code(),
+        "{tool_name} {f}: exit status"
+    );
+    assert!(
+        native.stdout == traced.stdout,
+        "{tool_name} {f}: stdout differs"
+    );
+    assert!(
+        native.stderr == traced.stderr,
+        "{tool_name} {f}: stderr differs"
+    );
 }
 
 #[test]
@@ -48,7 +63,14 @@ fn h5dump_and_h5ls_output_is_identical_on_hdf5s_test_files() {
 fn faketime(program: &Path) -> (PathBuf, Vec<String>) {
     let ft = PathBuf::from("/usr/bin/faketime");
     assert!(ft.exists(), "faketime is needed (apt-get install faketime)");
-    (ft, vec!["-f".into(), "2020-01-01 00:00:00".into(), program.display().to_string()])
+    (
+        ft,
+        vec![
+            "-f".into(),
+            "2020-01-01 00:00:00".into(),
+            program.display().to_string(),
+        ],
+    )
 }
 
 fn pinned(program: &Path, args: &[&str]) -> (PathBuf, Vec<String>) {
@@ -81,7 +103,13 @@ fn h5repack_h5diff_and_multi_dataset_writes_make_identical_files() {
         let trc = dir.join(format!("{label}-h5prov.h5"));
         let subst = |out: &Path| -> Vec<String> {
             args.iter()
-                .map(|a| if a == "OUT" { out.display().to_string() } else { a.clone() })
+                .map(|a| {
+                    if a == "OUT" {
+                        out.display().to_string()
+                    } else {
+                        a.clone()
+                    }
+                })
                 .collect()
         };
         let a1 = subst(&nat);
@@ -94,7 +122,12 @@ fn h5repack_h5diff_and_multi_dataset_writes_make_identical_files() {
         assert_eq!(o1, o2, "{label}: stdout");
         let b1 = std::fs::read(&nat).unwrap();
         let b2 = std::fs::read(&trc).unwrap();
-        assert!(b1 == b2, "{label}: written files differ ({} vs {} bytes)", b1.len(), b2.len());
+        assert!(
+            b1 == b2,
+            "{label}: written files differ ({} vs {} bytes)",
+            b1.len(),
+            b2.len()
+        );
         // And h5diff, itself run through h5prov, agrees they are equal.
         let tr = dir.join(format!("t-diff-{label}"));
         let nat_s = nat.display().to_string();

@@ -20,7 +20,8 @@ fn plugin_entry_points_describe_the_h5prov_vol_connector() {
     let lib = unsafe { libloading::Library::new(&so) }.expect("dlopen libh5prov.so");
     // SAFETY: the symbols have these C signatures (H5PLextern.h).
     unsafe {
-        let ty: libloading::Symbol<extern "C" fn() -> c_int> = lib.get(b"H5PLget_plugin_type").unwrap();
+        let ty: libloading::Symbol<extern "C" fn() -> c_int> =
+            lib.get(b"H5PLget_plugin_type").unwrap();
         assert_eq!(ty(), 1, "H5PL_TYPE_VOL");
         let info: libloading::Symbol<extern "C" fn() -> *const c_void> =
             lib.get(b"H5PLget_plugin_info").unwrap();
@@ -28,7 +29,10 @@ fn plugin_entry_points_describe_the_h5prov_vol_connector() {
         assert_eq!(cls.version, 3, "H5VL_VERSION of HDF5 1.14");
         assert_eq!(cls.value, 416, "h5prov's connector value");
         assert_eq!(CStr::from_ptr(cls.name).to_str().unwrap(), "h5prov");
-        assert_eq!(cls.cap_flags, 0, "own flags are ORed into the under connector's");
+        assert_eq!(
+            cls.cap_flags, 0,
+            "own flags are ORed into the under connector's"
+        );
         let _ = cls.conn_version;
         // Calling them twice gives the same class (a static, stable address).
         assert_eq!(info(), info());
@@ -45,7 +49,8 @@ fn plugin_links_libhdf5_and_has_no_undefined_symbols() {
         .expect("readelf");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.lines().any(|l| l.contains("NEEDED") && l.contains("libhdf5.so")),
+        text.lines()
+            .any(|l| l.contains("NEEDED") && l.contains("libhdf5.so")),
         "libh5prov.so must carry DT_NEEDED libhdf5 (hosts that dlopen HDF5 RTLD_LOCAL):\n{text}"
     );
 }

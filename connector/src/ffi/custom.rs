@@ -111,7 +111,10 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
                     .is_some_and(|rest| rest.trim() == text.trim())
             });
             if from_env {
-                eprintln!("h5prov: HDF5_VOL_CONNECTOR rejected, h5prov is NOT active: {}", e.0);
+                eprintln!(
+                    "h5prov: HDF5_VOL_CONNECTOR rejected, h5prov is NOT active: {}",
+                    e.0
+                );
             }
         })?;
         // SAFETY: valid out-pointer per the VOL contract.
@@ -354,8 +357,14 @@ pub unsafe extern "C" fn wrap_object(
         if under.is_null() {
             return Ok(std::ptr::null_mut());
         }
-        // No metadata query here: HDF5 is in the middle of registering an id. The object
-        // gets a node of its own, attached to its file.
+        // No metadata query here: HDF5 is in the middle of registering an id. A file is
+        // the context's own file; any other object gets a node of its own in that file.
+        if ty == b::H5I_FILE {
+            if let Some(f) = &w.file {
+                f.stats.lock().opens += 1;
+                return Ok(VolObj::into_raw(under, w.vol.clone(), Some(f.clone())));
+            }
+        }
         let file_name = w
             .file
             .as_ref()

@@ -1,0 +1,392 @@
+//! Provenance capture checked against programs whose operations are known exactly
+//! (`workloads/known_sequence.c` documents the expected records).
+
+use h5prov_format::TraceRecord;
+use h5prov_tests::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const N: u64 = 4;
+
+fn known_sequence(options: &str, label: &str) -> (std::path::PathBuf, Vec<TraceRecord>) {
+    let dir = scratch(label);
+    let traces = dir.join("t");
+    Run::with_h5prov(
+        &workload("known_sequence"),
+        &["-d", dir.to_str().unwrap(), "-n", &N.to_string()],
+        &dir,
+        &traces,
+        options,
+    )
+    .ok();
+    let recs = read_records(&traces);
+    (traces, recs)
+}
+
+fn counts(recs: &[TraceRecord]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for r in recs {
+        *m.entry(r.op.clone()).or_default() += 1;
+    }
+    m
+}
+
+/// Expected records per operation for the known sequence at N=4 (its header table).
+fn expected() -> Vec<(&'static str, usize)> {
+    vec![
+        ("file.create", 1),
+        ("group.create", 2),
+        ("dataset.create", 3),
+        ("dataset.write", (N + 6) as usize),
+        ("dataset.read", 2),
+        ("dataset.open", 2),
+        ("dataset.close", 5),
+        ("attr.create", 1),
+        ("attr.write", 1),
+        ("attr.open", 1),
+        ("attr.read", 1),
+        ("attr.close", 2),
+        ("group.close", 2),
+        ("file.close", 1),
+    ]
+}
+
+fn check_invariants(recs: &[TraceRecord]) {
+    assert!(!recs.is_empty());
+    for w in recs.windows(2) {
+        assert!(
+            w[1].seq > w[0].seq,
+            "sequence numbers increase: {} then {}",
+            w[0].seq,
+            w[1].seq
+        );
+    }
+    for r in recs {
+        assert!(r.under_ns <= r.total_ns, "under <= total: {r:?}");
+        assert!(
+            r.start_ns > 1_600_000_000_000_000_000,
+            "absolute start time: {r:?}"
+        );
+        assert_eq!(r.pid as u32, r.pid);
+        assert_eq!(r.status, 0, "every call of the sequence succeeds: {r:?}");
+    }
+}
+
+fn check_dataset_level(recs: &[TraceRecord]) {
+    let c = counts(recs);
+    for (op, n) in expected() {
+        assert_eq!(c.get(op).copied().unwrap_or(0), n, "records of {op}: {c:?}");
+    }
+    // Bytes per write, in program order: N hyperslab writes of 40*(k+1), then 96, 64, 8, 16
+    // and the two datasets of H5Dwrite_multi (400, 800, batch 2).
+    let writes: Vec<_> = recs.iter().filter(|r| r.op == "dataset.write").collect();
+    let mut want: Vec<u64> = (0..N).map(|k| 40 * (k + 1)).collect();
+    want.extend([96, 64, 8, 16, 400, 800]);
+    assert_eq!(writes.iter().map(|r| r.bytes).collect::<Vec<_>>(), want);
+    assert_eq!(
+        writes.iter().map(|r| r.batch).collect::<Vec<_>>()[N as usize + 4..],
+        [2, 2]
+    );
+    assert_eq!(writes[0].path, "/grp_a/ints");
+    assert_eq!(writes[N as usize].path, "/grp_a/grp_b/doubles");
+    assert_eq!(writes[N as usize].npoints, 12);
+    assert_eq!(writes[N as usize].ndims, 2);
+    assert_eq!(writes[N as usize].sel, "hyperslab");
+    assert_eq!(writes[N as usize + 1].sel, "all");
+    assert_eq!(writes[0].type_size, 4);
+    let reads: Vec<_> = recs
+        .iter()
+        .filter(|r| r.op == "dataset.read")
+        .map(|r| r.bytes)
+        .collect();
+    assert_eq!(reads, [400, 8000]);
+    let attr: Vec<_> = recs
+        .iter()
+        .filter(|r| r.op.starts_with("attr.read") || r.op.starts_with("attr.write"))
+        .map(|r| (r.op.as_str(), r.bytes, r.path.as_str()))
+        .collect();
+    assert_eq!(
+        attr,
+        [
+            ("attr.write", 12, "/grp_a/ints/units"),
+            ("attr.read", 12, "/grp_a/ints/units")
+        ]
+    );
+    let groups: Vec<_> = recs
+        .iter()
+        .filter(|r| r.op == "group.create")
+        .map(|r| r.path.as_str())
+        .collect();
+    assert_eq!(groups, ["/grp_a", "/grp_a/grp_b"]);
+    assert!(recs
+        .iter()
+        .all(|r| r.file.ends_with("known-r0.h5") || r.file.is_empty()));
+}
+
+#[test]
+fn every_format_records_the_known_sequence_exactly() {
+    for format in ["csv", "jsonl"] {
+        let (traces, recs) = known_sequence(&format!("format={format}"), &format!("ks-{format}"));
+        check_invariants(&recs);
+        check_dataset_level(&recs);
+        let ext = if format == "csv" {
+            ".trace.csv"
+        } else {
+            ".trace.jsonl"
+        };
+        assert_eq!(files_with_suffix(&traces, ext).len(), 1, "{format}");
+        let metas = read_metas(&traces);
+        assert_eq!(metas.len(), 1);
+        let m = &metas[0];
+        assert_eq!(m.records as usize, recs.len(), "metadata totals");
+        assert!(m.end_ns.is_some(), "the process finished");
+        assert_eq!(m.hdf5_version, "1.14.5");
+        assert_eq!(m.format, format);
+        assert!(m.cmdline[0].ends_with("known_sequence"));
+    }
+}
+
+#[test]
+fn levels_select_what_is_recorded() {
+    let (_, file) = known_sequence("level=file", "ks-file");
+    check_invariants(&file);
+    assert!(
+        file.iter().all(|r| r.op.starts_with("file.")),
+        "{:?}",
+        counts(&file)
+    );
+    assert_eq!(counts(&file).get("file.create"), Some(&1));
+
+    let (_, group) = known_sequence("level=group", "ks-group");
+    let c = counts(&group);
+    assert!(
+        group.iter().all(|r| r.op.starts_with("file.")
+            || r.op.starts_with("group.")
+            || r.op.starts_with("link.")),
+        "{c:?}"
+    );
+    assert_eq!(c.get("group.create"), Some(&2));
+
+    let (_, element) = known_sequence("level=element", "ks-element");
+    check_invariants(&element);
+    check_dataset_level(&element);
+    let w = element.iter().find(|r| r.op == "dataset.write").unwrap();
+    assert_eq!(w.detail, "start=0;count=10;stride=1;block=1;");
+    let d = element
+        .iter()
+        .filter(|r| r.op == "dataset.write")
+        .nth(N as usize)
+        .unwrap();
+    assert_eq!(d.detail, "start=5,10;count=3,4;stride=1,1;block=1,1;");
+    assert!(element.len() >= counts(&element).values().sum::<usize>());
+
+    let (traces, summary) = known_sequence("level=summary", "ks-summary");
+    assert!(summary.is_empty(), "level=summary writes no records");
+    assert!(files_with_suffix(&traces, ".trace.csv").is_empty());
+    let objs = read_objects(&traces);
+    let ints = objs
+        .iter()
+        .find(|o| o.path == "/grp_a/ints")
+        .expect("summary of /grp_a/ints");
+    assert_eq!(ints.writes, N + 1);
+    assert_eq!(ints.bytes_written, 20 * N * (N + 1) + 400);
+    assert_eq!(ints.bytes_read, 400);
+    assert_eq!(ints.dims, "1000");
+    assert_eq!(ints.layout, "contiguous");
+
+    // level=off: nothing at all.
+    let dir = scratch("ks-off");
+    let traces = dir.join("t");
+    Run::native(
+        &workload("known_sequence"),
+        &["-d", dir.to_str().unwrap()],
+        &dir,
+    )
+    .env("HDF5_PLUGIN_PATH", plugin_dir().to_str().unwrap())
+    .env(
+        "HDF5_VOL_CONNECTOR",
+        &format!(
+            "h5prov under_vol=0;under_info={{}};path={};level=off",
+            traces.display()
+        ),
+    )
+    .ok();
+    assert!(!traces.exists());
+}
+
+#[test]
+fn two_concurrent_opens_share_one_summary_row() {
+    let dir = scratch("twoopens");
+    let traces = dir.join("t");
+    Run::with_h5prov(&c_program("two_opens"), &["f.h5"], &dir, &traces, "").ok();
+    let objs = read_objects(&traces);
+    let data: Vec<_> = objs.iter().filter(|o| o.kind == "dataset").collect();
+    // The create/close is one life of the node; the two concurrent opens (one through the
+    // hard link "alias") are one more, sharing one node.
+    let shared: Vec<_> = data.iter().filter(|o| o.opens == 2).collect();
+    assert_eq!(shared.len(), 1, "{data:#?}");
+    let s = shared[0];
+    assert_eq!(s.path, "/data", "the first path it was opened through");
+    assert_eq!(s.writes, 2);
+    assert_eq!(s.bytes_written, 128);
+    assert!(
+        s.accesses >= 4,
+        "opens, writes and closes of both handles: {s:?}"
+    );
+    let files: Vec<_> = objs.iter().filter(|o| o.kind == "file").collect();
+    assert_eq!(files.len(), 1, "one file node: {files:#?}");
+    assert_eq!(files[0].dsets_created, 1);
+    assert_eq!(files[0].dsets_opened, 2);
+}
+
+#[test]
+fn four_ranks_write_four_sets_of_files() {
+    let dir = scratch("ranks");
+    let traces = dir.join("t");
+    let conn = format!(
+        "h5prov under_vol=0;under_info={{}};path={};dirs=2",
+        traces.display()
+    );
+    let children: Vec<_> = (0..4)
+        .map(|r| {
+            std::process::Command::new(workload("known_sequence"))
+                .args(["-d", dir.to_str().unwrap()])
+                .env("PMI_RANK", r.to_string())
+                .env("PMI_SIZE", "4")
+                .env("HDF5_PLUGIN_PATH", plugin_dir())
+                .env("HDF5_VOL_CONNECTOR", &conn)
+                .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"))
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert_eq!(files_with_suffix(&traces, ".trace.csv").len(), 4);
+    assert_eq!(files_with_suffix(&traces, ".objects.csv").len(), 4);
+    let mut ranks: Vec<_> = read_metas(&traces)
+        .iter()
+        .map(|m| (m.rank, m.world_size))
+        .collect();
+    ranks.sort();
+    assert_eq!(ranks, [(0, 4), (1, 4), (2, 4), (3, 4)]);
+    // dirs=2: ranks 0 and 2 in d0000, 1 and 3 in d0001.
+    assert_eq!(
+        files_with_suffix(&traces.join("d0000"), ".meta.json").len(),
+        2
+    );
+    assert_eq!(
+        files_with_suffix(&traces.join("d0001"), ".meta.json").len(),
+        2
+    );
+    let recs = read_records(&traces);
+    let mut by_rank: BTreeMap<i64, usize> = BTreeMap::new();
+    for r in &recs {
+        *by_rank.entry(r.rank).or_default() += 1;
+    }
+    assert_eq!(by_rank.keys().copied().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    // Trace files are private: mode 0600.
+    use std::os::unix::fs::PermissionsExt;
+    for f in files_with_suffix(&traces, ".trace.csv") {
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+}
+
+#[test]
+fn an_unwritable_trace_directory_never_harms_the_application() {
+    let dir = scratch("unwritable");
+    // A path below a regular file cannot be created, even by root.
+    std::fs::write(dir.join("plain-file"), b"x").unwrap();
+    let bad = dir.join("plain-file/traces");
+    let prog = c_program("write_multi");
+    let ft = Path::new("/usr/bin/faketime");
+    assert!(ft.exists(), "faketime is needed");
+    let args_n = [
+        "-f",
+        "2020-01-01 00:00:00",
+        prog.to_str().unwrap(),
+        "native.h5",
+    ];
+    Run::native(ft, &args_n, &dir).ok();
+    let args_t = [
+        "-f",
+        "2020-01-01 00:00:00",
+        prog.to_str().unwrap(),
+        "traced.h5",
+    ];
+    let out = Run::with_connector(
+        ft,
+        &args_t,
+        &dir,
+        &format!("h5prov under_vol=0;under_info={{}};path={}", bad.display()),
+    )
+    .output();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the application exits 0: {err}");
+    assert_eq!(
+        std::fs::read(dir.join("native.h5")).unwrap(),
+        std::fs::read(dir.join("traced.h5")).unwrap(),
+        "its file is identical"
+    );
+    assert_eq!(
+        err.matches("h5prov: warning").count(),
+        1,
+        "exactly one warning: {err}"
+    );
+    assert!(err.contains("cannot create trace directory"), "{err}");
+}
+
+#[test]
+fn a_killed_process_leaves_a_readable_trace() {
+    let dir = scratch("kill9");
+    let traces = dir.join("t");
+    let conn = format!(
+        "h5prov under_vol=0;under_info={{}};path={};buffer=4K",
+        traces.display()
+    );
+    let mut child = std::process::Command::new(workload("metadata_heavy"))
+        .args(["-d", dir.to_str().unwrap(), "-n", "10000000"])
+        .env("HDF5_PLUGIN_PATH", plugin_dir())
+        .env("HDF5_VOL_CONNECTOR", &conn)
+        .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until some buffers reached the file, then SIGKILL.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let size: u64 = files_with_suffix(&traces, ".trace.csv")
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .sum();
+        if size > 200_000 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let metas = read_metas(&traces);
+    assert_eq!(metas.len(), 1);
+    assert!(
+        metas[0].end_ns.is_none(),
+        "a killed process never completes its metadata"
+    );
+    let out = std::process::Command::new(analyzer())
+        .args(["report", "--json", "--no-progress"])
+        .arg(&traces)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the analyzer reads what was written: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("dataset.open"), "records were recovered");
+}

@@ -18,7 +18,6 @@ use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -297,7 +296,12 @@ impl Session {
     }
 }
 
-fn create_file(dir: &PathBuf, stem: &str, suffix: &str, mode: u32) -> std::io::Result<File> {
+fn create_file(
+    dir: &std::path::Path,
+    stem: &str,
+    suffix: &str,
+    mode: u32,
+) -> std::io::Result<File> {
     let mut last = None;
     for attempt in 0..100 {
         let name = if attempt == 0 {

@@ -67,7 +67,7 @@ fn check_invariants(recs: &[TraceRecord]) {
             r.start_ns > 1_600_000_000_000_000_000,
             "absolute start time: {r:?}"
         );
-        assert_eq!(r.pid as u32, r.pid);
+        assert!(r.pid > 0, "pid recorded: {r:?}");
         assert_eq!(r.status, 0, "every call of the sequence succeeds: {r:?}");
     }
 }

@@ -59,7 +59,7 @@ pub unsafe fn object_identity(
     dxpl: hid_t,
 ) -> Option<(u64, [u8; 16])> {
     let mut info = b::H5O_info2_t::default();
-    let mut loc = b::H5VL_loc_params_t {
+    let loc = b::H5VL_loc_params_t {
         obj_type: h5i_type(kind),
         type_: b::H5VL_OBJECT_BY_SELF,
         ..Default::default()
@@ -74,9 +74,9 @@ pub unsafe fn object_identity(
     };
     let r = quietly(|| {
         // SAFETY: valid loc/args structs that outlive the call; synchronous (no request).
-        unsafe { b::H5VLobject_get(under, &mut loc, vol, &mut args, dxpl, std::ptr::null_mut()) }
+        unsafe { b::H5VLobject_get(under, &loc, vol, &mut args, dxpl, std::ptr::null_mut()) }
     });
-    (r >= 0).then(|| (info.fileno as u64, info.token.__data))
+    (r >= 0).then_some((info.fileno, info.token.__data))
 }
 
 /// File number of a file object.

@@ -14,32 +14,83 @@ const LAYOUT: &[(&str, &[&str])] = &[
     (
         "H5VL_class_t",
         &[
-            "version", "value", "name", "conn_version", "cap_flags", "initialize", "terminate",
-            "info_cls", "wrap_cls", "attr_cls", "dataset_cls", "datatype_cls", "file_cls",
-            "group_cls", "link_cls", "object_cls", "introspect_cls", "request_cls", "blob_cls",
-            "token_cls", "optional",
+            "version",
+            "value",
+            "name",
+            "conn_version",
+            "cap_flags",
+            "initialize",
+            "terminate",
+            "info_cls",
+            "wrap_cls",
+            "attr_cls",
+            "dataset_cls",
+            "datatype_cls",
+            "file_cls",
+            "group_cls",
+            "link_cls",
+            "object_cls",
+            "introspect_cls",
+            "request_cls",
+            "blob_cls",
+            "token_cls",
+            "optional",
         ],
     ),
-    ("H5VL_info_class_t", &["size", "copy", "cmp", "free", "to_str", "from_str"]),
+    (
+        "H5VL_info_class_t",
+        &["size", "copy", "cmp", "free", "to_str", "from_str"],
+    ),
     (
         "H5VL_wrap_class_t",
-        &["get_object", "get_wrap_ctx", "wrap_object", "unwrap_object", "free_wrap_ctx"],
+        &[
+            "get_object",
+            "get_wrap_ctx",
+            "wrap_object",
+            "unwrap_object",
+            "free_wrap_ctx",
+        ],
     ),
     (
         "H5VL_attr_class_t",
-        &["create", "open", "read", "write", "get", "specific", "optional", "close"],
+        &[
+            "create", "open", "read", "write", "get", "specific", "optional", "close",
+        ],
     ),
     (
         "H5VL_dataset_class_t",
-        &["create", "open", "read", "write", "get", "specific", "optional", "close"],
+        &[
+            "create", "open", "read", "write", "get", "specific", "optional", "close",
+        ],
     ),
-    ("H5VL_datatype_class_t", &["commit", "open", "get", "specific", "optional", "close"]),
-    ("H5VL_file_class_t", &["create", "open", "get", "specific", "optional", "close"]),
-    ("H5VL_group_class_t", &["create", "open", "get", "specific", "optional", "close"]),
-    ("H5VL_link_class_t", &["create", "copy", "move_", "get", "specific", "optional"]),
-    ("H5VL_object_class_t", &["open", "copy", "get", "specific", "optional"]),
-    ("H5VL_introspect_class_t", &["get_conn_cls", "get_cap_flags", "opt_query"]),
-    ("H5VL_request_class_t", &["wait", "notify", "cancel", "specific", "optional", "free"]),
+    (
+        "H5VL_datatype_class_t",
+        &["commit", "open", "get", "specific", "optional", "close"],
+    ),
+    (
+        "H5VL_file_class_t",
+        &["create", "open", "get", "specific", "optional", "close"],
+    ),
+    (
+        "H5VL_group_class_t",
+        &["create", "open", "get", "specific", "optional", "close"],
+    ),
+    (
+        "H5VL_link_class_t",
+        &["create", "copy", "move_", "get", "specific", "optional"],
+    ),
+    (
+        "H5VL_object_class_t",
+        &["open", "copy", "get", "specific", "optional"],
+    ),
+    (
+        "H5VL_introspect_class_t",
+        &["get_conn_cls", "get_cap_flags", "opt_query"],
+    ),
+    (
+        "H5VL_request_class_t",
+        &["wait", "notify", "cancel", "specific", "optional", "free"],
+    ),
     ("H5VL_blob_class_t", &["put", "get", "specific", "optional"]),
     ("H5VL_token_class_t", &["cmp", "to_str", "from_str"]),
     ("H5VL_loc_params_t", &["obj_type", "type_", "loc_data"]),
@@ -101,14 +152,19 @@ fn main() {
         .expect("write vol_abi.rs");
 
     // The C probe: one array of sizes and offsets as gcc sees them.
-    let mut c = String::from("#include \"hdf5.h\"\n#include \"H5VLconnector.h\"\n#include <stddef.h>\n");
+    let mut c =
+        String::from("#include \"hdf5.h\"\n#include \"H5VLconnector.h\"\n#include <stddef.h>\n");
     let mut rs = String::from("/// (item, value as the Rust bindings see it), in probe order.\n");
     rs.push_str("pub fn rust_layout() -> Vec<(&'static str, usize)> {\n    vec![\n");
     c.push_str("const size_t h5prov_layout_probe[] = {\n");
     let mut n = 0usize;
     for (ty, fields) in LAYOUT {
         writeln!(c, "    sizeof({ty}),").unwrap();
-        writeln!(rs, "        (\"sizeof({ty})\", ::core::mem::size_of::<crate::{ty}>()),").unwrap();
+        writeln!(
+            rs,
+            "        (\"sizeof({ty})\", ::core::mem::size_of::<crate::{ty}>()),"
+        )
+        .unwrap();
         n += 1;
         for f in *fields {
             writeln!(c, "    offsetof({ty}, {}),", c_field(f)).unwrap();

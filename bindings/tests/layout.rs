@@ -15,7 +15,11 @@ fn vol_structs_match_the_c_compiler() {
 #[test]
 fn probe_covers_the_class_struct() {
     let items: Vec<_> = layout::rust_layout().into_iter().map(|(n, _)| n).collect();
-    for f in ["sizeof(H5VL_class_t)", "H5VL_class_t.cap_flags", "H5VL_class_t.optional"] {
+    for f in [
+        "sizeof(H5VL_class_t)",
+        "H5VL_class_t.cap_flags",
+        "H5VL_class_t.optional",
+    ] {
         assert!(items.contains(&f), "{f} is not probed");
     }
 }

@@ -308,7 +308,12 @@ mod tests {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.serialize(v).unwrap();
         let bytes = w.into_inner().unwrap();
-        String::from_utf8(bytes).unwrap().lines().next().unwrap().to_string()
+        String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
     }
 
     #[test]
@@ -318,6 +323,9 @@ mod tests {
 
     #[test]
     fn object_columns_are_the_summary_fields_in_order() {
-        assert_eq!(csv_header(&ObjectSummary::default()), OBJECT_COLUMNS.join(","));
+        assert_eq!(
+            csv_header(&ObjectSummary::default()),
+            OBJECT_COLUMNS.join(",")
+        );
     }
 }

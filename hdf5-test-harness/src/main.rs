@@ -1,1 +1,363 @@
-fn main() {}
+//! `hdf5-test-harness`: thin command-line front end; the work is in the library.
+#![forbid(unsafe_code)]
+
+use clap::{Parser, Subcommand};
+use hdf5_test_harness::bootstrap::Bootstrap;
+use hdf5_test_harness::buildtree::BuildTree;
+use hdf5_test_harness::error::{Context, Error, Result};
+use hdf5_test_harness::expected::ExpectedDifferences;
+use hdf5_test_harness::mode::{self, Mode};
+use hdf5_test_harness::paths::{self, Variant, VariantDirs};
+use hdf5_test_harness::results::Suite;
+use hdf5_test_harness::runner::{self, RunOptions};
+use hdf5_test_harness::{h5version, shellenv};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const ABOUT: &str = "Builds HDF5 1.14 with its test suites and runs HDF5's own regression suites \
+natively, through HDF5's pass_through connector and through h5prov, reporting every difference.";
+
+const LONG_ABOUT: &str =
+    "Builds HDF5 1.14 with its test suites and runs HDF5's own regression suites \
+natively, through HDF5's pass_through connector and through h5prov, reporting every difference.
+
+Typical use on a fresh Debian 12 machine (as root):
+  hdf5-test-harness build-hdf5                     # ~5 min once, cached afterwards
+  hdf5-test-harness run --mode pass_through        # native baseline + pass_through, 3 suites
+  eval \"$(hdf5-test-harness env)\"                   # HDF5_DIR, LD_LIBRARY_PATH, PATH for scripts
+
+Cache: $H5PROV_CACHE, else $XDG_CACHE_HOME/h5prov, else ~/.cache/h5prov.
+Exit status: 0 success, 1 a test regressed (or a connector was not loaded), 2 error.";
+
+#[derive(Parser)]
+#[command(name = "hdf5-test-harness", version, about = ABOUT, long_about = LONG_ABOUT)]
+struct Cli {
+    /// Repository root (default: the checkout this binary was built from, else
+    /// `git rev-parse --show-toplevel`). `.deps/`, `target/harness` and the
+    /// expected-differences file are found from it.
+    #[arg(long, global = true, value_name = "DIR")]
+    repo: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Get HDF5 >= 1.14: validate $HDF5_DIR, or build 1.14.5 from Debian's source package.
+    #[command(long_about = "Get HDF5 >= 1.14 and link it into <repo>/.deps.
+
+If HDF5_DIR is set (e.g. by `module load hdf5`), checks that include/H5public.h says >= 1.14 and \
+links .deps/hdf5 to it; fails if it is older.
+
+Otherwise (Debian 12, as root): adds a deb-src entry for trixie in \
+/etc/apt/sources.list.d/h5prov-trixie-src.sources, installs build-essential cmake dpkg-dev \
+zlib1g-dev libclang-dev (plus libopenmpi-dev openmpi-bin for --variant parallel), downloads \
+hdf5=1.14.5+repack-3 with `apt-get source --download-only`, extracts it without Debian's patches, \
+configures it with tests (API, pass-through VOL, tools), builds with all cores and installs into \
+<cache>/hdf5-1.14.5-<variant>/{src,build,install}. The build tree is kept: `run` needs it.
+
+Idempotent: a stamp file records the configure options; when it matches, only the links \
+.deps/hdf5 and .deps/hdf5-build (parallel: .deps/hdf5-parallel[-build]) are refreshed. \
+Prints the time of every step.")]
+    BuildHdf5 {
+        /// serial, or parallel (OpenMPI, CC=mpicc, HDF5_ENABLE_PARALLEL=ON).
+        #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+        variant: Variant,
+        /// Build jobs (default: all cores).
+        #[arg(long, short = 'j')]
+        jobs: Option<usize>,
+    },
+
+    /// Print `export` lines (HDF5_DIR, LD_LIBRARY_PATH, PATH) for `eval "$(hdf5-test-harness env)"`.
+    #[command(
+        long_about = "Print shell `export` lines for HDF5_DIR, LD_LIBRARY_PATH (with <install>/lib) \
+and PATH (with <install>/bin), for `eval \"$(hdf5-test-harness env)\"`.
+
+Uses $HDF5_DIR when set (after checking it is >= 1.14), else the variant's installation in the \
+cache (run build-hdf5 first). Directories already present are not added again."
+    )]
+    Env {
+        /// Which cached installation when HDF5_DIR is unset.
+        #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+        variant: Variant,
+    },
+
+    /// Run HDF5's regression suites per connector mode and diff each against native.
+    #[command(long_about = RUN_LONG_ABOUT)]
+    Run {
+        /// A mode: a preset name (see above) or 'label=<connector string>'. Repeatable.
+        /// Default: pass_through. native always runs (or is reused) as the baseline.
+        #[arg(long = "mode", short = 'm', value_name = "MODE")]
+        modes: Vec<String>,
+        /// A suite: api, vol or tools. Repeatable. Default: all three.
+        #[arg(long = "suite", short = 's', value_name = "api|vol|tools")]
+        suites: Vec<Suite>,
+        /// HDF5_PLUGIN_PATH for modes other than native [default: <repo>/.deps/plugins].
+        #[arg(long, value_name = "DIR")]
+        plugin_path: Option<PathBuf>,
+        /// Where results (<mode>/<suite>.json), logs and work folders go [default: <repo>/target/harness].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Parallel jobs for the vol and tools suites (default: all cores).
+        #[arg(long, short = 'j')]
+        jobs: Option<usize>,
+        /// HDF5 build tree [default: <repo>/.deps/hdf5-build, else the variant's cached build].
+        #[arg(long, value_name = "DIR")]
+        build_dir: Option<PathBuf>,
+        /// Which cached build to use when --build-dir and the .deps link are absent.
+        #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+        variant: Variant,
+        /// Expected-differences file [default: <repo>/hdf5-test-harness/expected-differences.txt].
+        #[arg(long, value_name = "FILE")]
+        expected: Option<PathBuf>,
+        /// Run native again even if saved results for the same build exist.
+        #[arg(long)]
+        rerun_native: bool,
+        /// List at most this many tests per kind of difference.
+        #[arg(long, default_value_t = 100)]
+        max_listed: usize,
+    },
+
+    /// Recompute and print the differences between saved native results and a mode.
+    #[command(
+        long_about = "Recompute the differences between the saved native results and mode M \
+(from <out>/native/<suite>.json and <out>/M/<suite>.json), applying the current \
+expected-differences file. Exits 1 if a test that did not fail natively fails in M."
+    )]
+    Diff {
+        /// The mode's label (a preset name, or the label of a 'label=...' mode).
+        #[arg(long, short = 'm', value_name = "MODE")]
+        mode: String,
+        /// Results directory [default: <repo>/target/harness].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Restrict to these suites (default: all saved ones).
+        #[arg(long = "suite", short = 's', value_name = "api|vol|tools")]
+        suites: Vec<Suite>,
+        /// Expected-differences file [default: <repo>/hdf5-test-harness/expected-differences.txt].
+        #[arg(long, value_name = "FILE")]
+        expected: Option<PathBuf>,
+        /// List at most this many tests per kind of difference.
+        #[arg(long, default_value_t = 100)]
+        max_listed: usize,
+    },
+}
+
+const RUN_LONG_ABOUT: &str = "Run HDF5's own regression suites from the HDF5 build tree for each connector \
+mode, then diff every mode against the native baseline.
+
+Modes (--mode, repeatable):
+  native          HDF5_VOL_CONNECTOR unset (always run first, or reused from --out for the same build)
+  pass_through    'pass_through under_vol=0;under_info={}'
+  h5prov          'h5prov under_vol=0;under_info={}'
+  h5prov-over-pt  'h5prov under_vol=1;under_info={under_vol=0;under_info={}}'
+  pt-over-h5prov  'pass_through under_vol=416;under_info={under_vol=0;under_info={}}'
+  LABEL=STRING    any connector string, e.g.
+                  'traced=h5prov under_vol=0;under_info={};level=element;path=/tmp/x'
+
+Suites (--suite, repeatable):
+  api    h5_api_test for each area (test/API); per-test outcomes parsed from its output
+  vol    the test/ programs of HDF5's pass-through-VOL ctest list, each run with the mode's
+         HDF5_VOL_CONNECTOR in a private copy of test/vol_native (parallel with --jobs)
+  tools  the ctest tests under tools/ (h5dump, h5ls, h5diff, h5repack, h5copy, h5stat, h5import,
+         h5jam, misc, ...) with HDF5_VOL_CONNECTOR in their environment; modes run one after
+         another because these tests write into the build tree
+
+Before a mode's suites, a small C probe (hdf5-test-harness/c/vol_probe.c) runs with the mode's \
+environment and must report the connector named by the first word of the connector string for \
+the default FAPL and for a file it creates; otherwise the mode fails (HDF5 may fall back to native).
+
+Output: one line '[mode] suite: N passed, M failed, K skipped' per suite, then a summary with \
+lines 'mode/suite: N passed, M failed, K skipped', times, and the tests whose outcome differs \
+from native. Exit status 1 when a test that does not fail natively fails through a connector, \
+unless listed in hdf5-test-harness/expected-differences.txt.";
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok().filter(|v| !v.is_empty())
+}
+
+/// `HDF5_DIR` from the environment, unless it is the repository's own `.deps` link, which
+/// `.cargo/config.toml` exports to every `cargo run` (that is not a user's choice, and on a
+/// fresh clone the link does not exist yet).
+fn user_hdf5_dir(repo: &Path, variant: Variant) -> Option<PathBuf> {
+    let dir = PathBuf::from(env_var("HDF5_DIR")?);
+    // Compare paths as written: the link's target may well be what the user chose.
+    let own = Path::new(".deps").join(variant.link_names().0);
+    if dir == repo.join(&own) || dir.ends_with(&own) {
+        None
+    } else {
+        Some(dir)
+    }
+}
+
+fn load_expected(repo: &Path, path: Option<PathBuf>) -> Result<ExpectedDifferences> {
+    let path = path.unwrap_or_else(|| repo.join("hdf5-test-harness/expected-differences.txt"));
+    let text = std::fs::read_to_string(&path)
+        .context(|| format!("reading expected differences {}", path.display()))?;
+    ExpectedDifferences::parse(&text, &path.display().to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("hdf5-test-harness: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<bool> {
+    let repo = match cli.repo {
+        Some(r) => r,
+        None => paths::repo_root()?,
+    };
+    match cli.command {
+        Command::BuildHdf5 { variant, jobs } => {
+            Bootstrap {
+                hdf5_dir: user_hdf5_dir(&repo, variant),
+                variant,
+                cache_root: paths::cache_root(env_var)?,
+                repo_root: repo,
+                jobs: jobs.unwrap_or_else(default_jobs),
+            }
+            .run()?;
+            Ok(true)
+        }
+        Command::Env { variant } => {
+            let install = match user_hdf5_dir(&repo, variant) {
+                Some(d) => d,
+                None => VariantDirs::new(&paths::cache_root(env_var)?, variant).install,
+            };
+            let version = h5version::read_installation(&install).map_err(|e| {
+                Error::new(format!(
+                    "{e}\nRun `hdf5-test-harness build-hdf5` first (or set HDF5_DIR)."
+                ))
+            })?;
+            if version < h5version::MINIMUM {
+                return Err(Error::new(format!(
+                    "HDF5 at {} is {version}; h5prov needs >= {}",
+                    install.display(),
+                    h5version::MINIMUM
+                )));
+            }
+            // Under `cargo run`, LD_LIBRARY_PATH also holds cargo's own additions (the target
+            // directory and the toolchain's libraries): leave those out of the exports.
+            let ld = std::env::var("LD_LIBRARY_PATH").ok().map(|v| {
+                let exe_dir = std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(Path::to_path_buf));
+                let under_cargo = std::env::var_os("CARGO").is_some();
+                v.split(':')
+                    .filter(|e| {
+                        !(under_cargo
+                            && (e.contains("/.rustup/toolchains/")
+                                || exe_dir
+                                    .as_ref()
+                                    .is_some_and(|d| Path::new(e).starts_with(d))))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(":")
+            });
+            let vars = shellenv::exports(
+                &install,
+                &shellenv::lib_dir(&install),
+                ld.as_deref(),
+                std::env::var("PATH").ok().as_deref(),
+            );
+            print!("{}", shellenv::render(&vars));
+            Ok(true)
+        }
+        Command::Run {
+            modes,
+            suites,
+            plugin_path,
+            out,
+            jobs,
+            build_dir,
+            variant,
+            expected,
+            rerun_native,
+            max_listed,
+        } => {
+            let modes: Vec<Mode> = if modes.is_empty() {
+                vec![Mode::parse("pass_through")?]
+            } else {
+                modes
+                    .iter()
+                    .map(|m| Mode::parse(m))
+                    .collect::<Result<_>>()?
+            };
+            let mut seen = std::collections::HashSet::new();
+            for m in &modes {
+                if !seen.insert(m.label.clone()) {
+                    return Err(Error::new(format!(
+                        "mode label '{}' given twice (presets: {})",
+                        m.label,
+                        mode::preset_names()
+                    )));
+                }
+            }
+            let suites = if suites.is_empty() {
+                Suite::ALL.to_vec()
+            } else {
+                suites
+            };
+            let build_dir = match build_dir {
+                Some(d) => d,
+                None => {
+                    let link = repo.join(".deps").join(variant.link_names().1);
+                    if link.exists() {
+                        link
+                    } else {
+                        VariantDirs::new(&paths::cache_root(env_var)?, variant).build
+                    }
+                }
+            };
+            let opts = RunOptions {
+                modes,
+                suites,
+                plugin_path: plugin_path.unwrap_or_else(|| repo.join(".deps/plugins")),
+                out: out.unwrap_or_else(|| repo.join("target/harness")),
+                jobs: jobs.unwrap_or_else(default_jobs).max(1),
+                build: BuildTree::open(&build_dir)?,
+                expected: load_expected(&repo, expected)?,
+                rerun_native,
+                max_listed,
+            };
+            runner::run(&opts)
+        }
+        Command::Diff {
+            mode,
+            out,
+            suites,
+            expected,
+            max_listed,
+        } => {
+            let label = match Mode::parse(&mode) {
+                Ok(m) => m.label,
+                Err(_) => mode,
+            };
+            let suites = if suites.is_empty() {
+                Suite::ALL.to_vec()
+            } else {
+                suites
+            };
+            let out = out.unwrap_or_else(|| repo.join("target/harness"));
+            runner::diff_saved(
+                &out,
+                &label,
+                &suites,
+                &load_expected(&repo, expected)?,
+                max_listed,
+            )
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! h5prov's HDF5 regression harness.
+//!
+//! - [`bootstrap`]: `build-hdf5`, HDF5 1.14 from `HDF5_DIR` or from Debian's source package,
+//!   built into a cache and linked into `<repo>/.deps`.
+//! - [`runner`]: `run`/`diff`, HDF5's API, pass-through-VOL and tools suites per connector
+//!   mode, each diffed against native, with a probe proving that the connector was loaded.
+//!
+//! The parsing and comparison logic is pure and unit-tested: [`apitest`] (API test output),
+//! [`ctest`] (ctest's JSON list and progress lines), [`expected`] (the expected-differences
+//! file), [`h5version`] (`H5public.h`), [`diff`] (native versus mode), [`suites`], [`mode`],
+//! [`paths`], [`shellenv`].
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+
+pub mod apitest;
+pub mod bootstrap;
+pub mod buildtree;
+pub mod ctest;
+pub mod diff;
+pub mod expected;
+pub mod h5version;
+pub mod mode;
+pub mod paths;
+pub mod probe;
+pub mod process;
+pub mod results;
+pub mod runner;
+pub mod shellenv;
+pub mod suites;

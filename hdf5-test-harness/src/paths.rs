@@ -1,0 +1,289 @@
+//! Where things live: the cache, the HDF5 variants, the repository, the `.deps` links.
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Upstream HDF5 version the bootstrap builds.
+pub const HDF5_VERSION: &str = "1.14.5";
+/// The Debian source package version that provides it (suite `trixie`).
+pub const DEBIAN_SOURCE_VERSION: &str = "1.14.5+repack-3";
+
+/// Which HDF5 build: serial, or parallel (MPI, issue 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// Serial HDF5 (the default).
+    Serial,
+    /// Parallel HDF5 built with OpenMPI's `mpicc`.
+    Parallel,
+}
+
+impl Variant {
+    /// `serial` or `parallel`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Serial => "serial",
+            Variant::Parallel => "parallel",
+        }
+    }
+
+    /// The variant's directory name under the cache root, e.g. `hdf5-1.14.5-serial`.
+    pub fn dir_name(self) -> String {
+        format!("hdf5-{HDF5_VERSION}-{}", self.name())
+    }
+
+    /// Names of the links under `<repo>/.deps` to the install and build trees.
+    pub fn link_names(self) -> (&'static str, &'static str) {
+        match self {
+            Variant::Serial => ("hdf5", "hdf5-build"),
+            Variant::Parallel => ("hdf5-parallel", "hdf5-parallel-build"),
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Variant {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "serial" => Ok(Variant::Serial),
+            "parallel" => Ok(Variant::Parallel),
+            _ => Err(Error::new(format!(
+                "unknown variant {s:?} (expected serial or parallel)"
+            ))),
+        }
+    }
+}
+
+/// The cache root: `$H5PROV_CACHE`, else `$XDG_CACHE_HOME/h5prov`, else `~/.cache/h5prov`.
+///
+/// `var` looks up environment variables; empty values count as unset, and a relative
+/// `XDG_CACHE_HOME` is ignored as the XDG spec requires.
+pub fn cache_root(var: impl Fn(&str) -> Option<String>) -> Result<PathBuf> {
+    let get = |k: &str| var(k).filter(|v| !v.is_empty());
+    if let Some(dir) = get("H5PROV_CACHE") {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = get("XDG_CACHE_HOME").filter(|d| Path::new(d).is_absolute()) {
+        return Ok(Path::new(&dir).join("h5prov"));
+    }
+    match get("HOME") {
+        Some(home) => Ok(Path::new(&home).join(".cache").join("h5prov")),
+        None => Err(Error::new(
+            "cannot choose a cache directory: none of H5PROV_CACHE, XDG_CACHE_HOME, HOME is set",
+        )),
+    }
+}
+
+/// The directories of one HDF5 variant in the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantDirs {
+    /// `<root>/hdf5-1.14.5-<variant>`.
+    pub root: PathBuf,
+    /// Downloaded Debian source package files.
+    pub download: PathBuf,
+    /// Extracted upstream source (Debian patches not applied).
+    pub src: PathBuf,
+    /// CMake build tree, kept: the suites run from it.
+    pub build: PathBuf,
+    /// Install prefix (what `HDF5_DIR` points at).
+    pub install: PathBuf,
+    /// Step logs.
+    pub logs: PathBuf,
+    /// Stamp recording the configure options of a complete build.
+    pub stamp: PathBuf,
+}
+
+impl VariantDirs {
+    /// The layout of `variant` under `cache_root`.
+    pub fn new(cache_root: &Path, variant: Variant) -> Self {
+        let root = cache_root.join(variant.dir_name());
+        VariantDirs {
+            download: root.join("download"),
+            src: root.join("src"),
+            build: root.join("build"),
+            install: root.join("install"),
+            logs: root.join("logs"),
+            stamp: root.join("h5prov-build.stamp"),
+            root,
+        }
+    }
+}
+
+/// CMake configure arguments for `variant` (the command is `cmake <args>`).
+pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
+    let parallel = if variant == Variant::Parallel {
+        "ON"
+    } else {
+        "OFF"
+    };
+    let mut args = vec![
+        "-S".to_string(),
+        dirs.src.display().to_string(),
+        "-B".to_string(),
+        dirs.build.display().to_string(),
+    ];
+    args.extend([
+        "-DCMAKE_BUILD_TYPE=Release".to_string(),
+        format!("-DCMAKE_INSTALL_PREFIX={}", dirs.install.display()),
+        "-DBUILD_SHARED_LIBS=ON".into(),
+        "-DONLY_SHARED_LIBS=ON".into(),
+        "-DBUILD_TESTING=ON".into(),
+        "-DHDF5_TEST_API=ON".into(),
+        "-DHDF5_TEST_PASSTHROUGH_VOL=ON".into(),
+        "-DHDF5_BUILD_TOOLS=ON".into(),
+        "-DHDF5_BUILD_HL_LIB=ON".into(),
+        "-DHDF5_BUILD_FORTRAN=OFF".into(),
+        "-DHDF5_BUILD_CPP_LIB=OFF".into(),
+        "-DHDF5_BUILD_JAVA=OFF".into(),
+        "-DHDF5_BUILD_EXAMPLES=OFF".into(),
+        format!("-DHDF5_ENABLE_PARALLEL={parallel}"),
+        "-DHDF5_ENABLE_Z_LIB_SUPPORT=ON".into(),
+        "-DHDF5_ENABLE_SZIP_SUPPORT=OFF".into(),
+    ]);
+    args
+}
+
+/// Environment for the configure step (`CC=mpicc` for the parallel variant).
+pub fn configure_env(variant: Variant) -> Vec<(String, String)> {
+    match variant {
+        Variant::Serial => vec![],
+        Variant::Parallel => vec![("CC".into(), "mpicc".into())],
+    }
+}
+
+/// Debian packages the bootstrap needs for `variant`.
+///
+/// `build-essential` (C compiler, make) is listed explicitly: `cmake` does not depend on it
+/// and `dpkg-dev` only recommends it. `libclang-dev` is for the workspace's bindgen.
+pub fn required_packages(variant: Variant) -> Vec<&'static str> {
+    let mut p = vec![
+        "build-essential",
+        "cmake",
+        "dpkg-dev",
+        "zlib1g-dev",
+        "libclang-dev",
+    ];
+    if variant == Variant::Parallel {
+        p.extend(["libopenmpi-dev", "openmpi-bin"]);
+    }
+    p
+}
+
+/// The text of the stamp file for a complete build with these settings.
+pub fn stamp_contents(variant: Variant, dirs: &VariantDirs) -> String {
+    let mut s = format!(
+        "# Written by hdf5-test-harness build-hdf5 after a complete build and install.\n\
+         # The build is reused only while every line below is unchanged.\n\
+         source=hdf5={DEBIAN_SOURCE_VERSION}\nvariant={variant}\n"
+    );
+    for (k, v) in configure_env(variant) {
+        s.push_str(&format!("env={k}={v}\n"));
+    }
+    for a in configure_args(variant, dirs) {
+        s.push_str(&format!("configure={a}\n"));
+    }
+    s
+}
+
+/// The contents of the apt source file the bootstrap adds (a `deb-src` entry for trixie).
+pub const APT_SOURCES_PATH: &str = "/etc/apt/sources.list.d/h5prov-trixie-src.sources";
+
+/// The text of [`APT_SOURCES_PATH`].
+pub const APT_SOURCES_TEXT: &str = "\
+# Added by h5prov's hdf5-test-harness build-hdf5: source packages only (deb-src), used to
+# fetch the HDF5 1.14 source with `apt-get source hdf5`. Binary packages are unaffected.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+";
+
+/// The repository root: the parent of this crate's manifest directory when it still exists
+/// (the usual case, `cargo run`), else `git rev-parse --show-toplevel` in the current directory.
+pub fn repo_root() -> Result<PathBuf> {
+    let compiled = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf);
+    if let Some(root) =
+        compiled.filter(|r| r.join("Cargo.toml").is_file() && r.join("hdf5-test-harness").is_dir())
+    {
+        return Ok(root);
+    }
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .output()
+        .map_err(|e| Error::new(format!("finding the repository root: running git: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::new(
+            "finding the repository root: not inside a git checkout and the build-time path is gone; pass --repo DIR",
+        ));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn cache_root_precedence() {
+        let all = env(&[
+            ("H5PROV_CACHE", "/c"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
+        assert_eq!(cache_root(all).unwrap(), PathBuf::from("/c"));
+        let xdg = env(&[
+            ("H5PROV_CACHE", ""),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
+        assert_eq!(cache_root(xdg).unwrap(), PathBuf::from("/x/h5prov"));
+        let rel = env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")]);
+        assert_eq!(cache_root(rel).unwrap(), PathBuf::from("/h/.cache/h5prov"));
+        assert!(cache_root(env(&[])).is_err());
+    }
+
+    #[test]
+    fn variant_layout_and_args() {
+        let d = VariantDirs::new(Path::new("/c"), Variant::Serial);
+        assert_eq!(d.install, PathBuf::from("/c/hdf5-1.14.5-serial/install"));
+        let args = configure_args(Variant::Serial, &d);
+        assert!(args.contains(&"-DHDF5_ENABLE_PARALLEL=OFF".to_string()));
+        assert!(args.contains(&"-DCMAKE_INSTALL_PREFIX=/c/hdf5-1.14.5-serial/install".to_string()));
+        assert!(args.contains(&"-DHDF5_TEST_PASSTHROUGH_VOL=ON".to_string()));
+        let p = VariantDirs::new(Path::new("/c"), Variant::Parallel);
+        assert_eq!(p.root, PathBuf::from("/c/hdf5-1.14.5-parallel"));
+        assert!(configure_args(Variant::Parallel, &p)
+            .contains(&"-DHDF5_ENABLE_PARALLEL=ON".to_string()));
+        assert_eq!(
+            configure_env(Variant::Parallel),
+            [("CC".to_string(), "mpicc".to_string())]
+        );
+        assert!(required_packages(Variant::Parallel).contains(&"openmpi-bin"));
+        // The stamp changes with the options.
+        assert_ne!(
+            stamp_contents(Variant::Serial, &d),
+            stamp_contents(Variant::Parallel, &p)
+        );
+        assert!(stamp_contents(Variant::Serial, &d)
+            .contains("configure=-DHDF5_ENABLE_SZIP_SUPPORT=OFF\n"));
+    }
+}

@@ -1,0 +1,717 @@
+//! `run`: HDF5's regression suites from the build tree, once per connector mode, each diffed
+//! against the native baseline.
+
+use crate::apitest::parse_api_output;
+use crate::buildtree::BuildTree;
+use crate::ctest::{parse_progress_line, parse_show_only_json, CtestTest};
+use crate::diff::{diff_suite, render, SuiteDiff};
+use crate::error::{Context, Error, Result};
+use crate::expected::ExpectedDifferences;
+use crate::mode::Mode;
+use crate::probe::Probe;
+use crate::process::{describe_status, find_program, fresh_dir, run_to_files};
+use crate::results::{
+    dedup_names, Counts, Outcome, Suite, SuiteResult, TestResult, RESULT_FORMAT_VERSION,
+};
+use crate::suites::{self, VolTest};
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Settings of one `run`.
+#[derive(Debug)]
+pub struct RunOptions {
+    /// Modes requested; native is added first when missing.
+    pub modes: Vec<Mode>,
+    /// Suites to run, in order.
+    pub suites: Vec<Suite>,
+    /// `HDF5_PLUGIN_PATH` for modes other than native.
+    pub plugin_path: PathBuf,
+    /// Results directory.
+    pub out: PathBuf,
+    /// Parallel jobs for the vol and tools suites.
+    pub jobs: usize,
+    /// The HDF5 build tree to run from.
+    pub build: BuildTree,
+    /// Allowed differences.
+    pub expected: ExpectedDifferences,
+    /// Run native again even when results for the same build are saved.
+    pub rerun_native: bool,
+    /// At most this many tests listed per kind of difference.
+    pub max_listed: usize,
+}
+
+/// Environment changes for one mode.
+#[derive(Debug, Clone)]
+struct ModeEnv {
+    set: Vec<(String, String)>,
+    unset: Vec<String>,
+}
+
+impl ModeEnv {
+    fn apply(&self, cmd: &mut Command) {
+        for k in &self.unset {
+            cmd.env_remove(k);
+        }
+        for (k, v) in &self.set {
+            cmd.env(k, v);
+        }
+    }
+}
+
+struct Ctx<'a> {
+    opts: &'a RunOptions,
+    build_id: String,
+    all_tests: Vec<CtestTest>,
+    tools_tests: Vec<CtestTest>,
+    timeout_prog: PathBuf,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn ctest_list(dir: &Path) -> Result<Vec<CtestTest>> {
+    let out = Command::new("ctest")
+        .arg("--show-only=json-v1")
+        .current_dir(dir)
+        .output()
+        .context(|| format!("running `ctest --show-only=json-v1` in {}", dir.display()))?;
+    if !out.status.success() {
+        return Err(Error::new(format!(
+            "`ctest --show-only=json-v1` in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    parse_show_only_json(
+        &String::from_utf8_lossy(&out.stdout),
+        &format!("ctest in {}", dir.display()),
+    )
+}
+
+fn mode_env(mode: &Mode, plugin_path: &Path) -> (ModeEnv, Option<String>) {
+    let vars = [
+        "HDF5_VOL_CONNECTOR".to_string(),
+        "HDF5_PLUGIN_PATH".to_string(),
+    ];
+    match &mode.connector {
+        None => (
+            ModeEnv {
+                set: vec![],
+                unset: vars.to_vec(),
+            },
+            None,
+        ),
+        Some(c) => {
+            let mut set = vec![("HDF5_VOL_CONNECTOR".to_string(), c.clone())];
+            let mut unset = vec![];
+            let mut note = None;
+            if plugin_path.is_dir() {
+                set.push((
+                    "HDF5_PLUGIN_PATH".to_string(),
+                    plugin_path.display().to_string(),
+                ));
+            } else {
+                unset.push("HDF5_PLUGIN_PATH".to_string());
+                note = Some(format!(
+                    "plugin path {} does not exist: HDF5_PLUGIN_PATH left unset{}",
+                    plugin_path.display(),
+                    if suites::needs_plugins(c) {
+                        " (this mode needs a plugin: expect the probe to fail)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            (ModeEnv { set, unset }, note)
+        }
+    }
+}
+
+/// Runs everything; returns `true` when no unexpected regression (or run error) occurred.
+pub fn run(opts: &RunOptions) -> Result<bool> {
+    let timeout_prog = find_program("timeout").ok_or_else(|| {
+        Error::new("coreutils `timeout` not found on PATH (needed to bound test run times)")
+    })?;
+    if find_program("ctest").is_none() {
+        return Err(Error::new("`ctest` not found on PATH (install cmake)"));
+    }
+    std::fs::create_dir_all(&opts.out).context(|| format!("creating {}", opts.out.display()))?;
+    let ctx = Ctx {
+        opts,
+        build_id: opts.build.build_id(),
+        all_tests: ctest_list(&opts.build.dir)?,
+        tools_tests: ctest_list(&opts.build.dir.join("tools"))?,
+        timeout_prog,
+    };
+    let probe = Probe::build(&opts.build, &opts.out.join("probe"))?;
+    println!("HDF5 build tree: {}", opts.build.dir.display());
+    println!(
+        "results: {}   jobs: {}   plugin path: {}",
+        opts.out.display(),
+        opts.jobs,
+        opts.plugin_path.display()
+    );
+
+    let mut modes = vec![Mode::native()];
+    let native_explicit = opts.modes.iter().any(|m| m.label == "native");
+    modes.extend(opts.modes.iter().filter(|m| m.label != "native").cloned());
+
+    let mut results: Vec<(String, Suite, Option<SuiteResult>)> = Vec::new();
+    let mut mode_errors: Vec<String> = Vec::new();
+    for mode in &modes {
+        let (env, note) = mode_env(mode, &opts.plugin_path);
+        let label = &mode.label;
+        println!();
+        println!(
+            "== mode {label}: HDF5_VOL_CONNECTOR={}",
+            mode.connector.as_deref().unwrap_or("(unset)")
+        );
+        if let Some(n) = note {
+            println!("[{label}] note: {n}");
+        }
+        // Reuse native results from the same build unless asked not to.
+        let mut todo = Vec::new();
+        for &suite in &opts.suites {
+            let path = SuiteResult::path(&opts.out, label, suite);
+            let reusable = mode.is_native() && !native_explicit && !opts.rerun_native;
+            match reusable
+                .then(|| SuiteResult::load(&path))
+                .and_then(|r| r.ok())
+            {
+                Some(r) if r.build_id == ctx.build_id && r.errors.is_empty() => {
+                    println!(
+                        "[{label}] {suite}: reusing saved results from {} (same HDF5 build)",
+                        path.display()
+                    );
+                    println!("[{label}] {}", r.summary_line(suite.name()));
+                    results.push((label.clone(), suite, Some(r)));
+                }
+                _ => todo.push(suite),
+            }
+        }
+        if todo.is_empty() {
+            continue;
+        }
+        let scratch = opts.out.join("work").join(label).join("probe");
+        let probe_record = match probe
+            .check(mode.expected_connector_name(), &scratch, |c| env.apply(c))
+        {
+            Ok(r) => {
+                println!(
+                    "[{label}] probe: default FAPL and a created file use connector '{}' (proof of loading)",
+                    r.file_connector
+                );
+                r
+            }
+            Err(e) => {
+                eprintln!("[{label}] ERROR: {e}");
+                mode_errors.push(format!(
+                    "{label}: connector not loaded; its suites were not run"
+                ));
+                for suite in todo {
+                    results.push((label.clone(), suite, None));
+                }
+                continue;
+            }
+        };
+        for suite in todo {
+            let start = Instant::now();
+            let started_unix = now_unix();
+            let (tests, errors) = match suite {
+                Suite::Api => run_api(&ctx, mode, &env)?,
+                Suite::Vol => run_vol(&ctx, mode, &env)?,
+                Suite::Tools => run_tools(&ctx, mode, &env)?,
+            };
+            let result = SuiteResult {
+                format_version: RESULT_FORMAT_VERSION,
+                mode: label.clone(),
+                connector: mode.connector.clone(),
+                suite,
+                build_id: ctx.build_id.clone(),
+                build_dir: opts.build.dir.display().to_string(),
+                started_unix,
+                seconds: start.elapsed().as_secs_f64(),
+                probe: probe_record.clone(),
+                tests,
+                errors,
+            };
+            result.save(&SuiteResult::path(&opts.out, label, suite))?;
+            for e in &result.errors {
+                eprintln!("[{label}] {suite}: ERROR: {e}");
+            }
+            println!("[{label}] {}", result.summary_line(suite.name()));
+            results.push((label.clone(), suite, Some(result)));
+        }
+    }
+    Ok(report(opts, &results, &mode_errors))
+}
+
+/// Prints the summary, timings, differences and verdict; returns `true` when all is well.
+fn report(
+    opts: &RunOptions,
+    results: &[(String, Suite, Option<SuiteResult>)],
+    mode_errors: &[String],
+) -> bool {
+    println!();
+    println!("== summary");
+    for (label, suite, r) in results {
+        match r {
+            Some(r) => println!("{}", r.summary_line(&format!("{label}/{suite}"))),
+            None => println!("{label}/{suite}: not run (connector not loaded)"),
+        }
+    }
+    println!();
+    println!("== time per suite");
+    for (label, suite, r) in results
+        .iter()
+        .filter_map(|(l, s, r)| r.as_ref().map(|r| (l, s, r)))
+    {
+        println!("  {label}/{suite}: {:.1} s", r.seconds);
+    }
+    let mut ok = mode_errors.is_empty();
+    let mut verdict = Vec::new();
+    let natives: HashMap<Suite, &SuiteResult> = results
+        .iter()
+        .filter(|(l, _, _)| l == "native")
+        .filter_map(|(_, s, r)| r.as_ref().map(|r| (*s, r)))
+        .collect();
+    for (suite, n) in &natives {
+        let c = n.counts();
+        if c.failed > 0 {
+            verdict.push(format!(
+                "warning: native/{suite} has {} failing tests (baseline, not counted)",
+                c.failed
+            ));
+        }
+        if !n.errors.is_empty() {
+            ok = false;
+            verdict.push(format!(
+                "native/{suite}: run errors: {}",
+                n.errors.join("; ")
+            ));
+        }
+    }
+    println!();
+    println!("== differences from native");
+    let mut any_diff = false;
+    for (label, suite, r) in results {
+        if label == "native" {
+            continue;
+        }
+        let (Some(r), Some(n)) = (r, natives.get(suite)) else {
+            continue;
+        };
+        let d: SuiteDiff = diff_suite(n, r, &opts.expected);
+        let text = render(&d, opts.max_listed);
+        if !text.is_empty() {
+            any_diff = true;
+            print!("{text}");
+        }
+        if d.regressions() > 0 {
+            ok = false;
+            verdict.push(format!(
+                "{label}/{suite}: {} unexpected regressions",
+                d.regressions()
+            ));
+        }
+        if !r.errors.is_empty() {
+            ok = false;
+            verdict.push(format!(
+                "{label}/{suite}: run errors: {}",
+                r.errors.join("; ")
+            ));
+        }
+    }
+    if !any_diff {
+        println!("(none: every mode matches native on every suite)");
+    }
+    println!();
+    verdict.extend(mode_errors.iter().cloned());
+    for v in &verdict {
+        println!("{v}");
+    }
+    println!("{}", if ok { "RESULT: OK" } else { "RESULT: FAILED" });
+    ok
+}
+
+/// `diff`: recomputes the differences between saved native results and `mode`.
+pub fn diff_saved(
+    out: &Path,
+    mode: &str,
+    suites: &[Suite],
+    expected: &ExpectedDifferences,
+    max_listed: usize,
+) -> Result<bool> {
+    let mut ok = true;
+    let mut found = false;
+    for &suite in suites {
+        let mpath = SuiteResult::path(out, mode, suite);
+        let npath = SuiteResult::path(out, "native", suite);
+        if !mpath.exists() {
+            continue;
+        }
+        found = true;
+        let m = SuiteResult::load(&mpath)?;
+        let n = SuiteResult::load(&npath)
+            .map_err(|e| Error::new(format!("{e} (native baseline for {mode}/{suite})")))?;
+        if n.build_id != m.build_id {
+            println!(
+                "warning: {} and {} come from different HDF5 builds",
+                npath.display(),
+                mpath.display()
+            );
+        }
+        println!("{}", n.summary_line(&format!("native/{suite}")));
+        println!("{}", m.summary_line(&format!("{mode}/{suite}")));
+        let d = diff_suite(&n, &m, expected);
+        print!("{}", render(&d, max_listed));
+        if d.regressions() > 0 || !m.errors.is_empty() {
+            ok = false;
+        }
+    }
+    if !found {
+        return Err(Error::new(format!(
+            "no saved results for mode '{mode}' in {} (run `hdf5-test-harness run --mode {mode}` first)",
+            out.display()
+        )));
+    }
+    println!("{}", if ok { "RESULT: OK" } else { "RESULT: FAILED" });
+    Ok(ok)
+}
+
+fn logs_dir(ctx: &Ctx, mode: &Mode) -> PathBuf {
+    ctx.opts.out.join(&mode.label).join("logs")
+}
+
+fn timed_command(ctx: &Ctx, secs: f64, program: &str, args: &[String]) -> Command {
+    let mut cmd = Command::new(&ctx.timeout_prog);
+    cmd.arg("-k")
+        .arg("10")
+        .arg(format!("{}", secs.ceil() as u64))
+        .arg(program)
+        .args(args);
+    cmd
+}
+
+fn run_api(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>, Vec<String>)> {
+    let areas = suites::api_areas(&ctx.all_tests)?;
+    let work = ctx.opts.out.join("work").join(&mode.label).join("api");
+    fresh_dir(&work)?;
+    let logs = logs_dir(ctx, mode).join("api");
+    fresh_dir(&logs)?;
+    println!(
+        "[{}] api: running h5_api_test for {} areas",
+        mode.label,
+        areas.len()
+    );
+    let mut tests = Vec::new();
+    let mut errors = Vec::new();
+    for (area, command) in areas {
+        let mut cmd = timed_command(
+            ctx,
+            suites::DEFAULT_TIMEOUT_SECS,
+            &command[0],
+            &command[1..],
+        );
+        cmd.current_dir(&work);
+        env.apply(&mut cmd);
+        let (out, err) = (
+            logs.join(format!("{area}.out")),
+            logs.join(format!("{area}.err")),
+        );
+        let (status, _) = run_to_files(&mut cmd, &out, &err)?;
+        let stdout = String::from_utf8_lossy(
+            &std::fs::read(&out).context(|| format!("reading {}", out.display()))?,
+        )
+        .into_owned();
+        let parsed = parse_api_output(&area, &stdout);
+        let expected = mode.expected_connector_name();
+        match parsed.connector.as_deref() {
+            Some(c) if c == expected => {}
+            other => errors.push(format!(
+                "area {area}: h5_api_test reported connector {other:?}, expected '{expected}' (see {})",
+                out.display()
+            )),
+        }
+        if parsed.totals.is_none() {
+            errors.push(format!(
+                "area {area}: h5_api_test ended ({}) before printing its totals (see {} and {})",
+                describe_status(status, true),
+                out.display(),
+                err.display()
+            ));
+        } else if !status.success() && !parsed.tests.iter().any(|t| t.outcome == Outcome::Failed) {
+            errors.push(format!(
+                "area {area}: h5_api_test ended with {} without a failed test",
+                describe_status(status, true)
+            ));
+        }
+        if let Some(t) = parsed.totals {
+            let c = Counts::of(&parsed.tests);
+            if (c.passed, c.skipped) != (t.passed, t.skipped) {
+                println!(
+                    "[{}] api: note: area {area}: parsed {} passed/{} skipped, h5_api_test's totals say {}/{} (see {})",
+                    mode.label,
+                    c.passed,
+                    c.skipped,
+                    t.passed,
+                    t.skipped,
+                    out.display()
+                );
+            }
+        }
+        tests.extend(parsed.tests);
+    }
+    dedup_names(&mut tests);
+    Ok((tests, errors))
+}
+
+fn run_vol(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>, Vec<String>)> {
+    let tests = suites::vol_tests(&ctx.all_tests)?;
+    let mut units = suites::dependency_units(&tests);
+    // Longest first (by the saved native times), so the parallel workers finish together.
+    if let Ok(native) = SuiteResult::load(&SuiteResult::path(&ctx.opts.out, "native", Suite::Vol)) {
+        let times: HashMap<&str, f64> = native
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.seconds.unwrap_or(0.0)))
+            .collect();
+        let cost = |u: &Vec<usize>| {
+            u.iter()
+                .map(|&i| times.get(tests[i].name.as_str()).copied().unwrap_or(0.0))
+                .sum::<f64>()
+        };
+        units.sort_by(|a, b| cost(b).total_cmp(&cost(a)));
+    }
+    let testfiles = ctx.opts.build.dir.join("test/vol_native/testfiles");
+    let work = ctx.opts.out.join("work").join(&mode.label).join("vol");
+    fresh_dir(&work)?;
+    let logs = logs_dir(ctx, mode).join("vol");
+    fresh_dir(&logs)?;
+    let workers = ctx.opts.jobs.clamp(1, units.len().max(1));
+    println!(
+        "[{}] vol: running {} test programs with {workers} workers (each in its own copy of test/vol_native)",
+        mode.label,
+        tests.len()
+    );
+    let queue = Mutex::new(units.into_iter().collect::<VecDeque<_>>());
+    let done: Mutex<Vec<(usize, TestResult)>> = Mutex::new(Vec::new());
+    let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for w in 0..workers {
+            let (queue, done, failures, tests, work, logs, testfiles) =
+                (&queue, &done, &failures, &tests, &work, &logs, &testfiles);
+            s.spawn(move || {
+                let folder = work.join(format!("w{w}"));
+                if let Err(e) = crate::process::copy_tree(testfiles, &folder.join("testfiles")) {
+                    failures
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(format!("worker {w}: {e}"));
+                    return;
+                }
+                loop {
+                    let unit = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                    let Some(unit) = unit else { break };
+                    for i in unit {
+                        match run_vol_test(ctx, env, &tests[i], &folder, logs) {
+                            Ok(r) => done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r)),
+                            Err(e) => failures
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(e.to_string()),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    done.sort_by_key(|(i, _)| *i);
+    let errors = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok((done.into_iter().map(|(_, r)| r).collect(), errors))
+}
+
+fn run_vol_test(
+    ctx: &Ctx,
+    env: &ModeEnv,
+    t: &VolTest,
+    folder: &Path,
+    logs: &Path,
+) -> Result<TestResult> {
+    let mut cmd = timed_command(ctx, t.timeout, &t.program, &t.args);
+    cmd.current_dir(folder).env("srcdir", folder);
+    env.apply(&mut cmd);
+    let (out, err) = (
+        logs.join(format!("{}.out", t.name)),
+        logs.join(format!("{}.err", t.name)),
+    );
+    let (status, secs) = run_to_files(&mut cmd, &out, &err)?;
+    let stdout = String::from_utf8_lossy(&std::fs::read(&out).unwrap_or_default()).into_owned();
+    let (outcome, detail) = if status.code() == Some(t.expect) {
+        if suites::program_skipped(&stdout) {
+            (
+                Outcome::Skipped,
+                Some("the program skipped itself".to_string()),
+            )
+        } else {
+            (Outcome::Passed, None)
+        }
+    } else {
+        (
+            Outcome::Failed,
+            Some(format!(
+                "{} (expected exit {})",
+                describe_status(status, true),
+                t.expect
+            )),
+        )
+    };
+    Ok(TestResult {
+        name: t.name.clone(),
+        outcome,
+        detail,
+        seconds: Some(secs),
+    })
+}
+
+/// Symlinks plugin libraries into directories that some tools tests use as their own
+/// `HDF5_PLUGIN_PATH`; removed again on drop.
+struct PluginOverlay {
+    links: Vec<PathBuf>,
+}
+
+impl PluginOverlay {
+    fn new(plugin_path: &Path, dirs: &[String]) -> Result<Self> {
+        let mut overlay = PluginOverlay { links: Vec::new() };
+        let entries = std::fs::read_dir(plugin_path)
+            .context(|| format!("reading plugin directory {}", plugin_path.display()))?;
+        let libs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                name.starts_with("lib") && name.contains(".so")
+            })
+            .collect();
+        for dir in dirs {
+            for lib in &libs {
+                let Some(name) = lib.file_name() else {
+                    continue;
+                };
+                let link = Path::new(dir).join(name);
+                if Path::new(dir).is_dir() && std::fs::symlink_metadata(&link).is_err() {
+                    std::os::unix::fs::symlink(lib, &link)
+                        .context(|| format!("linking {} -> {}", link.display(), lib.display()))?;
+                    overlay.links.push(link);
+                }
+            }
+        }
+        Ok(overlay)
+    }
+}
+
+impl Drop for PluginOverlay {
+    fn drop(&mut self) {
+        for l in &self.links {
+            let _ = std::fs::remove_file(l);
+        }
+    }
+}
+
+fn run_tools(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>, Vec<String>)> {
+    let tools_dir = ctx.opts.build.dir.join("tools");
+    let logs = logs_dir(ctx, mode).join("tools");
+    fresh_dir(&logs)?;
+    let _overlay = match &mode.connector {
+        Some(c) if suites::needs_plugins(c) && ctx.opts.plugin_path.is_dir() => {
+            let dirs = suites::tools_plugin_dirs(&ctx.tools_tests);
+            let o = PluginOverlay::new(&ctx.opts.plugin_path, &dirs)?;
+            if !o.links.is_empty() {
+                println!(
+                    "[{}] tools: linked {} plugin libraries into {} for the tests that set their own HDF5_PLUGIN_PATH",
+                    mode.label,
+                    o.links.len(),
+                    dirs.join(", ")
+                );
+            }
+            Some(o)
+        }
+        _ => None,
+    };
+    println!(
+        "[{}] tools: running {} ctest tests in {} with -j{}",
+        mode.label,
+        ctx.tools_tests.len(),
+        tools_dir.display(),
+        ctx.opts.jobs
+    );
+    let mut cmd = Command::new("ctest");
+    cmd.arg("-j")
+        .arg(ctx.opts.jobs.to_string())
+        .current_dir(&tools_dir);
+    env.apply(&mut cmd);
+    let (out, err) = (logs.join("ctest.out"), logs.join("ctest.err"));
+    let (status, _) = run_to_files(&mut cmd, &out, &err)?;
+    for f in ["LastTest.log", "LastTestsFailed.log"] {
+        let src = tools_dir.join("Testing/Temporary").join(f);
+        if src.is_file() {
+            let _ = std::fs::copy(&src, logs.join(f));
+        }
+    }
+    let text = String::from_utf8_lossy(
+        &std::fs::read(&out).context(|| format!("reading {}", out.display()))?,
+    )
+    .into_owned();
+    let mut by_number: HashMap<usize, TestResult> = HashMap::new();
+    let mut errors = Vec::new();
+    for line in text.lines() {
+        let Some(p) = parse_progress_line(line) else {
+            continue;
+        };
+        let name = match ctx.tools_tests.get(p.number.wrapping_sub(1)) {
+            Some(t) if t.name.starts_with(&p.name) || p.name.starts_with(&t.name) => t.name.clone(),
+            _ => {
+                errors.push(format!(
+                    "ctest line for test #{} ({}) does not match the ctest list",
+                    p.number, p.name
+                ));
+                p.name.clone()
+            }
+        };
+        by_number.insert(
+            p.number,
+            TestResult {
+                name,
+                outcome: p.outcome,
+                detail: p.detail,
+                seconds: p.seconds,
+            },
+        );
+    }
+    if by_number.len() != ctx.tools_tests.len() {
+        errors.push(format!(
+            "ctest reported {} of {} tools tests ({}; see {})",
+            by_number.len(),
+            ctx.tools_tests.len(),
+            describe_status(status, false),
+            out.display()
+        ));
+    }
+    let mut numbers: Vec<usize> = by_number.keys().copied().collect();
+    numbers.sort_unstable();
+    let mut tests: Vec<TestResult> = numbers
+        .into_iter()
+        .filter_map(|n| by_number.remove(&n))
+        .collect();
+    dedup_names(&mut tests);
+    Ok((tests, errors))
+}

@@ -4,3 +4,4 @@
 #include "H5VLconnector_passthru.h"
 #include "H5VLnative.h"
 #include "H5PLextern.h"
+#include "H5VLpassthru.h" /* H5VL_pass_through_register: the built-in pass_through as an under connector */

@@ -12,7 +12,7 @@ use crate::ffi::sys;
 use crate::ops::Op;
 use crate::subops;
 use crate::tree::{Kind, Node};
-use h5prov_format::{ObjectSummary, ProcessMeta, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS};
+use h5prov_format::{ProcessMeta, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
@@ -181,7 +181,8 @@ pub struct Session {
     anchor: Instant,
     anchor_wall_ns: u64,
     trace: Option<Mutex<File>>,
-    objects: Option<Mutex<File>>,
+    /// The objects file and its pending rows (written in blocks, not a syscall per row).
+    objects: Option<Mutex<(File, Vec<u8>)>>,
     meta: Option<Mutex<(File, ProcessMeta)>>,
     records: AtomicU64,
     bytes: AtomicU64,
@@ -206,47 +207,6 @@ impl Chunk {
             buf: Vec::with_capacity(cap),
         }
     }
-
-    fn pending(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
-    }
-}
-
-/// Appends one CSV record (RFC 4180 quoting by the csv crate's `csv-core` writer), without
-/// allocating beyond the buffer's growth.
-fn csv_record(out: &mut Vec<u8>, fields: &[&[u8]]) {
-    let mut w = csv_core::Writer::new();
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            push_with(out, 4, |o| w.delimiter(o));
-        }
-        let mut input: &[u8] = f;
-        loop {
-            let (res, nin) = {
-                let start = out.len();
-                out.resize(start + 2 * input.len() + 4, 0);
-                let (res, nin, nout) = w.field(input, &mut out[start..]);
-                out.truncate(start + nout);
-                (res, nin)
-            };
-            input = &input[nin..];
-            if res == csv_core::WriteResult::InputEmpty {
-                break;
-            }
-        }
-    }
-    push_with(out, 4, |o| w.terminator(o));
-}
-
-fn push_with(
-    out: &mut Vec<u8>,
-    room: usize,
-    f: impl FnOnce(&mut [u8]) -> (csv_core::WriteResult, usize),
-) {
-    let start = out.len();
-    out.resize(start + room, 0);
-    let (_, n) = f(&mut out[start..]);
-    out.truncate(start + n);
 }
 
 impl Session {
@@ -280,14 +240,21 @@ impl Session {
     }
 
     fn flush_all(&self) {
+        if let Some(o) = &self.objects {
+            let mut g = o.lock();
+            let (file, pending) = &mut *g;
+            let res = file.write_all(pending);
+            pending.clear();
+            drop(g);
+            if let Err(e) = res {
+                self.warn_once("cannot write the objects file", &e);
+            }
+        }
         let bufs: Vec<_> = self.buffers.lock().clone();
         for b in bufs {
             let mut c = b.lock();
-            let pending = c.pending();
-            let data = std::mem::take(pending);
-            self.write_trace(&data);
-            *c.pending() = data;
-            c.pending().clear();
+            self.write_trace(&c.buf);
+            c.buf.clear();
         }
     }
 
@@ -438,7 +405,7 @@ pub fn start(cfg: &Config, info: &str) {
         anchor,
         anchor_wall_ns,
         trace: trace.map(Mutex::new),
-        objects: objects.map(Mutex::new),
+        objects: objects.map(|f| Mutex::new((f, Vec::new()))),
         meta: meta_file.map(|f| Mutex::new((f, meta))),
         records: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
@@ -540,10 +507,8 @@ impl ThreadState {
     fn flush_mine(&mut self) {
         if let (Some(s), Some(c)) = (&self.session, &self.chunk) {
             let mut c = c.lock();
-            let data = std::mem::take(c.pending());
-            s.write_trace(&data);
-            *c.pending() = data;
-            c.pending().clear();
+            s.write_trace(&c.buf);
+            c.buf.clear();
         }
     }
 }
@@ -668,12 +633,33 @@ impl Span {
             return;
         }
         let t3 = Instant::now();
+        // Fast path: the thread's cached session and buffer, no reference counting.
+        let done = THREAD.try_with(|t| {
+            let Ok(mut t) = t.try_borrow_mut() else {
+                return false;
+            };
+            t.refresh();
+            let t = &*t;
+            match (&t.session, &t.chunk) {
+                (Some(s), Some(c)) => {
+                    self.record(s, Some((c, t.tid)), ev, t3);
+                    true
+                }
+                _ => false,
+            }
+        });
+        if done != Ok(true) {
+            // Thread-locals are gone (process exit) or busy: use the global session.
+            let s = SESSION.read().clone();
+            if let Some(s) = s {
+                self.record(&s, None, ev, t3);
+            }
+        }
+    }
+
+    fn record(&self, s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, ev: &Event<'_>, t3: Instant) {
         let total = t3.saturating_duration_since(self.t0).as_nanos() as u64;
         let under = self.t2.saturating_duration_since(self.t1).as_nanos() as u64;
-        let s = match current_session() {
-            Some(s) => s,
-            None => return,
-        };
         let start_ns = s.wall_ns(self.t0);
         if let Some(node) = ev.node {
             let mut st = node.stats.lock();
@@ -729,7 +715,7 @@ impl Span {
                 ""
             },
         };
-        emit(&s, &rec);
+        emit(s, sink, &rec);
         let spent = Instant::now().saturating_duration_since(t3).as_nanos() as u64;
         s.self_ns.fetch_add(spent, Ordering::Relaxed);
     }
@@ -773,81 +759,117 @@ struct RecordRef<'a> {
     detail: &'a str,
 }
 
-/// The op column: `class.callback[:sub]`, from static strings, without allocation.
-struct OpName(Op, u32);
+/// Sub-operation codes with a precomputed name; others are written as `?`.
+const SUBS: usize = 64;
 
-impl std::fmt::Display for OpName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name())?;
-        let sub = subops::name(self.0, self.1);
-        if !sub.is_empty() {
-            f.write_str(":")?;
-            f.write_str(sub)?;
+/// Every `class.callback[:sub]` string, built once, so encoding a record formats nothing.
+static OP_NAMES: LazyLock<Vec<Vec<Box<str>>>> = LazyLock::new(|| {
+    Op::ALL
+        .iter()
+        .map(|&op| {
+            (0..=SUBS as u32)
+                .map(|sub| {
+                    let sub = if sub as usize == SUBS {
+                        subops::NONE
+                    } else {
+                        sub
+                    };
+                    let name = subops::name(op, sub);
+                    if name.is_empty() {
+                        op.name().into()
+                    } else {
+                        format!("{}:{name}", op.name()).into_boxed_str()
+                    }
+                })
+                .collect()
+        })
+        .collect()
+});
+
+/// The op column for `op` and sub-operation `sub`.
+fn op_name(op: Op, sub: u32) -> &'static str {
+    let row = &OP_NAMES[op as usize];
+    let idx = if sub == subops::NONE {
+        SUBS
+    } else if (sub as usize) < SUBS {
+        sub as usize
+    } else {
+        return "?";
+    };
+    &row[idx]
+}
+
+/// Appends one CSV field, quoted per RFC 4180 only when it must be.
+#[inline]
+fn put_field(out: &mut Vec<u8>, s: &[u8]) {
+    if s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        out.push(b'"');
+        for &b in s {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
         }
-        Ok(())
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s);
     }
 }
 
-struct OpBuf {
-    buf: [u8; 96],
-    len: usize,
-}
-
-impl OpBuf {
-    fn new(op: Op, sub: u32) -> OpBuf {
-        let mut b = OpBuf {
-            buf: [0; 96],
-            len: 0,
-        };
-        let _ = std::fmt::write(&mut b, format_args!("{}", OpName(op, sub)));
-        b
-    }
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
-    }
-}
-
-impl std::fmt::Write for OpBuf {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let n = s.len().min(self.buf.len() - self.len);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
-        Ok(())
-    }
+#[inline]
+fn put_int(out: &mut Vec<u8>, v: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 fn encode(out: &mut Vec<u8>, format: Format, seq: u64, tid: u64, r: &RecordRef<'_>) {
-    let op = OpBuf::new(r.op, r.sub);
+    let op = op_name(r.op, r.sub);
     match format {
         Format::Csv => {
-            let mut b = [itoa::Buffer::new(); 15];
-            let [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14] = &mut b;
-            let fields: [&[u8]; 22] = [
-                b0.format(seq).as_bytes(),
-                b1.format(r.start_ns).as_bytes(),
-                b2.format(r.total_ns).as_bytes(),
-                b3.format(r.under_ns).as_bytes(),
-                b4.format(r.rank).as_bytes(),
-                b5.format(r.pid).as_bytes(),
-                b6.format(tid).as_bytes(),
-                op.as_str().as_bytes(),
-                r.kind.name().as_bytes(),
-                r.file.as_bytes(),
-                r.path.as_bytes(),
-                b7.format(r.status).as_bytes(),
-                if r.is_async { b"1" } else { b"0" },
-                b8.format(r.io.bytes).as_bytes(),
-                b9.format(r.io.type_size).as_bytes(),
-                b10.format(r.io.ndims).as_bytes(),
-                b11.format(r.io.npoints).as_bytes(),
-                r.io.sel.as_bytes(),
-                r.io.xfer.as_bytes(),
-                r.io.xfer_actual.as_bytes(),
-                b12.format(r.batch).as_bytes(),
-                r.detail.as_bytes(),
-            ];
-            let _ = (b13, b14);
-            csv_record(out, &fields);
+            // Column order: h5prov_format::TRACE_COLUMNS.
+            put_int(out, seq);
+            out.push(b',');
+            put_int(out, r.start_ns);
+            out.push(b',');
+            put_int(out, r.total_ns);
+            out.push(b',');
+            put_int(out, r.under_ns);
+            out.push(b',');
+            put_int(out, r.rank);
+            out.push(b',');
+            put_int(out, r.pid);
+            out.push(b',');
+            put_int(out, tid);
+            out.push(b',');
+            put_field(out, op.as_bytes());
+            out.push(b',');
+            put_field(out, r.kind.name().as_bytes());
+            out.push(b',');
+            put_field(out, r.file.as_bytes());
+            out.push(b',');
+            put_field(out, r.path.as_bytes());
+            out.push(b',');
+            put_int(out, r.status);
+            out.push(b',');
+            out.push(if r.is_async { b'1' } else { b'0' });
+            out.push(b',');
+            put_int(out, r.io.bytes);
+            out.push(b',');
+            put_int(out, r.io.type_size);
+            out.push(b',');
+            put_int(out, r.io.ndims);
+            out.push(b',');
+            put_int(out, r.io.npoints);
+            out.push(b',');
+            put_field(out, r.io.sel.as_bytes());
+            out.push(b',');
+            put_field(out, r.io.xfer.as_bytes());
+            out.push(b',');
+            put_field(out, r.io.xfer_actual.as_bytes());
+            out.push(b',');
+            put_int(out, r.batch);
+            out.push(b',');
+            put_field(out, r.detail.as_bytes());
+            out.push(b'\n');
         }
         Format::Jsonl => {
             #[derive(serde::Serialize)]
@@ -884,7 +906,7 @@ fn encode(out: &mut Vec<u8>, format: Format, seq: u64, tid: u64, r: &RecordRef<'
                 rank: r.rank,
                 pid: r.pid,
                 tid,
-                op: op.as_str(),
+                op,
                 kind: r.kind.name(),
                 file: r.file,
                 path: r.path,
@@ -906,7 +928,7 @@ fn encode(out: &mut Vec<u8>, format: Format, seq: u64, tid: u64, r: &RecordRef<'
     }
 }
 
-fn emit(s: &Arc<Session>, r: &RecordRef<'_>) {
+fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &RecordRef<'_>) {
     let seq = s.records.fetch_add(1, Ordering::Relaxed);
     if s.cfg.to_stderr {
         let mut w = Vec::new();
@@ -919,32 +941,102 @@ fn emit(s: &Arc<Session>, r: &RecordRef<'_>) {
         }
         return;
     }
-    let done = THREAD.try_with(|t| {
-        let Ok(t) = t.try_borrow() else { return false };
-        let (Some(c), Some(ts)) = (&t.chunk, &t.session) else {
-            return false;
-        };
-        if !Arc::ptr_eq(ts, s) {
-            return false;
+    match sink {
+        Some((chunk, tid)) => {
+            let mut c = chunk.lock();
+            encode(&mut c.buf, s.cfg.format, seq, tid, r);
+            if c.buf.len() >= s.threshold {
+                s.write_trace(&c.buf);
+                c.buf.clear();
+            }
         }
-        let mut c = c.lock();
-        encode(&mut c.buf, s.cfg.format, seq, t.tid, r);
-        let pending = c.pending();
-        if pending.len() >= s.threshold {
-            let data = std::mem::take(pending);
+        None => {
+            let mut data = Vec::with_capacity(512);
+            encode(&mut data, s.cfg.format, seq, sys::gettid(), r);
             s.write_trace(&data);
-            let p = c.pending();
-            *p = data;
-            p.clear();
         }
-        true
-    });
-    if done != Ok(true) {
-        // Thread-locals are gone (process exit) or busy: write this record directly.
-        let mut data = Vec::with_capacity(512);
-        encode(&mut data, s.cfg.format, seq, sys::gettid(), r);
-        s.write_trace(&data);
     }
+}
+
+/// An objects-file row borrowed from a node (same fields and order as
+/// [`h5prov_format::ObjectSummary`]).
+#[derive(serde::Serialize)]
+struct ObjectSummaryRef<'a> {
+    rank: i64,
+    pid: u32,
+    kind: &'a str,
+    file: &'a str,
+    path: &'a str,
+    token: &'a str,
+    opens: u64,
+    accesses: u64,
+    reads: u64,
+    writes: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    read_ns: u64,
+    write_ns: u64,
+    first_ns: u64,
+    last_ns: u64,
+    dims: &'a str,
+    type_size: u64,
+    layout: &'a str,
+    ind_io: u64,
+    coll_io: u64,
+    broken_coll_io: u64,
+    created: u8,
+    dsets_created: u64,
+    dsets_opened: u64,
+    groups_created: u64,
+    groups_opened: u64,
+    open_ns: u64,
+}
+
+/// One objects-file row in CSV, columns in `h5prov_format::OBJECT_COLUMNS` order.
+fn summary_csv(out: &mut Vec<u8>, r: &ObjectSummaryRef<'_>) {
+    put_int(out, r.rank);
+    out.push(b',');
+    put_int(out, r.pid);
+    for s in [r.kind, r.file, r.path, r.token] {
+        out.push(b',');
+        put_field(out, s.as_bytes());
+    }
+    for v in [
+        r.opens,
+        r.accesses,
+        r.reads,
+        r.writes,
+        r.bytes_read,
+        r.bytes_written,
+        r.read_ns,
+        r.write_ns,
+        r.first_ns,
+        r.last_ns,
+    ] {
+        out.push(b',');
+        put_int(out, v);
+    }
+    out.push(b',');
+    put_field(out, r.dims.as_bytes());
+    out.push(b',');
+    put_int(out, r.type_size);
+    out.push(b',');
+    put_field(out, r.layout.as_bytes());
+    for v in [r.ind_io, r.coll_io, r.broken_coll_io, u64::from(r.created)] {
+        out.push(b',');
+        put_int(out, v);
+    }
+    for v in [
+        r.dsets_created,
+        r.dsets_opened,
+        r.groups_created,
+        r.groups_opened,
+        r.open_ns,
+    ] {
+        out.push(b',');
+        put_int(out, v);
+    }
+    out.push(b'\n');
 }
 
 /// Writes the summary row of a state node that is going away.
@@ -969,13 +1061,25 @@ pub fn object_summary(n: &Node) {
     }
     let st = n.stats.lock().clone();
     let shape = n.shape.lock().clone().unwrap_or_default();
-    let row = ObjectSummary {
+    let open_ns = if n.kind == Kind::File && st.open_ns == 0 {
+        st.last_ns.saturating_sub(st.first_ns)
+    } else {
+        st.open_ns
+    };
+    let mut dims = String::new();
+    for (i, d) in shape.dims.iter().enumerate() {
+        if i > 0 {
+            dims.push('x');
+        }
+        dims.push_str(itoa::Buffer::new().format(*d));
+    }
+    let row = ObjectSummaryRef {
         rank: s.rank,
         pid: s.pid,
-        kind: n.kind.name().to_string(),
-        file: n.file_name.to_string(),
-        path: n.path.to_string(),
-        token: n.token_hex(),
+        kind: n.kind.name(),
+        file: &n.file_name,
+        path: &n.path,
+        token: &n.token_hex(),
         opens: st.opens,
         accesses: st.accesses,
         reads: st.reads,
@@ -986,14 +1090,9 @@ pub fn object_summary(n: &Node) {
         write_ns: st.write_ns,
         first_ns: st.first_ns,
         last_ns: st.last_ns,
-        dims: shape
-            .dims
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join("x"),
+        dims: &dims,
         type_size: shape.type_size,
-        layout: shape.layout.to_string(),
+        layout: shape.layout,
         ind_io: st.ind_io,
         coll_io: st.coll_io,
         broken_coll_io: st.broken_coll_io,
@@ -1002,36 +1101,81 @@ pub fn object_summary(n: &Node) {
         dsets_opened: st.dsets_opened,
         groups_created: st.groups_created,
         groups_opened: st.groups_opened,
-        open_ns: if n.kind == Kind::File && st.open_ns == 0 {
-            st.last_ns.saturating_sub(st.first_ns)
-        } else {
-            st.open_ns
-        },
+        open_ns,
     };
     let mut out = Vec::with_capacity(256);
     match s.cfg.format {
-        Format::Csv => {
-            let mut w = csv::WriterBuilder::new()
-                .has_headers(false)
-                .from_writer(&mut out);
-            let _ = w.serialize(&row);
-            let _ = w.flush();
-        }
+        Format::Csv => summary_csv(&mut out, &row),
         Format::Jsonl => {
             let _ = serde_json::to_writer(&mut out, &row);
             out.push(b'\n');
         }
     }
-    let res = objects.lock().write_all(&out);
-    if let Err(e) = res {
-        s.warn_once("cannot write the objects file", &e);
+    let mut g = objects.lock();
+    g.1.extend_from_slice(&out);
+    if g.1.len() >= s.threshold {
+        let (file, pending) = &mut *g;
+        let res = file.write_all(pending);
+        pending.clear();
+        drop(g);
+        if let Err(e) = res {
+            s.warn_once("cannot write the objects file", &e);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use h5prov_format::ObjectSummary;
     use std::fmt::Write as _;
+
+    #[test]
+    fn summary_rows_read_back_with_the_csv_crate() {
+        let row = ObjectSummaryRef {
+            rank: 2,
+            pid: 7,
+            kind: "dataset",
+            file: "x,\"y\".h5",
+            path: "/a",
+            token: "1:0b30",
+            opens: 2,
+            accesses: 5,
+            reads: 0,
+            writes: 3,
+            bytes_read: 0,
+            bytes_written: 24,
+            read_ns: 0,
+            write_ns: 7,
+            first_ns: 1,
+            last_ns: 2,
+            dims: "10x20",
+            type_size: 8,
+            layout: "chunked",
+            ind_io: 3,
+            coll_io: 0,
+            broken_coll_io: 0,
+            created: 1,
+            dsets_created: 0,
+            dsets_opened: 0,
+            groups_created: 0,
+            groups_opened: 0,
+            open_ns: 9,
+        };
+        let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
+        summary_csv(&mut out, &row);
+        let back: ObjectSummary = csv::Reader::from_reader(out.as_slice())
+            .deserialize()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.file, "x,\"y\".h5");
+        assert_eq!((back.opens, back.writes, back.open_ns), (2, 3, 9));
+        assert_eq!(back.dims, "10x20");
+        let json = serde_json::to_string(&row).unwrap();
+        let back2: ObjectSummary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back2, back, "CSV and JSONL rows carry the same fields");
+    }
 
     #[test]
     fn detail_is_bounded() {
@@ -1047,14 +1191,10 @@ mod tests {
 
     #[test]
     fn op_names_have_sub_operations() {
-        assert_eq!(
-            OpBuf::new(Op::FileSpecific, 0).as_str(),
-            "file.specific:flush"
-        );
-        assert_eq!(
-            OpBuf::new(Op::DatasetWrite, subops::NONE).as_str(),
-            "dataset.write"
-        );
+        assert_eq!(op_name(Op::FileSpecific, 0), "file.specific:flush");
+        assert_eq!(op_name(Op::DatasetWrite, subops::NONE), "dataset.write");
+        assert_eq!(op_name(Op::DatasetOptional, 40), "dataset.optional:40");
+        assert_eq!(op_name(Op::GenericOptional, 5000), "?");
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub struct Node {
     pub stats: Mutex<Stats>,
     /// Dataset shape, when known.
     pub shape: Mutex<Option<Shape>>,
+    /// For files: shapes of the datasets seen in this file, by token, so reopening a
+    /// dataset costs no shape query (bounded by the datasets of the file; freed with it).
+    pub shapes: Mutex<HashMap<[u8; 16], Shape>>,
 }
 
 static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
@@ -189,6 +192,7 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         path: new.path.into(),
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
+        shapes: Mutex::new(HashMap::new()),
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
     if !matches!(key, Key::Unique(_)) {

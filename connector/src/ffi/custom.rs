@@ -60,6 +60,17 @@ fn info_from_text(text: &str) -> Result<Info, Error> {
     let parsed = ConnectorInfo::parse(text).map_err(|e| Error(e.to_string()))?;
     let config = Config::from_options(&parsed.options).map_err(|e| Error(e.to_string()))?;
     let id = match &parsed.under {
+        // HDF5's built-in pass_through (value 1) is not registered until asked for by name,
+        // so registering it by value fails: register it directly.
+        // It returns HDF5's cached id, so take a reference of our own.
+        // SAFETY: plain registration call and reference increment.
+        Under::Value(1) => unsafe {
+            let id = b::H5VL_pass_through_register();
+            if id >= 0 {
+                h5prov_bindings::sys::h5i::H5Iinc_ref(id);
+            }
+            id
+        },
         // SAFETY: plain registration calls.
         Under::Value(v) => unsafe { b::H5VLregister_connector_by_value(*v as c_int, 0) },
         Under::Name(n) => {
@@ -459,8 +470,8 @@ unsafe fn file_open_common(
         span.under_start();
         let under = call(ufapl);
         span.under_end();
-        // SAFETY: closing our copy.
-        unsafe { h5p::H5Pclose(ufapl) };
+        // SAFETY: closing our copy, without touching the error stack of a failed open.
+        quietly(|| unsafe { h5p::H5Pclose(ufapl) });
         // SAFETY: HDF5 passes the file name as a C string.
         let fname = unsafe { cstr(name) };
         if under.is_null() {
@@ -554,8 +565,8 @@ pub unsafe extern "C" fn file_specific(
                     b::H5VLfile_specific(std::ptr::null_mut(), info.under.id(), &mut my, dxpl, req)
                 };
                 span.under_end();
-                // SAFETY: closing our copy.
-                unsafe { h5p::H5Pclose(ufapl) };
+                // SAFETY: closing our copy, preserving the error stack.
+                quietly(|| unsafe { h5p::H5Pclose(ufapl) });
                 // SAFETY: req per the VOL contract.
                 unsafe { wrap_req(req, &info.under, Op::FileSpecific) };
                 // SAFETY: C string from HDF5.
@@ -784,33 +795,41 @@ unsafe fn dataset_io(
             &mut many
         };
         let mut span = Span::begin(op, NONE, is_async(req));
+        // Selections are read before the under call: public HDF5 functions clear the error
+        // stack on entry, so nothing may run between a failing under call and our return.
+        let want_detail = span.level() >= Level::Element;
+        let ios: Vec<(Io, Detail)> = if span.active() {
+            (0..count)
+                .map(|i| {
+                    let mut detail = Detail::default();
+                    let io = io_info(
+                        wrappers[i].node.as_deref(),
+                        mtypes[i],
+                        mspaces[i],
+                        fspaces[i],
+                        write,
+                        want_detail.then_some(&mut detail),
+                    );
+                    (io, detail)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         span.under_start();
         let r = call(unders.as_mut_ptr(), vol.id());
         span.under_end();
         // SAFETY: req per the VOL contract.
         unsafe { wrap_req(req, vol, op) };
-        if span.active() {
-            for i in 0..count {
-                let node = wrappers[i].node.as_deref();
-                let mut detail = Detail::default();
-                let want = span.level() >= Level::Element;
-                let io = io_info(
-                    node,
-                    mtypes[i],
-                    mspaces[i],
-                    fspaces[i],
-                    write,
-                    want.then_some(&mut detail),
-                );
-                span.finish(&Event {
-                    node,
-                    status: r,
-                    io: Some(&io),
-                    batch: count as u32,
-                    detail: detail.as_str(),
-                    ..Event::default()
-                });
-            }
+        for (w, (io, detail)) in wrappers.iter().zip(&ios) {
+            span.finish(&Event {
+                node: w.node.as_deref(),
+                status: r,
+                io: Some(io),
+                batch: count as u32,
+                detail: detail.as_str(),
+                ..Event::default()
+            });
         }
         Ok(r)
     })
@@ -884,21 +903,22 @@ unsafe fn attr_io(
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(attr) }?;
         let mut span = Span::begin(op, NONE, is_async(req));
+        let node = o.node.as_deref();
+        // Before the under call (see dataset_io).
+        let io = span
+            .active()
+            .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, write, None));
         span.under_start();
         let r = call(o.under, o.vol.id());
         span.under_end();
         // SAFETY: req per the VOL contract.
         unsafe { wrap_req(req, &o.vol, op) };
-        if span.active() {
-            let node = o.node.as_deref();
-            let io = io_info(node, mem_type, H5S_ALL, H5S_ALL, write, None);
-            span.finish(&Event {
-                node,
-                status: r,
-                io: Some(&io),
-                ..Event::default()
-            });
-        }
+        span.finish(&Event {
+            node,
+            status: r,
+            io: io.as_ref(),
+            ..Event::default()
+        });
         Ok(r)
     })
 }
@@ -958,6 +978,9 @@ pub unsafe extern "C" fn dataset_specific(
                         if !size.is_null() {
                             let nd = s.dims.len();
                             s.dims = std::slice::from_raw_parts(size, nd).to_vec();
+                            if let (Some(f), Key::Object(_, t)) = (&n.file, &n.key) {
+                                f.shapes.lock().insert(*t, s.clone());
+                            }
                         }
                     }
                 }

@@ -70,8 +70,9 @@ pub struct UnderVol(hid_t);
 impl UnderVol {
     /// Takes a new reference to `id`.
     pub fn new_ref(id: hid_t) -> UnderVol {
-        // SAFETY: H5Iinc_ref accepts any id and fails cleanly on an invalid one.
-        unsafe { h5prov_bindings::sys::h5i::H5Iinc_ref(id) };
+        // SAFETY: H5Iinc_ref accepts any id and fails cleanly on an invalid one. Public
+        // HDF5 calls clear the error stack on entry, so it is preserved around the call.
+        query::quietly(|| unsafe { h5prov_bindings::sys::h5i::H5Iinc_ref(id) });
         UnderVol(id)
     }
 
@@ -95,15 +96,11 @@ impl Clone for UnderVol {
 
 impl Drop for UnderVol {
     fn drop(&mut self) {
-        // SAFETY: plain HDF5 API calls on ids; the error stack is restored so a failed
-        // decrement (e.g. after H5close) never pollutes the application's stack.
-        unsafe {
-            let saved = h5prov_bindings::sys::h5e::H5Eget_current_stack();
-            h5prov_bindings::sys::h5i::H5Idec_ref(self.0);
-            if saved >= 0 {
-                h5prov_bindings::sys::h5e::H5Eset_current_stack(saved);
-            }
-        }
+        let id = self.0;
+        // The error stack is preserved so a failed decrement (e.g. after H5close) never
+        // pollutes or clears the application's stack.
+        // SAFETY: a plain HDF5 call on an id.
+        query::quietly(|| unsafe { h5prov_bindings::sys::h5i::H5Idec_ref(id) });
     }
 }
 

@@ -12,8 +12,23 @@ use h5prov_bindings::{hid_t, H5VL_loc_params_t};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// Runs `f` with the HDF5 error stack saved and restored.
+/// Runs `f` with the application's HDF5 error stack preserved: public HDF5 functions clear
+/// the stack on entry and push records on failure, and neither may show.
+///
+/// The common case is an empty stack (the call being traced succeeded): then `f` runs
+/// directly and whatever it pushed is cleared (`H5E*` functions never clear on entry).
+/// Otherwise the stack is saved and restored, which allocates.
 pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: H5Eget_num does not clear the stack; 0 is H5E_DEFAULT.
+    if unsafe { h5e::H5Eget_num(0) } == 0 {
+        let r = f();
+        // SAFETY: as above.
+        if unsafe { h5e::H5Eget_num(0) } != 0 {
+            // SAFETY: clearing what f pushed; the stack was empty before.
+            unsafe { h5e::H5Eclear2(0) };
+        }
+        return r;
+    }
     // SAFETY: plain HDF5 calls; the saved stack id is handed back to HDF5.
     let saved = unsafe { h5e::H5Eget_current_stack() };
     let r = f();
@@ -325,13 +340,26 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
         }
     }
     if matches!(open.kind, Kind::Dataset | Kind::Attr) && created_node {
-        let shape = match (open.dataset, open.kind) {
-            (Some((ty, space, dcpl)), _) => Some(shape_from_ids(ty, space, dcpl)),
-            // SAFETY: under is a live dataset of connector vol.
-            (None, Kind::Dataset) => unsafe { dataset_shape(under, vol, open.dxpl) },
-            // SAFETY: under is a live attribute of connector vol.
-            (None, _) => unsafe { attr_shape(under, vol, open.dxpl) },
+        // A dataset seen before in this file reuses its cached shape.
+        let token = match &node.key {
+            Key::Object(_, t) if open.kind == Kind::Dataset => Some(*t),
+            _ => None,
         };
+        let cached = match (&file, token, open.dataset) {
+            (Some(f), Some(t), None) => f.shapes.lock().get(&t).cloned(),
+            _ => None,
+        };
+        let shape = match (cached, open.dataset, open.kind) {
+            (Some(s), _, _) => Some(s),
+            (None, Some((ty, space, dcpl)), _) => Some(shape_from_ids(ty, space, dcpl)),
+            // SAFETY: under is a live dataset of connector vol.
+            (None, None, Kind::Dataset) => unsafe { dataset_shape(under, vol, open.dxpl) },
+            // SAFETY: under is a live attribute of connector vol.
+            (None, None, _) => unsafe { attr_shape(under, vol, open.dxpl) },
+        };
+        if let (Some(f), Some(t), Some(s)) = (&file, token, &shape) {
+            f.shapes.lock().insert(t, s.clone());
+        }
         *node.shape.lock() = shape;
     }
     node

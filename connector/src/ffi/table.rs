@@ -38,6 +38,7 @@ macro_rules! vol_table {
     ( $( $field:ident . $slot:ident => $op:ident $name:literal $lvl:ident : $shape:ident $body:tt ; )* ) => {
         /// Every VOL callback h5prov implements, in table order.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u16)]
         pub enum Op { $( #[doc = $name] $op, )* }
 
         impl Op {

@@ -1,6 +1,6 @@
 //! `libh5prov.so` as HDF5 sees it: the two plugin entry points and the class they return.
 
-use h5prov_tests::plugin_dir;
+use h5prov_tests::{hdf5_dir, plugin_dir};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 /// The leading fields of `H5VL_class_t` (HDF5 1.14, VOL version 3).
@@ -16,7 +16,19 @@ struct ClassHead {
 #[test]
 fn plugin_entry_points_describe_the_h5prov_vol_connector() {
     let so = plugin_dir().join("libh5prov.so");
-    // SAFETY: loading our own plugin; its initialisers have no side effects.
+    // Like a Python extension module: the host loads HDF5 with RTLD_LOCAL first. The
+    // plugin's DT_NEEDED libhdf5 must resolve to that copy (no LD_LIBRARY_PATH is set).
+    let hdf5 = hdf5_dir().join("lib/libhdf5.so");
+    // SAFETY: loading HDF5 and our plugin; their initialisers have no side effects we
+    // depend on.
+    let _hdf5 = unsafe {
+        libloading::os::unix::Library::open(
+            Some(&hdf5),
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
+        )
+    }
+    .expect("dlopen libhdf5.so");
+    // SAFETY: as above.
     let lib = unsafe { libloading::Library::new(&so) }.expect("dlopen libh5prov.so");
     // SAFETY: the symbols have these C signatures (H5PLextern.h).
     unsafe {

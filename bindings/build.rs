@@ -129,12 +129,35 @@ fn main() {
     println!("cargo:rerun-if-env-changed=HDF5_DIR");
     println!("cargo:include={include}");
 
+    // A parallel HDF5 (hdf5-metno-sys found H5_HAVE_PARALLEL): its headers include mpi.h,
+    // and the MPI-IO property functions exist. Tell our code and the connector.
+    println!("cargo::rustc-check-cfg=cfg(h5prov_parallel)");
+    let parallel = env::var_os("DEP_HDF5_HAVE_PARALLEL").is_some();
+    let mut mpi_flags: Vec<String> = Vec::new();
+    if parallel {
+        println!("cargo:rustc-cfg=h5prov_parallel");
+        println!("cargo:have_parallel=1");
+        let out = std::process::Command::new("mpicc")
+            .arg("--showme:compile")
+            .output()
+            .expect("parallel HDF5 needs mpicc (openmpi-bin) to find mpi.h");
+        mpi_flags = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+    }
+
     let bindings = bindgen::Builder::default()
         .header("wrapper.h")
         .clang_arg(format!("-I{include}"))
+        .clang_args(&mpi_flags)
         // Only what the headers in the HDF5 include directory declare.
         .allowlist_file(format!("{include}/.*"))
         .allowlist_item("H5VL.*|H5PL.*|H5O_token_t|H5E_.*|H5I_.*|H5S_.*|H5D_.*|H5F_.*|H5FD_.*")
+        // MPI-IO transfer properties (declared only by parallel builds).
+        .allowlist_function(
+            "H5Pget_dxpl_mpio|H5Pget_mpio_actual_io_mode|H5Pget_all_coll_metadata_ops|H5Pget_coll_metadata_write|H5Pget_driver|H5FD_mpio_init",
+        )
         // We define these two entry points ourselves.
         .blocklist_function("H5PLget_plugin_type|H5PLget_plugin_info")
         // C may pass enum values a Rust enum cannot hold.
@@ -181,7 +204,11 @@ fn main() {
     rs.push_str("    ]\n}\n");
     std::fs::write(out.join("layout_probe.c"), c).unwrap();
     std::fs::write(out.join("layout_rust.rs"), rs).unwrap();
-    cc::Build::new()
+    let mut probe = cc::Build::new();
+    for f in &mpi_flags {
+        probe.flag(f);
+    }
+    probe
         .file(out.join("layout_probe.c"))
         .include(&include)
         .warnings(false)

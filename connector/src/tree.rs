@@ -107,6 +107,8 @@ pub struct Stats {
     pub groups_opened: u64,
     /// For files: time from first open to last close, ns.
     pub open_ns: u64,
+    /// For files: opened with the MPI-IO driver (transfer modes are recorded).
+    pub mpio: bool,
 }
 
 /// Shape of a dataset, known at create or first open.

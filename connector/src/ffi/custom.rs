@@ -464,6 +464,10 @@ unsafe fn file_open_common(
         let info = unsafe { fapl_info(fapl) }
             .ok_or("the file access property list has no h5prov connector info")?;
         trace::start(&info.config, &info.text());
+        let (mpio, coll_reads, coll_writes) = fapl_mpio(fapl);
+        if mpio {
+            trace::note_coll_metadata(coll_reads, coll_writes);
+        }
         // SAFETY: fapl is a FAPL id.
         let ufapl = unsafe { under_fapl(fapl, &info) }?;
         let mut span = Span::begin(op, NONE, is_async(req));
@@ -484,6 +488,7 @@ unsafe fn file_open_common(
             return Ok(std::ptr::null_mut());
         }
         let node = file_node(under, info.under.id(), &fname, dxpl, created);
+        node.stats.lock().mpio |= mpio;
         // SAFETY: req per the VOL contract.
         unsafe { wrap_req(req, &info.under, op) };
         span.finish(&Event {
@@ -650,9 +655,11 @@ fn io_info(
     mem_type: hid_t,
     mem_space: hid_t,
     file_space: hid_t,
+    dxpl: hid_t,
     write: bool,
     detail: Option<&mut Detail>,
 ) -> Io {
+    let xfer = requested_xfer(node, dxpl);
     // SAFETY: plain HDF5 queries on ids the application passed to this call.
     unsafe {
         let type_size = h5t::H5Tget_size(mem_type) as u64;
@@ -697,11 +704,80 @@ fn io_info(
             ndims,
             npoints,
             sel,
-            xfer: "",
+            xfer,
             xfer_actual: "",
             write,
         }
     }
+}
+
+/// Whether `node` lives in a file opened with the MPI-IO driver.
+fn in_mpio_file(node: Option<&Node>) -> bool {
+    node.and_then(|n| n.file.as_ref())
+        .is_some_and(|f| f.stats.lock().mpio)
+}
+
+/// The transfer mode requested on the DXPL, for files using MPI-IO.
+#[cfg(h5prov_parallel)]
+fn requested_xfer(node: Option<&Node>, dxpl: hid_t) -> &'static str {
+    if !in_mpio_file(node) {
+        return "";
+    }
+    let mut mode: b::H5FD_mpio_xfer_t = 0;
+    // SAFETY: a property query on the application's DXPL (0 is H5P_DEFAULT, which HDF5
+    // resolves to the default DXPL).
+    let r = quietly(|| unsafe { b::H5Pget_dxpl_mpio(dxpl, &mut mode) });
+    match (r >= 0, mode) {
+        (true, b::H5FD_MPIO_COLLECTIVE) => "collective",
+        (true, _) => "independent",
+        _ => "",
+    }
+}
+
+#[cfg(not(h5prov_parallel))]
+fn requested_xfer(node: Option<&Node>, _dxpl: hid_t) -> &'static str {
+    let _ = in_mpio_file(node);
+    ""
+}
+
+/// The I/O mode HDF5 actually used for the last collective-capable transfer.
+#[cfg(h5prov_parallel)]
+fn actual_xfer(dxpl: hid_t) -> &'static str {
+    let mut mode: b::H5D_mpio_actual_io_mode_t = 0;
+    // SAFETY: a property query on the application's DXPL after a successful transfer.
+    let r = quietly(|| unsafe { b::H5Pget_mpio_actual_io_mode(dxpl, &mut mode) });
+    match (r >= 0, mode) {
+        (false, _) => "",
+        (true, b::H5D_MPIO_CHUNK_COLLECTIVE | b::H5D_MPIO_CONTIGUOUS_COLLECTIVE) => "collective",
+        (true, b::H5D_MPIO_CHUNK_MIXED) => "mixed",
+        (true, _) => "independent",
+    }
+}
+
+#[cfg(not(h5prov_parallel))]
+fn actual_xfer(_dxpl: hid_t) -> &'static str {
+    ""
+}
+
+/// Whether a FAPL uses the MPI-IO driver, and its collective metadata settings
+/// (reads, writes); all false for serial HDF5.
+#[cfg(h5prov_parallel)]
+fn fapl_mpio(fapl: hid_t) -> (bool, bool, bool) {
+    quietly(|| {
+        // SAFETY: property queries on the application's FAPL.
+        unsafe {
+            let mpio = b::H5Pget_driver(fapl) == b::H5FD_mpio_init();
+            let (mut r, mut w) = (false, false);
+            b::H5Pget_all_coll_metadata_ops(fapl, &mut r);
+            b::H5Pget_coll_metadata_write(fapl, &mut w);
+            (mpio, r, w)
+        }
+    })
+}
+
+#[cfg(not(h5prov_parallel))]
+fn fapl_mpio(_fapl: hid_t) -> (bool, bool, bool) {
+    (false, false, false)
 }
 
 fn selection_detail(d: &mut Detail, space: hid_t, sel: &str, ndims: u32) {
@@ -759,6 +835,7 @@ unsafe fn dataset_io(
     mem_type: *mut hid_t,
     mem_space: *mut hid_t,
     file_space: *mut hid_t,
+    dxpl: hid_t,
     req: Req,
     write: bool,
     call: impl FnOnce(*mut *mut c_void, hid_t) -> herr_t,
@@ -798,7 +875,7 @@ unsafe fn dataset_io(
         // Selections are read before the under call: public HDF5 functions clear the error
         // stack on entry, so nothing may run between a failing under call and our return.
         let want_detail = span.level() >= Level::Element;
-        let ios: Vec<(Io, Detail)> = if span.active() {
+        let mut ios: Vec<(Io, Detail)> = if span.active() {
             (0..count)
                 .map(|i| {
                     let mut detail = Detail::default();
@@ -807,6 +884,7 @@ unsafe fn dataset_io(
                         mtypes[i],
                         mspaces[i],
                         fspaces[i],
+                        dxpl,
                         write,
                         want_detail.then_some(&mut detail),
                     );
@@ -821,6 +899,12 @@ unsafe fn dataset_io(
         span.under_end();
         // SAFETY: req per the VOL contract.
         unsafe { wrap_req(req, vol, op) };
+        if r >= 0 && ios.first().is_some_and(|(io, _)| !io.xfer.is_empty()) {
+            let actual = actual_xfer(dxpl);
+            for (io, _) in &mut ios {
+                io.xfer_actual = actual;
+            }
+        }
         for (w, (io, detail)) in wrappers.iter().zip(&ios) {
             span.finish(&Event {
                 node: w.node.as_deref(),
@@ -854,6 +938,7 @@ pub unsafe extern "C" fn dataset_read(
             mem_type,
             mem_space,
             file_space,
+            dxpl,
             req,
             false,
             |u, v| {
@@ -882,6 +967,7 @@ pub unsafe extern "C" fn dataset_write(
             mem_type,
             mem_space,
             file_space,
+            dxpl,
             req,
             true,
             |u, v| {
@@ -907,7 +993,7 @@ unsafe fn attr_io(
         // Before the under call (see dataset_io).
         let io = span
             .active()
-            .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, write, None));
+            .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, 0, write, None));
         span.under_start();
         let r = call(o.under, o.vol.id());
         span.under_end();

@@ -679,8 +679,10 @@ impl Span {
                         st.bytes_read += io.bytes;
                         st.read_ns += total / u64::from(ev.batch.max(1));
                     }
+                    // The actual mode is known only when recorded (HDF5 writes it to the
+                    // DXPL after the API call returns); otherwise count what was requested.
                     match (io.xfer, io.xfer_actual) {
-                        ("collective", "collective") => st.coll_io += 1,
+                        ("collective", "collective" | "") => st.coll_io += 1,
                         ("collective", _) => st.broken_coll_io += 1,
                         _ => st.ind_io += 1,
                     }

@@ -8,7 +8,8 @@
 #            parallel HDF5; executables get the suffix "-mpi"
 #
 # Environment:
-#   HDF5_DIR  HDF5 installation (default: <repo>/.deps/hdf5, the bootstrap's link)
+#   HDF5_DIR  HDF5 installation (default: <repo>/.deps/hdf5, the bootstrap's link; with
+#             --mpi, <repo>/.deps/hdf5-parallel, the link of `build-hdf5 --variant parallel`)
 #   CC        C compiler (default gcc, or mpicc with --mpi)
 #   CFLAGS    extra flags (appended)
 #
@@ -28,7 +29,11 @@ fi
 out=$1
 
 here=$(cd "$(dirname "$0")" && pwd)
-hdf5=${HDF5_DIR:-$here/../.deps/hdf5}
+if [ $mpi -eq 1 ]; then
+    hdf5=${HDF5_DIR:-$here/../.deps/hdf5-parallel}
+else
+    hdf5=${HDF5_DIR:-$here/../.deps/hdf5}
+fi
 if [ ! -f "$hdf5/include/hdf5.h" ]; then
     echo "build.sh: no HDF5 at $hdf5 (set HDF5_DIR or run the bootstrap)" >&2
     exit 1

@@ -1,18 +1,21 @@
 /*
  * vpic_write.c - VPIC-IO-like particle write kernel (the H5Prov paper's kernel).
  *
- * Usage: vpic_write -d DIR [-p PARTICLES] [-t TIMESTEPS] [-x coll|ind] [-c]
+ * Usage: vpic_write -d DIR [-p PARTICLES] [-t TIMESTEPS] [-x coll|ind] [-c] [-s RANK:FACTOR]
  *
  *   -d DIR   output directory (must exist)
  *   -p N     particles per process (default 4194304 = 4 Mi, 128 MiB per timestep)
  *   -t T     timesteps (default 3)
  *   -x MODE  MPI build only: transfer mode, coll (default) or ind
  *   -c       MPI build only: collective metadata operations on the FAPL
+ *   -s R:F   slow rank R down: it writes F times the particles (F >= 1), the
+ *            others N each; a known straggler for the analyzer's tests
  *
  * Serial build: each process writes its own file <DIR>/vpic-r<rank>.h5 with
  * 1-D datasets of N elements. MPI build: all ranks share <DIR>/vpic.h5, the
  * datasets have N * size elements and rank r writes the hyperslab
- * [r * N, (r + 1) * N).
+ * [r * N, (r + 1) * N). With -s R:F, rank R writes F * N particles, the
+ * datasets have N * (size + F - 1) elements and the slices stay contiguous.
  *
  * Layout, per timestep t in 0..T-1: group /Timestep_<t> holding the 8
  * contiguous 1-D datasets x, y, z (float), id1, id2 (int), px, py, pz (float),
@@ -21,7 +24,8 @@
  *
  * Output: one line "ns=<ns of the write loop incl. file create/close>
  * bytes=<bytes written by this process> vol_calls=<HDF5 calls made that reach
- * the VOL connector: 3 + 26 T> particles=<N> timesteps=<T> rank=<r> size=<s>".
+ * the VOL connector: 3 + 26 T> particles=<N, or F * N for a rank slowed by -s>
+ * timesteps=<T> rank=<r> size=<s>".
  */
 #include "common.h"
 
@@ -31,7 +35,9 @@ static const int var_is_int[NVARS] = {0, 0, 0, 1, 1, 0, 0, 0};
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s -d DIR [-p PARTICLES] [-t TIMESTEPS] [-x coll|ind] [-c]\n", argv0);
+    fprintf(stderr,
+            "usage: %s -d DIR [-p PARTICLES] [-t TIMESTEPS] [-x coll|ind] [-c] [-s RANK:FACTOR]\n",
+            argv0);
     exit(2);
 }
 
@@ -61,6 +67,7 @@ int main(int argc, char **argv)
     wl_world_t w = wl_init(&argc, &argv);
     const char *dir = NULL;
     unsigned long long n = 4194304ULL, nsteps = 3, t, bytes = 0;
+    unsigned long long slow_rank = 0, slow_factor = 1, mine;
     int collective = 1, coll_md = 0, opt, v;
     char fname[4096];
     void *bufs[NVARS];
@@ -68,7 +75,7 @@ int main(int argc, char **argv)
     hsize_t dims[1], start[1], count[1];
     unsigned long long t0, t1;
 
-    while ((opt = getopt(argc, argv, "d:p:t:x:ch")) != -1) {
+    while ((opt = getopt(argc, argv, "d:p:t:x:cs:h")) != -1) {
         switch (opt) {
         case 'd': dir = optarg; break;
         case 'p': n = wl_parse_u64("-p", optarg); break;
@@ -82,30 +89,54 @@ int main(int argc, char **argv)
                 usage(argv[0]);
             break;
         case 'c': coll_md = 1; break;
+        case 's': {
+            char spec[64], *colon;
+            if (strlen(optarg) >= sizeof spec || (colon = strchr(optarg, ':')) == NULL) {
+                fprintf(stderr, "option -s: expected RANK:FACTOR, got '%s'\n", optarg);
+                exit(2);
+            }
+            memcpy(spec, optarg, (size_t)(colon - optarg));
+            spec[colon - optarg] = '\0';
+            slow_rank = wl_parse_u64("-s (rank)", spec);
+            slow_factor = wl_parse_u64("-s (factor)", colon + 1);
+            if (slow_factor == 0) {
+                fprintf(stderr, "option -s: FACTOR must be >= 1\n");
+                exit(2);
+            }
+            break;
+        }
         default: usage(argv[0]);
         }
     }
     if (dir == NULL || n == 0)
         usage(argv[0]);
+    /* Particles of this process; with -s, the slowed rank has FACTOR times as many. */
+    mine = (unsigned long long)w.rank == slow_rank ? n * slow_factor : n;
 
     for (v = 0; v < NVARS; v++)
-        bufs[v] = wl_xmalloc((size_t)n * 4);
-    fill(bufs, n, w.rank);
+        bufs[v] = wl_xmalloc((size_t)mine * 4);
+    fill(bufs, mine, w.rank);
 
 #ifdef H5PROV_MPI
     wl_path(fname, sizeof fname, dir, "vpic.h5");
+    /* Ranks below the slowed one start at r * N; those above it are shifted by
+     * its extra (F - 1) * N particles. */
     dims[0] = (hsize_t)n * (hsize_t)w.size;
+    if (slow_rank < (unsigned long long)w.size)
+        dims[0] += (hsize_t)n * (hsize_t)(slow_factor - 1);
     start[0] = (hsize_t)n * (hsize_t)w.rank;
+    if (slow_rank < (unsigned long long)w.rank)
+        start[0] += (hsize_t)n * (hsize_t)(slow_factor - 1);
 #else
     {
         char base[64];
         snprintf(base, sizeof base, "vpic-r%d.h5", w.rank);
         wl_path(fname, sizeof fname, dir, base);
     }
-    dims[0] = (hsize_t)n;
+    dims[0] = (hsize_t)mine;
     start[0] = 0;
 #endif
-    count[0] = (hsize_t)n;
+    count[0] = (hsize_t)mine;
 
     wl_barrier();
     t0 = wl_now_ns();
@@ -128,7 +159,7 @@ int main(int argc, char **argv)
                                       H5P_DEFAULT));
             H5CALL_VOL(H5Dwrite(dset, type, mspace, fspace, dxpl, bufs[v]));
             H5CALL_VOL(H5Dclose(dset));
-            bytes += n * 4;
+            bytes += mine * 4;
         }
         H5CALL_VOL(H5Gclose(grp));
     }
@@ -144,7 +175,7 @@ int main(int argc, char **argv)
     for (v = 0; v < NVARS; v++)
         free(bufs[v]);
     printf("ns=%llu bytes=%llu vol_calls=%llu particles=%llu timesteps=%llu rank=%d size=%d\n",
-           t1 - t0, bytes, wl_vol_calls, n, nsteps, w.rank, w.size);
+           t1 - t0, bytes, wl_vol_calls, mine, nsteps, w.rank, w.size);
     wl_finish();
     return 0;
 }

@@ -83,6 +83,7 @@ fn one_run(
             "-q".into(),
             format!("--callgrind-out-file={}", cg_file.display()),
         ],
+        mpi: false,
     };
     let g = run_group(&launch, &dir.join("logs"))?;
     if mode.is_h5prov() {

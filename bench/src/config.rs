@@ -257,4 +257,15 @@ pub struct Settings {
     pub callgrind: bool,
     /// `metadata_heavy -n` for the two callgrind runs (the difference is measured).
     pub callgrind_iters: (u64, u64),
+    /// MPI mode: the `-mpi` workloads (one shared file, MPI-IO) against the parallel HDF5,
+    /// each process group started as `mpirun -np N`.
+    pub mpi: bool,
+}
+
+impl Settings {
+    /// The executable of `w` in `bin_dir`: `vpic_write`, or `vpic_write-mpi` in MPI mode.
+    pub fn program(&self, w: Workload) -> PathBuf {
+        let suffix = if self.mpi { "-mpi" } else { "" };
+        self.bin_dir.join(format!("{}{suffix}", w.program()))
+    }
 }

@@ -154,6 +154,7 @@ pub fn run(
         host: host_name(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         quick: settings.quick,
+        mpi: settings.mpi,
         rounds: settings.rounds,
         sizes: settings.sizes,
         plugin_path,

@@ -77,6 +77,12 @@ struct RunArgs {
     /// vpic_write -t: timesteps.
     #[arg(long)]
     vpic_timesteps: Option<u64>,
+    /// MPI mode: build the -mpi workloads against the parallel HDF5 (.deps/hdf5-parallel)
+    /// and start each group as `mpirun -np N` (one shared file, MPI-IO). Defaults become
+    /// --procs 4, --workloads vpic-write,bdcats-read, --plugin-path .deps/plugins-parallel,
+    /// --out target/bench-report-mpi, --work-dir target/bench-work-mpi. No --callgrind.
+    #[arg(long)]
+    mpi: bool,
 }
 
 fn repo_root() -> PathBuf {
@@ -105,8 +111,15 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(BenchError::new)?
     };
+    if a.mpi && (a.callgrind || a.callgrind_only) {
+        return Err(BenchError::new(
+            "--mpi with --callgrind: the callgrind measurement is serial; run it without --mpi",
+        ));
+    }
     let workloads = if a.callgrind_only {
         Vec::new()
+    } else if a.workloads.is_empty() && a.mpi {
+        vec![Workload::VpicWrite, Workload::BdcatsRead]
     } else if a.workloads.is_empty() {
         Workload::all()
     } else {
@@ -116,7 +129,9 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(BenchError::new)?
     };
-    let procs = if a.procs.is_empty() {
+    let procs = if a.procs.is_empty() && a.mpi {
+        vec![4]
+    } else if a.procs.is_empty() {
         vec![1, 4]
     } else {
         a.procs
@@ -135,13 +150,23 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
         _ if a.quick => (50, 150),
         _ => (300, 1300),
     };
-    let work_dir = a.work_dir.unwrap_or_else(|| repo.join("target/bench-work"));
+    let suffix = if a.mpi { "-mpi" } else { "" };
+    let work_dir = a
+        .work_dir
+        .unwrap_or_else(|| repo.join(format!("target/bench-work{suffix}")));
+    let plugins = if a.mpi {
+        ".deps/plugins-parallel"
+    } else {
+        ".deps/plugins"
+    };
     Ok((
         Settings {
             bin_dir: work_dir.join("bin"),
             work_dir,
-            out_dir: a.out.unwrap_or_else(|| repo.join("target/bench-report")),
-            plugin_path: a.plugin_path.unwrap_or_else(|| repo.join(".deps/plugins")),
+            out_dir: a
+                .out
+                .unwrap_or_else(|| repo.join(format!("target/bench-report{suffix}"))),
+            plugin_path: a.plugin_path.unwrap_or_else(|| repo.join(plugins)),
             repo,
             modes,
             workloads,
@@ -151,6 +176,7 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
             quick: a.quick,
             callgrind: a.callgrind || a.callgrind_only,
             callgrind_iters,
+            mpi: a.mpi,
         },
         a.require_h5prov,
     ))

@@ -28,6 +28,9 @@ pub struct Launch {
     pub procs: usize,
     /// Optional wrapper command (e.g. valgrind and its options) put before `program`.
     pub wrapper: Vec<String>,
+    /// Start the group as one `mpirun -np procs` (MPI mode) instead of `procs` processes
+    /// with `PMI_RANK`/`PMI_SIZE`.
+    pub mpi: bool,
 }
 
 /// What one process did.
@@ -140,6 +143,9 @@ fn tail(path: &Path, max: usize) -> String {
 /// status and the tail of its stderr.
 pub fn run_group(launch: &Launch, log_dir: &Path) -> Result<GroupResult, BenchError> {
     fs::create_dir_all(log_dir)?;
+    if launch.mpi {
+        return run_mpi_group(launch, log_dir);
+    }
     let mut children = Vec::with_capacity(launch.procs);
     let start = Instant::now();
     for rank in 0..launch.procs {
@@ -213,6 +219,83 @@ pub fn run_group(launch: &Launch, log_dir: &Path) -> Result<GroupResult, BenchEr
     Ok(GroupResult { wall_ns, procs })
 }
 
+/// Environment that lets OpenMPI's `mpirun` run as root and with more ranks than cores,
+/// without CMA (containers forbid ptrace); variables already set are left alone.
+pub const MPI_ENV: [(&str, &str); 4] = [
+    ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+    ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+    ("OMPI_MCA_rmaps_base_oversubscribe", "1"),
+    ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
+];
+
+/// Splits `mpirun`'s merged stdout into one result per rank, from the `rank=` value of each
+/// workload's `key=value` line. Lines without `rank=` are ignored.
+pub fn mpi_results(stdout: &str) -> Vec<ProcResult> {
+    let mut v: Vec<ProcResult> = stdout
+        .lines()
+        .map(parse_values)
+        .filter_map(|values| {
+            let rank = values.get("rank")?.parse().ok()?;
+            Some(ProcResult {
+                rank,
+                max_rss_kb: 0,
+                values,
+            })
+        })
+        .collect();
+    v.sort_by_key(|p| p.rank);
+    v
+}
+
+/// MPI mode of [`run_group`]: `mpirun -np N [wrapper] program args`, output in
+/// `log_dir/mpirun.{out,err}`. Peak RSS per rank is not available (0): `wait4` sees mpirun.
+fn run_mpi_group(launch: &Launch, log_dir: &Path) -> Result<GroupResult, BenchError> {
+    let out_path = log_dir.join("mpirun.out");
+    let err_path = log_dir.join("mpirun.err");
+    let mut cmd = Command::new("mpirun");
+    cmd.arg("-np")
+        .arg(launch.procs.to_string())
+        .args(&launch.wrapper)
+        .arg(&launch.program)
+        .args(&launch.args)
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path)?)
+        .stderr(File::create(&err_path)?);
+    for var in RANK_VARS {
+        cmd.env_remove(var);
+    }
+    for (k, v) in MPI_ENV {
+        if std::env::var_os(k).is_none() {
+            cmd.env(k, v);
+        }
+    }
+    for (k, v) in &launch.env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let start = Instant::now();
+    let status = cmd
+        .status()
+        .map_err(|e| BenchError::new(format!("cannot start mpirun (install openmpi-bin): {e}")))?;
+    let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let procs = mpi_results(&fs::read_to_string(&out_path)?);
+    if !status.success() || procs.len() != launch.procs {
+        return Err(BenchError::new(format!(
+            "MPI workload failed ({status}, {} of {} ranks reported):\n  command: mpirun -np {} {} {}\n  stderr ({}):\n{}",
+            procs.len(),
+            launch.procs,
+            launch.procs,
+            launch.program.display(),
+            launch.args.join(" "),
+            err_path.display(),
+            tail(&err_path, 2000)
+        )));
+    }
+    Ok(GroupResult { wall_ns, procs })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +307,15 @@ mod tests {
         assert_eq!(v.get("ns").map(String::as_str), Some("34"));
         assert_eq!(v.get("x").map(String::as_str), Some(""));
         assert!(!v.contains_key("junk"));
+    }
+
+    #[test]
+    fn splits_mpirun_output_by_rank() {
+        let out = "ns=5 rank=1 size=2\nwarning: something\nns=7 rank=0 size=2\n";
+        let r = mpi_results(out);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].rank, 0);
+        assert_eq!(r[0].values["ns"], "7");
+        assert_eq!(r[1].values["ns"], "5");
     }
 }

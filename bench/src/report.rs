@@ -88,6 +88,8 @@ pub struct Report {
     pub cpus: usize,
     /// `--quick` run.
     pub quick: bool,
+    /// MPI mode (`mpirun -np N`, the `-mpi` workloads, one shared file).
+    pub mpi: bool,
     /// Interleaved rounds.
     pub rounds: usize,
     /// Problem sizes.
@@ -239,6 +241,14 @@ pub fn markdown(r: &Report) -> String {
         "- sizes: metadata-heavy {} iterations; vpic {} particles × {} timesteps per process",
         r.sizes.meta_iters, r.sizes.vpic_particles, r.sizes.vpic_timesteps
     );
+    if r.mpi {
+        let _ = writeln!(
+            s,
+            "- **MPI mode**: each process group is `mpirun -np N` of the `-mpi` workloads \
+             (parallel HDF5, MPI-IO, one shared file, collective transfers by default); \
+             per-process RSS is not measured"
+        );
+    }
     let _ = writeln!(s, "- plugin path `{}`", r.plugin_path);
     if let Some(p) = &r.plugin {
         let _ = writeln!(s, "- measured {p} (a copy taken at start)");

@@ -55,8 +55,19 @@ pub fn h5prov_available(plugin_path: &Path) -> bool {
 /// Compiles the workloads with `workloads/build.sh` into `settings.bin_dir`.
 pub fn build_workloads(settings: &Settings) -> Result<(), BenchError> {
     let script = settings.repo.join("workloads/build.sh");
-    let out = Command::new("sh")
-        .arg(&script)
+    let mut cmd = Command::new("sh");
+    cmd.arg(&script);
+    if settings.mpi {
+        // The parallel HDF5 (the bootstrap's `--variant parallel` link) unless HDF5_DIR is a
+        // parallel installation; cargo and scripts/common.sh export the serial one.
+        let chosen = std::env::var("HDF5_DIR").ok().filter(|d| {
+            fs::read_to_string(Path::new(d).join("include/H5pubconf.h"))
+                .is_ok_and(|t| t.contains("#define H5_HAVE_PARALLEL 1"))
+        });
+        let dir = chosen.map_or_else(|| settings.repo.join(".deps/hdf5-parallel"), PathBuf::from);
+        cmd.arg("--mpi").env("HDF5_DIR", dir);
+    }
+    let out = cmd
         .arg(&settings.bin_dir)
         .output()
         .map_err(|e| BenchError::new(format!("cannot run {}: {e}", script.display())))?;
@@ -119,11 +130,12 @@ pub fn prepare_bdcats_data(settings: &Settings, procs: usize) -> Result<PathBuf,
     let dir = settings.work_dir.join(format!("data/vpic-np{procs}"));
     fresh_dir(&dir)?;
     let launch = Launch {
-        program: settings.bin_dir.join(Workload::VpicWrite.program()),
+        program: settings.program(Workload::VpicWrite),
         args: workload_args(Workload::VpicWrite, settings, &dir, None),
         env: Mode::Native.env(&settings.plugin_path, &dir),
         procs,
         wrapper: Vec::new(),
+        mpi: settings.mpi,
     };
     run_group(&launch, &settings.work_dir.join("data/logs"))?;
     Ok(dir)
@@ -165,11 +177,12 @@ pub fn run_once(
     fresh_dir(&out_dir)?;
     fresh_dir(&trace_dir)?;
     let launch = Launch {
-        program: settings.bin_dir.join(w.program()),
+        program: settings.program(w),
         args: workload_args(w, settings, &out_dir, data_dir),
         env: mode.env(&settings.plugin_path, &trace_dir),
         procs,
         wrapper: Vec::new(),
+        mpi: settings.mpi,
     };
     let g: GroupResult = run_group(&launch, &run_dir.join("logs"))?;
     let trace = if mode.is_h5prov() {

@@ -59,6 +59,15 @@ pub fn set_link(link: &Path, target: &Path) -> Result<()> {
         .context(|| format!("linking {} -> {}", link.display(), target.display()))
 }
 
+/// True when the HDF5 installation `dir` was built with MPI (`H5_HAVE_PARALLEL` in its
+/// `include/H5pubconf.h`); false when unreadable.
+pub fn is_parallel_install(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("include/H5pubconf.h")).is_ok_and(|text| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with("#define H5_HAVE_PARALLEL 1"))
+    })
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")

@@ -21,6 +21,8 @@ pub struct CtestTest {
     pub depends: Vec<String>,
     /// `DISABLED`.
     pub disabled: bool,
+    /// `WILL_FAIL`: the test passes when its command fails (testpar's `t_pflush1`).
+    pub will_fail: bool,
 }
 
 impl CtestTest {
@@ -92,6 +94,7 @@ pub fn parse_show_only_json(text: &str, source: &str) -> Result<Vec<CtestTest>> 
                 Some("TIMEOUT") => test.timeout = value.as_f64(),
                 Some("DEPENDS") => test.depends = strings(value),
                 Some("DISABLED") => test.disabled = value.as_bool().unwrap_or(false),
+                Some("WILL_FAIL") => test.will_fail = value.as_bool().unwrap_or(false),
                 _ => {}
             }
         }

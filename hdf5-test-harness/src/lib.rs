@@ -8,7 +8,7 @@
 //! The parsing and comparison logic is pure and unit-tested: [`apitest`] (API test output),
 //! [`ctest`] (ctest's JSON list and progress lines), [`expected`] (the expected-differences
 //! file), [`h5version`] (`H5public.h`), [`diff`] (native versus mode), [`suites`], [`mode`],
-//! [`paths`], [`shellenv`].
+//! [`paths`], [`shellenv`], [`testpar`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -22,6 +22,7 @@ pub mod diff;
 pub mod expected;
 pub mod h5version;
 pub mod mode;
+pub mod mpirun;
 pub mod paths;
 pub mod probe;
 pub mod process;
@@ -29,3 +30,4 @@ pub mod results;
 pub mod runner;
 pub mod shellenv;
 pub mod suites;
+pub mod testpar;

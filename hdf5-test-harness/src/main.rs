@@ -90,10 +90,12 @@ cache (run build-hdf5 first). Directories already present are not added again."
         /// Default: pass_through. native always runs (or is reused) as the baseline.
         #[arg(long = "mode", short = 'm', value_name = "MODE")]
         modes: Vec<String>,
-        /// A suite: api, vol or tools. Repeatable. Default: all three.
-        #[arg(long = "suite", short = 's', value_name = "api|vol|tools")]
+        /// A suite: api, vol, tools or testpar (parallel builds only). Repeatable.
+        /// Default: api, vol and tools; with --variant parallel, testpar.
+        #[arg(long = "suite", short = 's', value_name = "api|vol|tools|testpar")]
         suites: Vec<Suite>,
-        /// HDF5_PLUGIN_PATH for modes other than native [default: <repo>/.deps/plugins].
+        /// HDF5_PLUGIN_PATH for modes other than native [default: <repo>/.deps/plugins;
+        /// with --variant parallel, <repo>/.deps/plugins-parallel].
         #[arg(long, value_name = "DIR")]
         plugin_path: Option<PathBuf>,
         /// Where results (<mode>/<suite>.json), logs and work folders go [default: <repo>/target/harness].
@@ -105,7 +107,8 @@ cache (run build-hdf5 first). Directories already present are not added again."
         /// HDF5 build tree [default: <repo>/.deps/hdf5-build, else the variant's cached build].
         #[arg(long, value_name = "DIR")]
         build_dir: Option<PathBuf>,
-        /// Which cached build to use when --build-dir and the .deps link are absent.
+        /// Which build: serial (.deps/hdf5-build) or parallel (.deps/hdf5-parallel-build,
+        /// plugins from .deps/plugins-parallel, default suite testpar).
         #[arg(long, default_value = "serial", value_name = "serial|parallel")]
         variant: Variant,
         /// Expected-differences file [default: <repo>/hdf5-test-harness/expected-differences.txt].
@@ -114,9 +117,56 @@ cache (run build-hdf5 first). Directories already present are not added again."
         /// Run native again even if saved results for the same build exist.
         #[arg(long)]
         rerun_native: bool,
+        /// testpar: run every parallel test (over 15 min natively on 2 cores) instead of
+        /// the CI subset.
+        #[arg(long)]
+        testpar_full: bool,
         /// List at most this many tests per kind of difference.
         #[arg(long, default_value_t = 100)]
         max_listed: usize,
+    },
+
+    /// MPI workloads under mpirun through h5prov; check the analyzer names the slowed rank.
+    #[command(long_about = MPI_RUN_LONG_ABOUT)]
+    MpiRun {
+        /// MPI ranks (more than the cores: OpenMPI oversubscribes).
+        #[arg(long, default_value_t = 4)]
+        np: usize,
+        /// The rank that writes FACTOR times the particles.
+        #[arg(long, default_value_t = 3)]
+        slow_rank: usize,
+        /// How many times the others' particles the slowed rank writes.
+        #[arg(long, default_value_t = 10)]
+        factor: u64,
+        /// Particles per rank (4 bytes x 8 variables each per timestep).
+        #[arg(long, default_value_t = 262_144)]
+        particles: u64,
+        /// Timesteps (one group each).
+        #[arg(long, default_value_t = 2)]
+        timesteps: u64,
+        /// Transfer mode of the kernels: ind or coll. Repeatable. Default: ind and coll.
+        #[arg(long = "xfer", value_name = "ind|coll")]
+        xfers: Vec<String>,
+        /// Transfer modes in which the slowed rank must be named the straggler of
+        /// dataset.write (others are reported only). Repeatable. Default: ind.
+        #[arg(long = "require", value_name = "ind|coll")]
+        require: Vec<String>,
+        /// Also fail when the report's write counts by requested transfer mode
+        /// (transfers.by_mode) do not match the kernel's -x flag.
+        #[arg(long)]
+        check_transfers: bool,
+        /// VPIC runs per transfer mode; the slowed rank must be named in a majority of them.
+        #[arg(long, default_value_t = 3)]
+        attempts: usize,
+        /// Directory with the parallel build of libh5prov.so [default: <repo>/.deps/plugins-parallel].
+        #[arg(long, value_name = "DIR")]
+        plugin_path: Option<PathBuf>,
+        /// The analyzer binary [default: <repo>/target/release/h5prov].
+        #[arg(long, value_name = "FILE")]
+        analyzer: Option<PathBuf>,
+        /// Work directory (workloads, data, traces, JSON reports) [default: <repo>/target/mpi-run].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
 
     /// Recompute and print the differences between saved native results and a mode.
@@ -133,7 +183,7 @@ expected-differences file. Exits 1 if a test that did not fail natively fails in
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Restrict to these suites (default: all saved ones).
-        #[arg(long = "suite", short = 's', value_name = "api|vol|tools")]
+        #[arg(long = "suite", short = 's', value_name = "api|vol|tools|testpar")]
         suites: Vec<Suite>,
         /// Expected-differences file [default: <repo>/hdf5-test-harness/expected-differences.txt].
         #[arg(long, value_name = "FILE")]
@@ -143,6 +193,24 @@ expected-differences file. Exits 1 if a test that did not fail natively fails in
         max_listed: usize,
     },
 }
+
+const MPI_RUN_LONG_ABOUT: &str = "Run the MPI workloads under `mpirun -np N` through h5prov \
+and check the analyzer's verdict on real multi-rank traces.
+
+Steps: build workloads/ with `workloads/build.sh --mpi <out>/bin` against the parallel HDF5 \
+(.deps/hdf5-parallel, or $HDF5_DIR when it is parallel); then for each transfer mode (--xfer, \
+default ind and coll): run vpic_write-mpi (one shared file, one group per timestep, each rank \
+writes its hyperslab of the 8 particle arrays; rank --slow-rank writes --factor times the \
+particles: `-s RANK:FACTOR`) with HDF5_VOL_CONNECTOR='h5prov under_vol=0;under_info={};\
+path=<out>/traces-vpic-<xfer>;level=dataset', require one trace file per rank, run \
+`h5prov report --json` on them and read `straggler_ranks` (the entry whose op is \
+dataset.write, its `outliers[].rank`); then bdcats_read-mpi on the same file, again one trace \
+file per rank. Prints the per-rank dataset.write totals, the ranks named, the \
+independent/collective counts of the report.
+
+Exit status: 0 when the slowed rank is named the (slowest) straggler of dataset.write in every \
+--require mode (default: ind; in collective mode the other ranks wait for the slowed one inside \
+the collective call, so the per-rank totals need not single it out), 1 when not, 2 on errors.";
 
 const RUN_LONG_ABOUT: &str = "Run HDF5's own regression suites from the HDF5 build tree for each connector \
 mode, then diff every mode against the native baseline.
@@ -163,6 +231,17 @@ Suites (--suite, repeatable):
   tools  the ctest tests under tools/ (h5dump, h5ls, h5diff, h5repack, h5copy, h5stat, h5import,
          h5jam, misc, ...) with HDF5_VOL_CONNECTOR in their environment; modes run one after
          another because these tests write into the build tree
+  testpar  parallel builds only (--variant parallel): HDF5's testpar/ programs and the
+         parallel API tests (h5_api_test_parallel <area>), each with its ctest command
+         `mpiexec -n 4 --oversubscribe ...`, one after another, in a private copy of
+         <build>/testpar. OpenMPI may run as root and oversubscribe (OMPI_ALLOW_RUN_AS_ROOT*,
+         OMPI_MCA_rmaps_base_oversubscribe, unless set). By default a CI subset (listed in
+         hdf5-test-harness/src/testpar.rs: testphdf5's separately listed sub-tests, t_mpi,
+         t_pflush1/2, t_pread, t_pshutdown, t_prestart, t_init_term, t_select_io_dset,
+         t_shapesame, t_vfd, the 8 parallel API areas; ~25 s per mode); --testpar-full
+         adds the slow ones (testphdf5's ~70 default sub-tests, t_bigio, t_cache,
+         t_filters_parallel, t_pmulti_dset, t_2Gio, t_subfiling_vfd). ctest's WILL_FAIL
+         (t_pflush1) is honoured; h5_api_test_parallel must name the mode's connector
 
 Before a mode's suites, a small C probe (hdf5-test-harness/c/vol_probe.c) runs with the mode's \
 environment and must report the connector named by the first word of the connector string for \
@@ -184,15 +263,37 @@ fn env_var(k: &str) -> Option<String> {
 /// `HDF5_DIR` from the environment, unless it is the repository's own `.deps` link, which
 /// `.cargo/config.toml` exports to every `cargo run` (that is not a user's choice, and on a
 /// fresh clone the link does not exist yet).
-fn user_hdf5_dir(repo: &Path, variant: Variant) -> Option<PathBuf> {
+fn user_hdf5_dir(repo: &Path) -> Option<PathBuf> {
     let dir = PathBuf::from(env_var("HDF5_DIR")?);
-    // Compare paths as written: the link's target may well be what the user chose.
-    let own = Path::new(".deps").join(variant.link_names().0);
-    if dir == repo.join(&own) || dir.ends_with(&own) {
+    // Compare paths as written: the link's target may well be what the user chose. Both
+    // variants' links count: cargo exports the serial `.deps/hdf5` even to
+    // `build-hdf5 --variant parallel`, and that is not a parallel HDF5 the user picked.
+    let own =
+        [Variant::Serial, Variant::Parallel].map(|v| Path::new(".deps").join(v.link_names().0));
+    if own.iter().any(|o| dir == repo.join(o) || dir.ends_with(o)) {
         None
     } else {
         Some(dir)
     }
+}
+
+/// `p` made absolute against the current directory (programs run in directories below it).
+fn absolute(p: PathBuf) -> Result<PathBuf> {
+    std::path::absolute(&p).context(|| format!("making {} absolute", p.display()))
+}
+
+/// [`user_hdf5_dir`] for `variant`: a serial `HDF5_DIR` does not count for the parallel
+/// variant (scripts export the serial installation for everything else), with a note.
+fn user_hdf5_dir_for(repo: &Path, variant: Variant) -> Option<PathBuf> {
+    let dir = user_hdf5_dir(repo)?;
+    if variant == Variant::Parallel && !hdf5_test_harness::bootstrap::is_parallel_install(&dir) {
+        eprintln!(
+            "hdf5-test-harness: note: HDF5_DIR={} is not a parallel HDF5; using the parallel variant's own build instead",
+            dir.display()
+        );
+        return None;
+    }
+    Some(dir)
 }
 
 fn load_expected(repo: &Path, path: Option<PathBuf>) -> Result<ExpectedDifferences> {
@@ -222,7 +323,7 @@ fn real_main(cli: Cli) -> Result<bool> {
     match cli.command {
         Command::BuildHdf5 { variant, jobs } => {
             Bootstrap {
-                hdf5_dir: user_hdf5_dir(&repo, variant),
+                hdf5_dir: user_hdf5_dir_for(&repo, variant),
                 variant,
                 cache_root: paths::cache_root(env_var)?,
                 repo_root: repo,
@@ -232,7 +333,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Command::Env { variant } => {
-            let install = match user_hdf5_dir(&repo, variant) {
+            let install = match user_hdf5_dir_for(&repo, variant) {
                 Some(d) => d,
                 None => VariantDirs::new(&paths::cache_root(env_var)?, variant).install,
             };
@@ -286,6 +387,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             expected,
             rerun_native,
             max_listed,
+            testpar_full,
         } => {
             let modes: Vec<Mode> = if modes.is_empty() {
                 vec![Mode::parse("pass_through")?]
@@ -305,10 +407,14 @@ fn real_main(cli: Cli) -> Result<bool> {
                     )));
                 }
             }
-            let suites = if suites.is_empty() {
-                Suite::ALL.to_vec()
-            } else {
-                suites
+            let suites = match (suites.is_empty(), variant) {
+                (true, Variant::Parallel) => vec![Suite::Testpar],
+                (true, Variant::Serial) => Suite::ALL.to_vec(),
+                (false, _) => suites,
+            };
+            let plugins = match variant {
+                Variant::Serial => ".deps/plugins",
+                Variant::Parallel => ".deps/plugins-parallel",
             };
             let build_dir = match build_dir {
                 Some(d) => d,
@@ -324,15 +430,68 @@ fn real_main(cli: Cli) -> Result<bool> {
             let opts = RunOptions {
                 modes,
                 suites,
-                plugin_path: plugin_path.unwrap_or_else(|| repo.join(".deps/plugins")),
-                out: out.unwrap_or_else(|| repo.join("target/harness")),
+                plugin_path: plugin_path.unwrap_or_else(|| repo.join(plugins)),
+                // Absolute: the probe and the tests run in directories below it.
+                out: absolute(out.unwrap_or_else(|| repo.join("target/harness")))?,
                 jobs: jobs.unwrap_or_else(default_jobs).max(1),
                 build: BuildTree::open(&build_dir)?,
                 expected: load_expected(&repo, expected)?,
                 rerun_native,
                 max_listed,
+                testpar_full,
             };
             runner::run(&opts)
+        }
+        Command::MpiRun {
+            np,
+            slow_rank,
+            factor,
+            particles,
+            timesteps,
+            xfers,
+            require,
+            check_transfers,
+            attempts,
+            plugin_path,
+            analyzer,
+            out,
+        } => {
+            let check = |v: &[String]| -> Result<()> {
+                match v.iter().find(|x| !matches!(x.as_str(), "ind" | "coll")) {
+                    Some(bad) => Err(Error::new(format!(
+                        "unknown transfer mode {bad:?} (expected ind or coll)"
+                    ))),
+                    None => Ok(()),
+                }
+            };
+            check(&xfers)?;
+            check(&require)?;
+            let hdf5_dir = user_hdf5_dir_for(&repo, Variant::Parallel)
+                .unwrap_or_else(|| repo.join(".deps/hdf5-parallel"));
+            hdf5_test_harness::mpirun::run(&hdf5_test_harness::mpirun::MpiRunOptions {
+                hdf5_dir,
+                plugin_path: plugin_path.unwrap_or_else(|| repo.join(".deps/plugins-parallel")),
+                analyzer: analyzer.unwrap_or_else(|| repo.join("target/release/h5prov")),
+                out: absolute(out.unwrap_or_else(|| repo.join("target/mpi-run")))?,
+                np,
+                slow_rank,
+                factor,
+                particles,
+                timesteps,
+                xfers: if xfers.is_empty() {
+                    vec!["ind".into(), "coll".into()]
+                } else {
+                    xfers
+                },
+                require: if require.is_empty() {
+                    vec!["ind".into()]
+                } else {
+                    require
+                },
+                check_transfers,
+                attempts: attempts.max(1),
+                repo,
+            })
         }
         Command::Diff {
             mode,
@@ -346,7 +505,7 @@ fn real_main(cli: Cli) -> Result<bool> {
                 Err(_) => mode,
             };
             let suites = if suites.is_empty() {
-                Suite::ALL.to_vec()
+                Suite::EVERY.to_vec()
             } else {
                 suites
             };

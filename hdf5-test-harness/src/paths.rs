@@ -147,6 +147,15 @@ pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
         "-DHDF5_ENABLE_Z_LIB_SUPPORT=ON".into(),
         "-DHDF5_ENABLE_SZIP_SUPPORT=OFF".into(),
     ]);
+    if variant == Variant::Parallel {
+        // testpar/ and the parallel API tests (h5_api_test_parallel) under 4 ranks;
+        // --oversubscribe lets ctest start 4 ranks on a 2-core machine.
+        args.extend([
+            "-DHDF5_TEST_PARALLEL=ON".to_string(),
+            "-DMPIEXEC_MAX_NUMPROCS=4".into(),
+            "-DMPIEXEC_PREFLAGS=--oversubscribe".into(),
+        ]);
+    }
     args
 }
 

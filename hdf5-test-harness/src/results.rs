@@ -39,11 +39,16 @@ pub enum Suite {
     Vol,
     /// The ctest tests under `tools/` (h5dump, h5ls, h5diff, h5repack, ...).
     Tools,
+    /// Parallel builds only: the `testpar/` programs and the parallel API tests under
+    /// `mpiexec -n 4` (see [`crate::testpar`]).
+    Testpar,
 }
 
 impl Suite {
-    /// All suites, in the order the harness runs them.
+    /// The suites of a serial build (the default of `run`), in the order the harness runs them.
     pub const ALL: [Suite; 3] = [Suite::Api, Suite::Vol, Suite::Tools];
+    /// Every suite, including those that need a parallel build.
+    pub const EVERY: [Suite; 4] = [Suite::Api, Suite::Vol, Suite::Tools, Suite::Testpar];
 
     /// The suite's name as used on the command line and in file names.
     pub fn name(self) -> &'static str {
@@ -51,6 +56,7 @@ impl Suite {
             Suite::Api => "api",
             Suite::Vol => "vol",
             Suite::Tools => "tools",
+            Suite::Testpar => "testpar",
         }
     }
 }
@@ -64,10 +70,14 @@ impl fmt::Display for Suite {
 impl FromStr for Suite {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Suite::ALL
+        Suite::EVERY
             .into_iter()
             .find(|suite| suite.name() == s)
-            .ok_or_else(|| Error::new(format!("unknown suite {s:?} (expected api, vol or tools)")))
+            .ok_or_else(|| {
+                Error::new(format!(
+                    "unknown suite {s:?} (expected api, vol, tools or testpar)"
+                ))
+            })
     }
 }
 
@@ -266,7 +276,7 @@ mod tests {
 
     #[test]
     fn suite_names_round_trip() {
-        for s in Suite::ALL {
+        for s in Suite::EVERY {
             assert_eq!(s.name().parse::<Suite>().unwrap(), s);
         }
         assert!("unit".parse::<Suite>().is_err());

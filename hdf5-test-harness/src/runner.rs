@@ -41,6 +41,8 @@ pub struct RunOptions {
     pub rerun_native: bool,
     /// At most this many tests listed per kind of difference.
     pub max_listed: usize,
+    /// testpar: run every parallel test, not only [`crate::testpar::CI_SUBSET`].
+    pub testpar_full: bool,
 }
 
 /// Environment changes for one mode.
@@ -141,6 +143,20 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
     if find_program("ctest").is_none() {
         return Err(Error::new("`ctest` not found on PATH (install cmake)"));
     }
+    if opts.suites.contains(&Suite::Testpar) {
+        if !opts.build.parallel {
+            return Err(Error::new(format!(
+                "--suite testpar needs a parallel HDF5 build tree, and {} is serial (HDF5_ENABLE_PARALLEL is not ON); \
+                 build one with `hdf5-test-harness build-hdf5 --variant parallel` and pass --variant parallel",
+                opts.build.dir.display()
+            )));
+        }
+        if find_program("mpiexec").is_none() && find_program("mpirun").is_none() {
+            return Err(Error::new(
+                "--suite testpar: neither mpiexec nor mpirun is on PATH (install openmpi-bin)",
+            ));
+        }
+    }
     std::fs::create_dir_all(&opts.out).context(|| format!("creating {}", opts.out.display()))?;
     let ctx = Ctx {
         opts,
@@ -227,6 +243,7 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
                 Suite::Api => run_api(&ctx, mode, &env)?,
                 Suite::Vol => run_vol(&ctx, mode, &env)?,
                 Suite::Tools => run_tools(&ctx, mode, &env)?,
+                Suite::Testpar => run_testpar(&ctx, mode, &env)?,
             };
             let result = SuiteResult {
                 format_version: RESULT_FORMAT_VERSION,
@@ -714,4 +731,112 @@ fn run_tools(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>, 
         .collect();
     dedup_names(&mut tests);
     Ok((tests, errors))
+}
+
+/// `testpar`: every selected parallel test program, one after another (each takes 4 ranks),
+/// with its ctest command (`mpiexec -n 4 --oversubscribe <program> <args>`) and environment,
+/// the mode's connector variables, and [`crate::testpar::mpi_env`], in a private copy of
+/// `<build>/testpar` (`srcdir` points there). Exit status 0 is a pass; a program that prints
+/// only skip markers counts as skipped.
+fn run_testpar(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>, Vec<String>)> {
+    let testpar_dir = ctx.opts.build.dir.join("testpar");
+    let tests = crate::testpar::select(
+        crate::testpar::testpar_tests(&ctx.all_tests, &testpar_dir.display().to_string())?,
+        ctx.opts.testpar_full,
+    )?;
+    let work = ctx.opts.out.join("work").join(&mode.label).join("testpar");
+    fresh_dir(&work)?;
+    // The tests write their files into the working directory; a few read srcdir's.
+    for entry in std::fs::read_dir(&testpar_dir)
+        .context(|| format!("reading {}", testpar_dir.display()))?
+        .flatten()
+    {
+        let p = entry.path();
+        if p.is_file() {
+            std::fs::copy(&p, work.join(entry.file_name()))
+                .context(|| format!("copying {} into {}", p.display(), work.display()))?;
+        }
+    }
+    let logs = logs_dir(ctx, mode).join("testpar");
+    fresh_dir(&logs)?;
+    let launcher_env = crate::testpar::mpi_env(|k| std::env::var_os(k).is_some());
+    println!(
+        "[{}] testpar: running {} parallel test programs ({}) one after another",
+        mode.label,
+        tests.len(),
+        if ctx.opts.testpar_full {
+            "all of testpar/ and testpar/API"
+        } else {
+            "the CI subset; --testpar-full for all"
+        }
+    );
+    let mut results = Vec::new();
+    let mut errors = Vec::new();
+    for t in &tests {
+        let dir = work.join(&t.subdir);
+        std::fs::create_dir_all(&dir).context(|| format!("creating {}", dir.display()))?;
+        let mut cmd = timed_command(ctx, t.timeout, &t.command[0], &t.command[1..]);
+        cmd.current_dir(&dir).env("srcdir", &work);
+        for (k, v) in t.environment.iter().chain(&launcher_env) {
+            cmd.env(k, v);
+        }
+        env.apply(&mut cmd);
+        let (out, err) = (
+            logs.join(format!("{}.out", t.name)),
+            logs.join(format!("{}.err", t.name)),
+        );
+        let (status, secs) = run_to_files(&mut cmd, &out, &err)?;
+        let stdout = String::from_utf8_lossy(&std::fs::read(&out).unwrap_or_default()).into_owned();
+        let (outcome, detail) = if t.will_fail {
+            // ctest's WILL_FAIL: the program must fail (t_pflush1 exits leaving its file open).
+            if status.success() {
+                (
+                    Outcome::Failed,
+                    Some("exit status 0, but ctest marks it WILL_FAIL".to_string()),
+                )
+            } else {
+                (Outcome::Passed, None)
+            }
+        } else if status.success() {
+            if crate::testpar::program_skipped(&stdout) {
+                (
+                    Outcome::Skipped,
+                    Some("the program skipped itself".to_string()),
+                )
+            } else {
+                (Outcome::Passed, None)
+            }
+        } else {
+            (
+                Outcome::Failed,
+                Some(format!(
+                    "{} (see {})",
+                    describe_status(status, true),
+                    err.display()
+                )),
+            )
+        };
+        if t.name.starts_with(crate::testpar::API_PARALLEL_PREFIX) {
+            let expected = mode.expected_connector_name();
+            match crate::testpar::api_connector(&stdout) {
+                Some(c) if c == expected => {}
+                other => errors.push(format!(
+                    "{}: h5_api_test_parallel reported connector {other:?}, expected '{expected}' (see {})",
+                    t.name,
+                    out.display()
+                )),
+            }
+        }
+        println!(
+            "[{}] testpar: {} {outcome} ({secs:.1} s)",
+            mode.label, t.name
+        );
+        results.push(TestResult {
+            name: t.name.clone(),
+            outcome,
+            detail,
+            seconds: Some(secs),
+        });
+    }
+    Ok((results, errors))
 }

@@ -721,26 +721,9 @@ impl Span {
         let spent = Instant::now().saturating_duration_since(t3).as_nanos() as u64;
         s.self_ns.fetch_add(spent, Ordering::Relaxed);
     }
-
-    /// Start time of this span in ns since the epoch (0 when inactive).
-    pub fn start_ns(&self) -> u64 {
-        current_session().map_or(0, |s| s.wall_ns(self.t0))
-    }
 }
 
 static ZERO: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-fn current_session() -> Option<Arc<Session>> {
-    THREAD
-        .try_with(|t| {
-            let mut t = t.try_borrow_mut().ok()?;
-            t.refresh();
-            t.session.clone()
-        })
-        .ok()
-        .flatten()
-        .or_else(|| SESSION.read().clone())
-}
 
 /// A record borrowed from the callback's data.
 struct RecordRef<'a> {

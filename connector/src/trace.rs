@@ -239,22 +239,29 @@ impl Session {
         }
     }
 
+    /// Writes a thread's pending records and empties its buffer.
+    fn drain(&self, chunk: &mut Chunk) {
+        self.write_trace(&chunk.buf);
+        chunk.buf.clear();
+    }
+
+    /// Writes the pending object summary rows.
+    fn drain_objects(&self, objects: &mut (File, Vec<u8>)) {
+        let (file, pending) = objects;
+        let res = file.write_all(pending);
+        pending.clear();
+        if let Err(e) = res {
+            self.warn_once("cannot write the objects file", &e);
+        }
+    }
+
     fn flush_all(&self) {
         if let Some(o) = &self.objects {
-            let mut g = o.lock();
-            let (file, pending) = &mut *g;
-            let res = file.write_all(pending);
-            pending.clear();
-            drop(g);
-            if let Err(e) = res {
-                self.warn_once("cannot write the objects file", &e);
-            }
+            self.drain_objects(&mut o.lock());
         }
         let bufs: Vec<_> = self.buffers.lock().clone();
         for b in bufs {
-            let mut c = b.lock();
-            self.write_trace(&c.buf);
-            c.buf.clear();
+            self.drain(&mut b.lock());
         }
     }
 
@@ -506,9 +513,7 @@ impl ThreadState {
 
     fn flush_mine(&mut self) {
         if let (Some(s), Some(c)) = (&self.session, &self.chunk) {
-            let mut c = c.lock();
-            s.write_trace(&c.buf);
-            c.buf.clear();
+            s.drain(&mut c.lock());
         }
     }
 }
@@ -931,8 +936,7 @@ fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &RecordRef<'_>) {
             let mut c = chunk.lock();
             encode(&mut c.buf, s.cfg.format, seq, tid, r);
             if c.buf.len() >= s.threshold {
-                s.write_trace(&c.buf);
-                c.buf.clear();
+                s.drain(&mut c);
             }
         }
         None => {
@@ -1099,13 +1103,7 @@ pub fn object_summary(n: &Node) {
     let mut g = objects.lock();
     g.1.extend_from_slice(&out);
     if g.1.len() >= s.threshold {
-        let (file, pending) = &mut *g;
-        let res = file.write_all(pending);
-        pending.clear();
-        drop(g);
-        if let Err(e) = res {
-            s.warn_once("cannot write the objects file", &e);
-        }
+        s.drain_objects(&mut g);
     }
 }
 

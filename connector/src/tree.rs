@@ -203,6 +203,20 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
     (node, true)
 }
 
+/// Finds or creates the node of a file (files are roots: no file node, path `/`).
+pub fn file_node(key: Key, file_name: &str) -> Arc<Node> {
+    lookup_or_insert(
+        key,
+        NewNode {
+            kind: Kind::File,
+            file: None,
+            file_name: Arc::from(file_name),
+            path: "/",
+        },
+    )
+    .0
+}
+
 /// Joins a parent path and a link name into an object path.
 pub fn join_path(parent: &str, name: &str) -> String {
     if name.starts_with('/') {

@@ -451,15 +451,7 @@ fn file_node(under: *mut c_void, vol: hid_t, name: &str, dxpl: hid_t, created: b
         Some(n) => Key::File(n),
         None => tree::unique_key(),
     };
-    let (node, _) = tree::lookup_or_insert(
-        key,
-        NewNode {
-            kind: Kind::File,
-            file: None,
-            file_name: Arc::from(name),
-            path: "/",
-        },
-    );
+    let node = tree::file_node(key, name);
     {
         let mut st = node.stats.lock();
         st.opens += 1;

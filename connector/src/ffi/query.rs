@@ -256,16 +256,10 @@ fn file_node_for(fileno: u64, fallback: Option<&Arc<Node>>) -> Option<Arc<Node>>
             return Some(f.clone());
         }
     }
-    let (node, _) = tree::lookup_or_insert(
+    Some(tree::file_node(
         Key::File(fileno),
-        NewNode {
-            kind: Kind::File,
-            file: None,
-            file_name: Arc::from(format!("<fileno {fileno}>").as_str()),
-            path: "/",
-        },
-    );
-    Some(node)
+        &format!("<fileno {fileno}>"),
+    ))
 }
 
 /// Builds or finds the state node of an object the under connector just returned.

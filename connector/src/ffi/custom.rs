@@ -652,9 +652,11 @@ pub unsafe extern "C" fn file_close(obj: *mut c_void, dxpl: hid_t, req: Req) -> 
 // Data I/O
 
 const H5S_ALL: hid_t = 0;
-const H5S_BLOCK: hid_t = 1;
 const H5S_PLIST: hid_t = 2;
 
+/// A dataspace id, not one of the special values H5S_ALL (0), H5S_BLOCK (1) or
+/// H5S_PLIST (2). With H5S_BLOCK the memory space mirrors the file selection, so the file
+/// selection gives the points.
 fn is_real_space(id: hid_t) -> bool {
     id > H5S_PLIST
 }
@@ -707,7 +709,6 @@ fn io_info(
         if let Some(d) = detail {
             selection_detail(d, file_space, sel, ndims);
         }
-        let _ = H5S_BLOCK;
         Io {
             bytes: npoints * type_size,
             type_size,
@@ -722,6 +723,7 @@ fn io_info(
 }
 
 /// Whether `node` lives in a file opened with the MPI-IO driver.
+#[cfg(h5prov_parallel)]
 fn in_mpio_file(node: Option<&Node>) -> bool {
     node.and_then(|n| n.file.as_ref())
         .is_some_and(|f| f.stats.lock().mpio)
@@ -744,9 +746,9 @@ fn requested_xfer(node: Option<&Node>, dxpl: hid_t) -> &'static str {
     }
 }
 
+/// Serial HDF5 has no MPI-IO transfer modes.
 #[cfg(not(h5prov_parallel))]
-fn requested_xfer(node: Option<&Node>, _dxpl: hid_t) -> &'static str {
-    let _ = in_mpio_file(node);
+fn requested_xfer(_node: Option<&Node>, _dxpl: hid_t) -> &'static str {
     ""
 }
 

@@ -75,21 +75,16 @@ pub fn c_program(name: &str) -> PathBuf {
     std::fs::create_dir_all(&out_dir).unwrap();
     let exe = out_dir.join(name);
     let src = repo().join("tests/c").join(format!("{name}.c"));
+    // Tests in one binary run in parallel: compile under a lock, and decide freshness
+    // under it, so a program is never compiled twice or read half-written.
+    static COMPILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
     let fresh = exe
         .metadata()
         .and_then(|m| m.modified())
         .ok()
         .zip(src.metadata().and_then(|m| m.modified()).ok())
         .is_some_and(|(e, s)| e >= s);
-    static COMPILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one_at_a_time = COMPILE.lock().unwrap_or_else(|e| e.into_inner());
-    let fresh = fresh
-        || exe
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .zip(src.metadata().and_then(|m| m.modified()).ok())
-            .is_some_and(|(e, s)| e >= s);
     if !fresh {
         let h = hdf5_dir();
         let tmp = out_dir.join(format!("{name}.{}.tmp", std::process::id()));

@@ -87,7 +87,11 @@ pub fn h5prov(args: &[&str]) -> Run {
 
 /// Compares `actual` with `tests/expected/<name>`. `H5PROV_BLESS=1` rewrites the file; a
 /// difference writes `<name>.new` next to it and fails with the first differing line.
+/// The checkout's absolute path is replaced by `$ROOT` so snapshots hold in any clone.
 pub fn snapshot(name: &str, actual: &str) {
+    let root = pkg_dir().parent().expect("workspace root").display().to_string();
+    let actual = actual.replace(&root, "$ROOT");
+    let actual = actual.as_str();
     let path = pkg_dir().join("tests/expected").join(name);
     if std::env::var_os("H5PROV_BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&path, actual).expect("write snapshot");

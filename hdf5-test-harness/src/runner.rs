@@ -96,7 +96,27 @@ fn ctest_list(dir: &Path) -> Result<Vec<CtestTest>> {
     )
 }
 
-fn mode_env(mode: &Mode, plugin_path: &Path) -> (ModeEnv, Option<String>) {
+/// `LD_LIBRARY_PATH` with `lib` first: the test programs must load the libhdf5 of the build
+/// tree they come from, even when the caller's environment points at another HDF5 (the
+/// serial one of `scripts/common.sh` while the parallel variant runs). `LD_LIBRARY_PATH`
+/// wins over the programs' RUNPATH.
+pub fn library_path_with(lib: &Path, current: Option<&std::ffi::OsStr>) -> String {
+    match current.map(|c| c.to_string_lossy().into_owned()) {
+        Some(c) if !c.is_empty() => format!("{}:{c}", lib.display()),
+        _ => lib.display().to_string(),
+    }
+}
+
+fn mode_env(mode: &Mode, plugin_path: &Path, lib: &Path) -> (ModeEnv, Option<String>) {
+    let (mut env, note) = connector_env(mode, plugin_path);
+    env.set.push((
+        "LD_LIBRARY_PATH".to_string(),
+        library_path_with(lib, std::env::var_os("LD_LIBRARY_PATH").as_deref()),
+    ));
+    (env, note)
+}
+
+fn connector_env(mode: &Mode, plugin_path: &Path) -> (ModeEnv, Option<String>) {
     let vars = [
         "HDF5_VOL_CONNECTOR".to_string(),
         "HDF5_PLUGIN_PATH".to_string(),
@@ -181,7 +201,7 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
     let mut results: Vec<(String, Suite, Option<SuiteResult>)> = Vec::new();
     let mut mode_errors: Vec<String> = Vec::new();
     for mode in &modes {
-        let (env, note) = mode_env(mode, &opts.plugin_path);
+        let (env, note) = mode_env(mode, &opts.plugin_path, &opts.build.dir.join("bin"));
         let label = &mode.label;
         println!();
         println!(

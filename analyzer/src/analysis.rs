@@ -284,8 +284,13 @@ pub struct RankOutlier {
     pub z: f64,
     /// Total / median of per-rank totals.
     pub x_median: f64,
-    /// `z-score`, `drishti` or both (`z-score+drishti`).
+    /// Which rules flagged it: `z-score` and/or `drishti` on its time, and `bytes` when its
+    /// data volume in the operation is itself an outlier (joined by `+`, e.g. `z-score+bytes`).
     pub rule: String,
+    /// Its data bytes in the operation.
+    pub bytes: u64,
+    /// Bytes / median of per-rank bytes (0 when the operation moves no data).
+    pub bytes_x_median: f64,
 }
 
 /// Straggler ranks of one operation.
@@ -798,6 +803,8 @@ pub fn rank_outliers(
                     _ => "drishti",
                 }
                 .to_string(),
+                bytes: 0,
+                bytes_x_median: 0.0,
             });
         }
     }
@@ -809,20 +816,82 @@ pub fn rank_outliers(
     (rob, imbalance, out)
 }
 
+/// Adds the ranks whose data volume in an operation is an outlier (same rules as for time,
+/// applied to per-rank bytes) to the time outliers: a rank that moves ten times the data of
+/// the others straggles on a busy file system even when a page cache hides it in this run.
+fn add_byte_outliers(
+    outliers: &mut Vec<RankOutlier>,
+    times: &[(ProcKey, u64)],
+    bytes: &[(ProcKey, u64)],
+    th: &Thresholds,
+) {
+    let b: Vec<f64> = bytes.iter().map(|t| t.1 as f64).collect();
+    let median = Robust::of(&b).median;
+    for o in outliers.iter_mut() {
+        let mine = bytes
+            .iter()
+            .find(|(p, _)| p.rank == o.rank && p.pid == o.pid)
+            .map_or(0, |t| t.1);
+        o.bytes = mine;
+        o.bytes_x_median = if median > 0.0 {
+            mine as f64 / median
+        } else {
+            0.0
+        };
+    }
+    if bytes.iter().all(|t| t.1 == 0) {
+        return;
+    }
+    let (_, _, by_bytes) = rank_outliers(bytes, th.z_threshold, th.rank_min_ratio, th.imbalance);
+    for bo in by_bytes {
+        if let Some(o) = outliers
+            .iter_mut()
+            .find(|o| o.rank == bo.rank && o.pid == bo.pid)
+        {
+            o.rule.push_str("+bytes");
+            continue;
+        }
+        let t = times
+            .iter()
+            .find(|(p, _)| p.rank == bo.rank && p.pid == bo.pid)
+            .map_or(0, |t| t.1);
+        let tv: Vec<f64> = times.iter().map(|t| t.1 as f64).collect();
+        let rob = Robust::of(&tv);
+        outliers.push(RankOutlier {
+            rank: bo.rank,
+            pid: bo.pid,
+            total_ns: t,
+            z: rob.score(t as f64),
+            x_median: if rob.median > 0.0 {
+                t as f64 / rob.median
+            } else {
+                0.0
+            },
+            rule: "bytes".to_string(),
+            bytes: bo.total_ns,
+            bytes_x_median: bo.x_median,
+        });
+    }
+}
+
 fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<StragglerRanks> {
-    let mut per_op: BTreeMap<&str, Vec<(ProcKey, u64)>> = BTreeMap::new();
+    type PerRank = Vec<(ProcKey, u64)>;
+    let mut per_op: BTreeMap<&str, (PerRank, PerRank)> = BTreeMap::new();
     for (p, s) in &agg.procs {
         for (op, o) in &s.ops {
-            per_op.entry(op).or_default().push((*p, o.total_ns));
+            let e = per_op.entry(op).or_default();
+            e.0.push((*p, o.total_ns));
+            e.1.push((*p, o.bytes));
         }
     }
     let mut out = Vec::new();
-    for (op, totals) in per_op {
+    for (op, (totals, bytes)) in per_op {
         if totals.len() < 2 {
             continue;
         }
-        let (rob, imbalance, outliers) =
+        let (rob, imbalance, mut outliers) =
             rank_outliers(&totals, th.z_threshold, th.rank_min_ratio, th.imbalance);
+        add_byte_outliers(&mut outliers, &totals, &bytes, th);
         if outliers.is_empty() {
             continue;
         }
@@ -1139,5 +1208,40 @@ mod tests {
         assert_eq!(rob.spread, Spread::MeanAd);
         assert!(rob.score(50_000.0) > 3.5);
         assert!(rob.score(1000.0) < 3.5);
+    }
+
+    #[test]
+    fn ten_times_the_bytes_in_equal_time_is_named_by_bytes() {
+        // Collective write: every rank waits for the heavy one, so the times are equal.
+        let times = vec![(p(0), 5000), (p(1), 5010), (p(2), 4990), (p(3), 5005)];
+        let bytes = vec![(p(0), 100), (p(1), 100), (p(2), 100), (p(3), 1000)];
+        let th = Thresholds::default();
+        let (_, _, mut out) =
+            rank_outliers(&times, th.z_threshold, th.rank_min_ratio, th.imbalance);
+        assert!(out.is_empty());
+        add_byte_outliers(&mut out, &times, &bytes, &th);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].rank, 3);
+        assert_eq!(out[0].rule, "bytes");
+        assert_eq!(out[0].bytes, 1000);
+        assert!((out[0].bytes_x_median - 10.0).abs() < 1e-9);
+        assert_eq!(out[0].total_ns, 5005);
+    }
+
+    #[test]
+    fn slow_and_heavy_rank_gets_both_rules_and_no_data_adds_nothing() {
+        let times = vec![(p(0), 1000), (p(1), 1100), (p(2), 1050), (p(3), 10_500)];
+        let bytes = vec![(p(0), 10), (p(1), 10), (p(2), 10), (p(3), 100)];
+        let th = Thresholds::default();
+        let (_, _, mut out) =
+            rank_outliers(&times, th.z_threshold, th.rank_min_ratio, th.imbalance);
+        add_byte_outliers(&mut out, &times, &bytes, &th);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].rule, "z-score+drishti+bytes");
+        let zero = vec![(p(0), 0), (p(1), 0), (p(2), 0), (p(3), 0)];
+        let (_, _, mut out) =
+            rank_outliers(&times, th.z_threshold, th.rank_min_ratio, th.imbalance);
+        add_byte_outliers(&mut out, &times, &zero, &th);
+        assert_eq!(out[0].rule, "z-score+drishti");
     }
 }

@@ -563,7 +563,11 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
                     } else {
                         format!("pid {}", o.pid)
                     };
-                    format!("{w} ×{:.1}", o.x_median)
+                    if o.rule == "bytes" {
+                        format!("{w} moves ×{:.1} the median data", o.bytes_x_median)
+                    } else {
+                        format!("{w} ×{:.1}", o.x_median)
+                    }
                 })
                 .collect();
             format!("{}: {}", s.op, who.join(", "))

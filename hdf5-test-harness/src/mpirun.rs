@@ -140,12 +140,20 @@ pub fn rank_totals(report: &Value, op: &str) -> Vec<(i64, u64)> {
     v
 }
 
-fn mpirun_cmd(np: usize) -> Result<Command> {
+fn mpirun_cmd(np: usize, hdf5_dir: &Path) -> Result<Command> {
     let launcher = find_program("mpirun")
         .or_else(|| find_program("mpiexec"))
         .ok_or_else(|| Error::new("neither mpirun nor mpiexec is on PATH (install openmpi-bin)"))?;
     let mut cmd = Command::new(launcher);
     cmd.arg("-np").arg(np.to_string());
+    // The parallel libhdf5 first, whatever the caller's LD_LIBRARY_PATH says.
+    cmd.env(
+        "LD_LIBRARY_PATH",
+        crate::runner::library_path_with(
+            &hdf5_dir.join("lib"),
+            std::env::var_os("LD_LIBRARY_PATH").as_deref(),
+        ),
+    );
     for (k, v) in crate::testpar::mpi_env(|k| std::env::var_os(k).is_some()) {
         cmd.env(k, v);
     }
@@ -163,7 +171,7 @@ fn traced_run(
     log: &Path,
 ) -> Result<String> {
     fresh_dir(traces)?;
-    let mut cmd = mpirun_cmd(o.np)?;
+    let mut cmd = mpirun_cmd(o.np, &o.hdf5_dir)?;
     cmd.arg(program).args(args);
     cmd.env("HDF5_PLUGIN_PATH", &o.plugin_path).env(
         "HDF5_VOL_CONNECTOR",
@@ -298,7 +306,7 @@ pub fn run(o: &MpiRunOptions) -> Result<bool> {
                 .get("transfers")
                 .map(Value::to_string)
                 .unwrap_or_default();
-            let hit = named.first() == Some(&(o.slow_rank as i64));
+            let hit = named.contains(&(o.slow_rank as i64));
             let required = o.require.contains(xfer);
             println!(
             "[mpi-run] vpic -x {xfer}: dataset.write per rank: {}; straggler ranks named: {named:?}; \

@@ -47,6 +47,8 @@ struct StragglerRankRow<'a> {
     z: f64,
     x_median: f64,
     rule: &'a str,
+    bytes: u64,
+    bytes_x_median: f64,
 }
 
 #[derive(Serialize)]
@@ -139,6 +141,8 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
                 z: o.z,
                 x_median: o.x_median,
                 rule: &o.rule,
+                bytes: o.bytes,
+                bytes_x_median: o.bytes_x_median,
             })
         })),
     ));

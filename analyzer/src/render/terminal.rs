@@ -307,7 +307,7 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
     section(
         &st,
         &mut o,
-        "STRAGGLER RANKS (modified Z-score > threshold, or Drishti imbalance)",
+        "STRAGGLER RANKS (modified Z-score > threshold, or Drishti imbalance; of time, or of bytes)",
     );
     if rep.straggler_ranks.is_empty() {
         let _ = writeln!(o, "  none");
@@ -321,7 +321,19 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
                 .outliers
                 .iter()
                 .take(4)
-                .map(|x| format!("{} ×{:.1} ({})", who(x.rank, x.pid), x.x_median, x.rule))
+                .map(|x| {
+                    let data = if x.rule.contains("bytes") {
+                        format!(", data ×{:.1}", x.bytes_x_median)
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "{} ×{:.1} ({}{data})",
+                        who(x.rank, x.pid),
+                        x.x_median,
+                        x.rule
+                    )
+                })
                 .collect();
             vec![
                 s.op.clone(),

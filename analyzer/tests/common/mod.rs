@@ -89,7 +89,11 @@ pub fn h5prov(args: &[&str]) -> Run {
 /// difference writes `<name>.new` next to it and fails with the first differing line.
 /// The checkout's absolute path is replaced by `$ROOT` so snapshots hold in any clone.
 pub fn snapshot(name: &str, actual: &str) {
-    let root = pkg_dir().parent().expect("workspace root").display().to_string();
+    let root = pkg_dir()
+        .parent()
+        .expect("workspace root")
+        .display()
+        .to_string();
     let actual = actual.replace(&root, "$ROOT");
     let actual = actual.as_str();
     let path = pkg_dir().join("tests/expected").join(name);

@@ -30,3 +30,27 @@ cargo run -q --release -p hdf5-test-harness -- run \
     --mode native --mode pass_through --mode h5prov \
     --mode h5prov-over-pt --mode pt-over-h5prov \
     --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TR"
+
+step "parallel HDF5 (OpenMPI; cached after the first run)"
+cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel
+PAR_HDF5="$ROOT/.deps/hdf5-parallel"
+PAR_PLUGIN_DIR="$ROOT/.deps/plugins-parallel"
+# The connector built against the parallel HDF5 (MPI-IO transfer modes compiled in), in a
+# target directory of its own so the serial build is not invalidated.
+HDF5_DIR="$PAR_HDF5" CARGO_TARGET_DIR="$ROOT/target/parallel" cargo build -q --release -p h5prov
+mkdir -p "$PAR_PLUGIN_DIR"
+cp "$ROOT/target/parallel/release/libh5prov.so" "$PAR_PLUGIN_DIR/.libh5prov.so.tmp"
+mv -f "$PAR_PLUGIN_DIR/.libh5prov.so.tmp" "$PAR_PLUGIN_DIR/libh5prov.so"
+
+step "testpar under mpirun -np 4: native, pass_through, h5prov"
+TRP="$ROOT/target/harness-traces-parallel"
+rm -rf "$TRP"
+cargo run -q --release -p hdf5-test-harness -- run --variant parallel \
+    --plugin-path "$PAR_PLUGIN_DIR" \
+    --mode native --mode pass_through --mode h5prov \
+    --mode h5prov-over-pt --mode pt-over-h5prov \
+    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRP"
+
+step "MPI VPIC/BDCATS-like runs through h5prov, analyzed (slowed rank named, transfer counts)"
+cargo build -q --release -p h5prov-analyzer
+cargo run -q --release -p hdf5-test-harness -- mpi-run --plugin-path "$PAR_PLUGIN_DIR" --check-transfers

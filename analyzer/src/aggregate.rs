@@ -6,6 +6,7 @@
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
 //! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
 
+use crate::collective::{Collectives, Recorder};
 use crate::read::objects::{read_meta, read_objects};
 use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordRef};
@@ -487,6 +488,8 @@ pub struct Aggregate {
     pub first_ns: u64,
     /// Last call end, ns since the epoch.
     pub last_ns: u64,
+    /// Collective calls of MPI ranks, for arrival skew.
+    pub collectives: Collectives,
 }
 
 fn meta_key(m: &ProcessMeta) -> (i64, u32, u64, String) {
@@ -532,6 +535,7 @@ impl Aggregate {
         self.timeline.merge(o.timeline);
         self.first_ns = min_nonzero(self.first_ns, o.first_ns);
         self.last_ns = self.last_ns.max(o.last_ns);
+        self.collectives.merge(o.collectives);
     }
 
     /// Total time in all calls, ns.
@@ -561,6 +565,7 @@ pub struct Builder {
     xfer: Vec<((String, String), u64)>,
     io_sizes: [SizeHist; 2],
     timeline: Timeline<u32>,
+    collectives: Recorder,
     key: Vec<u8>,
     last_op: u32,
     first_ns: u64,
@@ -753,6 +758,7 @@ impl Builder {
 
         self.timeline
             .add(r.start_ns, r.total_ns, class, r.bytes, &id, proc);
+        self.collectives.add(r);
         self.first_ns = min_nonzero(self.first_ns, r.start_ns.max(1));
         self.last_ns = self.last_ns.max(r.end_ns());
     }
@@ -764,6 +770,7 @@ impl Builder {
             first_ns: self.first_ns,
             last_ns: self.last_ns,
             io_sizes: self.io_sizes,
+            collectives: self.collectives.finish(),
             ..Default::default()
         };
         for o in self.ops {

@@ -3,6 +3,7 @@
 //! same report.
 
 use crate::aggregate::{Aggregate, SlowCall};
+use crate::collective::CollectiveSkew;
 use crate::insights::{self, Insight, Thresholds};
 use crate::record::{OpClass, ProcKey};
 use crate::sketch::{LogSketch, RELATIVE_ACCURACY};
@@ -30,6 +31,8 @@ pub struct Report {
     pub straggler_calls: Vec<StragglerCalls>,
     /// Straggler ranks per operation.
     pub straggler_ranks: Vec<StragglerRanks>,
+    /// Arrival skew at collective operations (MPI runs): who the other ranks wait for.
+    pub collective_skew: Vec<CollectiveSkew>,
     /// Operations with a heavy tail (p99/p50).
     pub tail_heavy: Vec<TailHeavy>,
     /// Per container file.
@@ -484,7 +487,10 @@ pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
     let families = family_rows(agg, total);
     let (ranks, rank_ops) = rank_rows(agg);
     let straggler_calls = straggler_calls(agg, th, run.first_ns);
-    let straggler_ranks = straggler_ranks(agg, th, total);
+    let collective_skew =
+        crate::collective::analyze(&agg.collectives, th.late_wait_share, th.late_min_wait_ns);
+    let mut straggler_ranks = straggler_ranks(agg, th, total);
+    add_late_arrivals(&mut straggler_ranks, &collective_skew, agg, total);
     let tail_heavy = tail_heavy(&ops, th);
     let datasets = dataset_rows(agg);
     let files = file_rows(agg);
@@ -503,6 +509,7 @@ pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
         rank_ops,
         straggler_calls,
         straggler_ranks,
+        collective_skew,
         tail_heavy,
         files,
         datasets,
@@ -872,6 +879,80 @@ fn add_byte_outliers(
             bytes_x_median: bo.x_median,
         });
     }
+}
+
+/// Names the late arrivals of collective operations as straggler ranks (rule
+/// `late-arrival`): at a collective call the late rank's own call is short while the others
+/// wait, so the time rules alone point at the waiting ranks.
+fn add_late_arrivals(
+    out: &mut Vec<StragglerRanks>,
+    skew: &[CollectiveSkew],
+    agg: &Aggregate,
+    total: u64,
+) {
+    for s in skew {
+        let Some(late) = &s.straggler else { continue };
+        let proc = ProcKey {
+            rank: late.rank,
+            pid: late.pid,
+        };
+        let mut totals: Vec<(ProcKey, u64)> = agg
+            .procs
+            .iter()
+            .filter_map(|(p, ps)| ps.ops.get(&s.op).map(|o| (*p, o.total_ns)))
+            .collect();
+        totals.sort_unstable();
+        let vals: Vec<f64> = totals.iter().map(|t| t.1 as f64).collect();
+        let rob = Robust::of(&vals);
+        let mine = totals.iter().find(|t| t.0 == proc).map_or(0, |t| t.1);
+        let row = match out.iter_mut().position(|r| r.op == s.op) {
+            Some(i) => &mut out[i],
+            None => {
+                let op_total = agg.ops.get(&s.op).map_or(0, |o| o.total_ns);
+                out.push(StragglerRanks {
+                    op: s.op.clone(),
+                    ranks: totals.len(),
+                    op_share: ratio(op_total, total),
+                    median_total_ns: r(rob.median),
+                    spread: rob.spread,
+                    fastest_ns: totals.iter().map(|t| t.1).min().unwrap_or(0),
+                    slowest_ns: totals.iter().map(|t| t.1).max().unwrap_or(0),
+                    imbalance: 0.0,
+                    outliers: Vec::new(),
+                });
+                out.last_mut().expect("pushed")
+            }
+        };
+        match row
+            .outliers
+            .iter_mut()
+            .find(|o| o.rank == late.rank && o.pid == late.pid)
+        {
+            Some(o) => o.rule.push_str("+late-arrival"),
+            None => row.outliers.insert(
+                0,
+                RankOutlier {
+                    rank: late.rank,
+                    pid: late.pid,
+                    total_ns: mine,
+                    z: rob.score(mine as f64),
+                    x_median: if rob.median > 0.0 {
+                        mine as f64 / rob.median
+                    } else {
+                        0.0
+                    },
+                    rule: "late-arrival".into(),
+                    bytes: 0,
+                    bytes_x_median: 0.0,
+                },
+            ),
+        }
+    }
+    out.sort_by(|a, b| {
+        b.op_share
+            .total_cmp(&a.op_share)
+            .then_with(|| a.op.cmp(&b.op))
+    });
 }
 
 fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<StragglerRanks> {

@@ -76,6 +76,11 @@ pub struct Thresholds {
     pub partial_writes: u64,
     /// Minimum op share for straggler insights.
     pub min_op_share: f64,
+    /// Share of a collective operation's time that must be waiting before its late rank
+    /// is named.
+    pub late_wait_share: f64,
+    /// Waiting (ns) a collective operation needs before its late rank is named.
+    pub late_min_wait_ns: u64,
 }
 
 impl Default for Thresholds {
@@ -96,6 +101,8 @@ impl Default for Thresholds {
             tiny_dataset_count: TINY_DATASET_COUNT,
             partial_writes: PARTIAL_WRITES,
             min_op_share: MIN_OP_SHARE,
+            late_wait_share: crate::collective::MIN_WAIT_SHARE,
+            late_min_wait_ns: crate::collective::MIN_WAIT_NS,
         }
     }
 }
@@ -565,6 +572,8 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
                     };
                     if o.rule == "bytes" {
                         format!("{w} moves ×{:.1} the median data", o.bytes_x_median)
+                    } else if o.rule == "late-arrival" {
+                        format!("{w} arrives last")
                     } else {
                         format!("{w} ×{:.1}", o.x_median)
                     }
@@ -582,6 +591,43 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
             "Check whether the named ranks move more data or share a busy node/OST; balance \
              the decomposition, and for collective operations (dataset/group create, collective \
              write) remember that every rank waits for the slowest.",
+        ));
+    }
+
+    // Late arrivals at collective operations.
+    let late: Vec<String> = rep
+        .collective_skew
+        .iter()
+        .filter(|c| c.straggler.is_some() && c.wait_ns as f64 >= th.min_op_share * call_ns as f64)
+        .map(|c| {
+            let l = c.straggler.as_ref().expect("filtered");
+            format!(
+                "{}: {} arrived last in {}/{} calls; the others waited {} ({} of the operation's time)",
+                c.op,
+                crate::record::ProcKey {
+                    rank: l.rank,
+                    pid: l.pid
+                },
+                l.last,
+                c.calls,
+                fmt_ns(c.wait_ns),
+                pct(c.wait_share)
+            )
+        })
+        .collect();
+    if !late.is_empty() {
+        out.push(ins(
+            Level::Warn,
+            "collective_late_arrival",
+            format!(
+                "Ranks wait for a late arrival at {} collective operation(s)",
+                late.len()
+            ),
+            late.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
+            "The late rank is busy before the collective call (more data to write, a slower \
+             node or OST, CPU contention): balance the work before the call. The other ranks' \
+             time in the call is waiting, not I/O, so their long calls are the symptom, not \
+             the cause.",
         ));
     }
 

@@ -16,6 +16,7 @@
 
 pub mod aggregate;
 pub mod analysis;
+pub mod collective;
 pub mod compare;
 pub mod export;
 pub mod insights;

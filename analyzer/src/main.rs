@@ -101,6 +101,13 @@ struct ThresholdArgs {
     /// Share of call time an operation needs before its stragglers become an insight.
     #[arg(long, value_name = "FRACTION", default_value_t = insights::MIN_OP_SHARE)]
     min_op_share: f64,
+    /// Share of a collective operation's time spent waiting for the last rank before that
+    /// rank is named its late-arrival straggler.
+    #[arg(long, value_name = "FRACTION", default_value_t = h5prov_analyzer::collective::MIN_WAIT_SHARE)]
+    late_wait_share: f64,
+    /// Waiting (ns, all matched calls) a collective operation needs before a late rank is named.
+    #[arg(long, value_name = "NS", default_value_t = h5prov_analyzer::collective::MIN_WAIT_NS)]
+    late_min_wait_ns: u64,
 }
 
 impl ThresholdArgs {
@@ -111,6 +118,7 @@ impl ThresholdArgs {
             ("--metadata-fraction", self.metadata_fraction),
             ("--close-fraction", self.close_fraction),
             ("--min-op-share", self.min_op_share),
+            ("--late-wait-share", self.late_wait_share),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(Error::Other(format!(
@@ -146,6 +154,8 @@ impl ThresholdArgs {
             tiny_dataset_count: self.tiny_dataset_count,
             partial_writes: self.partial_writes,
             min_op_share: self.min_op_share,
+            late_wait_share: self.late_wait_share,
+            late_min_wait_ns: self.late_min_wait_ns,
         })
     }
 }

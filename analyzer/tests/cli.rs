@@ -73,6 +73,8 @@ fn thresholds_are_overridable() {
         "1000",
         "--imbalance",
         "1",
+        "--late-wait-share",
+        "1",
         "tests/fixtures/mpi4",
     ]);
     r.expect_code(0);

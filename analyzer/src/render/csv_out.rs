@@ -51,6 +51,25 @@ struct StragglerRankRow<'a> {
     bytes_x_median: f64,
 }
 
+/// One row per (collective operation, rank that arrived last at least once).
+#[derive(Serialize)]
+struct CollectiveRow<'a> {
+    op: &'a str,
+    calls: u64,
+    ranks: usize,
+    total_ns: u64,
+    wait_ns: u64,
+    wait_share: f64,
+    median_skew_ns: u64,
+    max_skew_ns: u64,
+    rank: i64,
+    pid: u32,
+    last: u64,
+    lateness_ns: u64,
+    imposed_wait_ns: u64,
+    straggler: bool,
+}
+
 #[derive(Serialize)]
 struct DatasetCsv<'a> {
     file: &'a str,
@@ -143,6 +162,27 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
                 rule: &o.rule,
                 bytes: o.bytes,
                 bytes_x_median: o.bytes_x_median,
+            })
+        })),
+    ));
+    v.push((
+        "collective_skew.csv",
+        table(rep.collective_skew.iter().flat_map(|c| {
+            c.late.iter().map(move |l| CollectiveRow {
+                op: &c.op,
+                calls: c.calls,
+                ranks: c.ranks,
+                total_ns: c.total_ns,
+                wait_ns: c.wait_ns,
+                wait_share: c.wait_share,
+                median_skew_ns: c.median_skew_ns,
+                max_skew_ns: c.max_skew_ns,
+                rank: l.rank,
+                pid: l.pid,
+                last: l.last,
+                lateness_ns: l.lateness_ns,
+                imposed_wait_ns: l.imposed_wait_ns,
+                straggler: c.straggler.as_ref() == Some(l),
             })
         })),
     ));

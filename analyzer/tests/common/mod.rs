@@ -118,7 +118,10 @@ pub fn snapshot(name: &str, actual: &str) {
             .zip(actual.lines())
             .enumerate()
             .find(|(_, (e, a))| e != a)
-            .map(|(i, (e, a))| (i + 1, e.to_string(), a.to_string()))
+            .map(|(i, (e, a))| {
+                let (e, a) = window(e, a);
+                (i + 1, e, a)
+            })
             .unwrap_or((
                 expected.lines().count().min(actual.lines().count()) + 1,
                 "<end>".into(),
@@ -130,6 +133,34 @@ pub fn snapshot(name: &str, actual: &str) {
             path.display()
         );
     }
+}
+
+/// The part of two differing lines around their first difference (long lines, such as the
+/// one-line HTML report, would flood the test output).
+fn window(e: &str, a: &str) -> (String, String) {
+    let at = e
+        .char_indices()
+        .zip(a.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(e.len().min(a.len()), |((i, _), _)| i);
+    let floor = |s: &str, mut i: usize| {
+        i = i.min(s.len());
+        while !s.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let cut = |s: &str| -> String {
+        let from = floor(s, at.saturating_sub(80));
+        let to = floor(s, at + 120);
+        format!(
+            "{}{}{}",
+            if from > 0 { "…" } else { "" },
+            &s[from..to],
+            if to < s.len() { "…" } else { "" }
+        )
+    };
+    (cut(e), cut(a))
 }
 
 fn new_path(p: &Path) -> PathBuf {

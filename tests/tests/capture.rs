@@ -390,3 +390,99 @@ fn a_killed_process_leaves_a_readable_trace() {
     let text = v.to_string();
     assert!(text.contains("dataset.open"), "records were recovered");
 }
+
+/// Issue 5's acceptance: real traces of four processes (ranks from the launcher's
+/// environment) running the VPIC-like kernel, rank 3 writing ten times the particles.
+/// `h5prov report` must name rank 3 the straggler of `dataset.write` and rank the hot
+/// functions by count exactly as the kernel makes its calls.
+#[test]
+fn the_rank_that_writes_ten_times_the_data_is_named_the_straggler() {
+    let dir = scratch("rank3x10");
+    let traces = dir.join("t");
+    let conn = format!(
+        "h5prov under_vol=0;under_info={{}};path={};level=dataset",
+        traces.display()
+    );
+    let (particles, steps) = (65_536u64, 2u64);
+    let children: Vec<_> = (0..4)
+        .map(|r| {
+            std::process::Command::new(workload("vpic_write"))
+                .args(["-d", dir.to_str().unwrap()])
+                .args(["-p", &particles.to_string(), "-t", &steps.to_string()])
+                .args(["-s", "3:10"])
+                .env("PMI_RANK", r.to_string())
+                .env("PMI_SIZE", "4")
+                .env("HDF5_PLUGIN_PATH", plugin_dir())
+                .env("HDF5_VOL_CONNECTOR", &conn)
+                .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert_eq!(files_with_suffix(&traces, ".trace.csv").len(), 4);
+    let out = std::process::Command::new(analyzer())
+        .args(["report", "--json"])
+        .arg(&traces)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let write = v["straggler_ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["op"] == "dataset.write")
+        .unwrap_or_else(|| panic!("no straggler ranks for dataset.write: {v:#}"));
+    let named: Vec<i64> = write["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(named, [3], "{write:#}");
+    assert!((write["outliers"][0]["bytes_x_median"].as_f64().unwrap() - 10.0).abs() < 1e-9);
+    // Per rank bytes: 8 variables x 4 bytes x particles x steps, rank 3 ten times that.
+    let per_rank = 8 * 4 * particles * steps;
+    for r in v["ranks"].as_array().unwrap() {
+        let want = if r["rank"] == 3 { 10 * per_rank } else { per_rank };
+        assert_eq!(r["bytes_written"].as_u64().unwrap(), want, "{r:#}");
+    }
+    // Hot functions by count: per process 8 creates, writes and closes of datasets per
+    // step, one group create and close per step, one file create and close.
+    let count = |op: &str| -> u64 {
+        v["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["op"] == op)
+            .map_or(0, |o| o["count"].as_u64().unwrap())
+    };
+    for op in ["dataset.create", "dataset.write", "dataset.close"] {
+        assert_eq!(count(op), 4 * 8 * steps, "{op}");
+    }
+    for op in ["group.create", "group.close"] {
+        assert_eq!(count(op), 4 * steps, "{op}");
+    }
+    for op in ["file.create", "file.close"] {
+        assert_eq!(count(op), 4, "{op}");
+    }
+    let first_by_count = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["rank_by_count"] == 1)
+        .unwrap();
+    assert!(
+        ["dataset.create", "dataset.write", "dataset.close"]
+            .contains(&first_by_count["op"].as_str().unwrap()),
+        "{first_by_count:#}"
+    );
+}

@@ -69,7 +69,11 @@ fn mpi4_straggler_ranks() {
     assert_eq!(names("group.open"), [2], "rank 2's group.open is 8x");
     // Rank 1 has the 40 ms create; rank 3, busy with 10x the writes before each create,
     // arrives last at the collective creates while the others wait.
-    assert_eq!(names("dataset.create"), [3, 1], "late arrival, then the 40 ms create");
+    assert_eq!(
+        names("dataset.create"),
+        [3, 1],
+        "late arrival, then the 40 ms create"
+    );
     let rules: Vec<&str> = r
         .straggler_ranks
         .iter()

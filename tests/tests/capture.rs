@@ -452,7 +452,11 @@ fn the_rank_that_writes_ten_times_the_data_is_named_the_straggler() {
     // Per rank bytes: 8 variables x 4 bytes x particles x steps, rank 3 ten times that.
     let per_rank = 8 * 4 * particles * steps;
     for r in v["ranks"].as_array().unwrap() {
-        let want = if r["rank"] == 3 { 10 * per_rank } else { per_rank };
+        let want = if r["rank"] == 3 {
+            10 * per_rank
+        } else {
+            per_rank
+        };
         assert_eq!(r["bytes_written"].as_u64().unwrap(), want, "{r:#}");
     }
     // Hot functions by count: per process 8 creates, writes and closes of datasets per

@@ -161,6 +161,19 @@ pub fn render(rep: &Report, top: usize) -> String {
         o.push_str(&svg::rank_bars(s, &totals, i));
     }
 
+    if !rep.collective_skew.is_empty() {
+        o.push_str(
+            "<h2>Collective arrival</h2><p class=\"meta\">The k-th call of each collective \
+             operation matched across ranks: the time ranks spent inside it before the last \
+             rank arrived, and who arrived last.</p>",
+        );
+        table(
+            &mut o,
+            &super::COLLECTIVE_HEADER,
+            &super::collective_rows(rep, top),
+        );
+    }
+
     o.push_str("<h2>Straggler calls</h2>");
     let mut rows = Vec::new();
     for s in rep.straggler_calls.iter().take(top) {

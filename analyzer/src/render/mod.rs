@@ -80,6 +80,47 @@ pub fn who(rank: i64, pid: u32) -> String {
     }
 }
 
+/// Column names of the collective-arrival table (terminal and HTML).
+pub const COLLECTIVE_HEADER: [&str; 9] = [
+    "operation",
+    "calls",
+    "ranks",
+    "waiting",
+    "of time",
+    "median skew",
+    "max skew",
+    "straggler",
+    "arrived last",
+];
+
+/// The rows of the collective-arrival table, at most `top`.
+pub fn collective_rows(rep: &Report, top: usize) -> Vec<Vec<String>> {
+    rep.collective_skew
+        .iter()
+        .take(top)
+        .map(|c| {
+            vec![
+                c.op.clone(),
+                c.calls.to_string(),
+                c.ranks.to_string(),
+                fmt_ns(c.wait_ns),
+                pct(c.wait_share),
+                fmt_ns(c.median_skew_ns),
+                fmt_ns(c.max_skew_ns),
+                c.straggler
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |l| who(l.rank, l.pid)),
+                c.late
+                    .iter()
+                    .take(3)
+                    .map(|l| format!("{} last {}/{}", who(l.rank, l.pid), l.last, c.calls))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -369,47 +369,11 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
             &mut o,
             "COLLECTIVE ARRIVAL (k-th call of each collective op matched across ranks; who the others wait for)",
         );
-        let rows: Vec<Vec<String>> = rep
-            .collective_skew
-            .iter()
-            .take(top)
-            .map(|c| {
-                let late: Vec<String> = c
-                    .late
-                    .iter()
-                    .take(3)
-                    .map(|l| format!("{} last {}/{}", who(l.rank, l.pid), l.last, c.calls))
-                    .collect();
-                vec![
-                    c.op.clone(),
-                    c.calls.to_string(),
-                    c.ranks.to_string(),
-                    fmt_ns(c.wait_ns),
-                    pct(c.wait_share),
-                    fmt_ns(c.median_skew_ns),
-                    fmt_ns(c.max_skew_ns),
-                    c.straggler
-                        .as_ref()
-                        .map_or_else(|| "-".to_string(), |l| who(l.rank, l.pid)),
-                    late.join(", "),
-                ]
-            })
-            .collect();
         table(
             &st,
             &mut o,
-            &[
-                "operation",
-                "calls",
-                "ranks",
-                "waiting",
-                "of time",
-                "median skew",
-                "max skew",
-                "straggler",
-                "arrived last",
-            ],
-            &rows,
+            &super::COLLECTIVE_HEADER,
+            &super::collective_rows(rep, top),
         );
     }
 

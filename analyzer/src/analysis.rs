@@ -296,6 +296,27 @@ pub struct RankOutlier {
     pub bytes_x_median: f64,
 }
 
+impl RankOutlier {
+    /// A rank with total `t` in an operation whose per-rank totals have statistics `rob`,
+    /// flagged by `rule` (bytes left for the caller).
+    fn scored(p: ProcKey, t: u64, rob: &Robust, rule: &str) -> Self {
+        RankOutlier {
+            rank: p.rank,
+            pid: p.pid,
+            total_ns: t,
+            z: rob.score(t as f64),
+            x_median: if rob.median > 0.0 {
+                t as f64 / rob.median
+            } else {
+                0.0
+            },
+            rule: rule.to_string(),
+            bytes: 0,
+            bytes_x_median: 0.0,
+        }
+    }
+}
+
 /// Straggler ranks of one operation.
 #[derive(Debug, Clone, Serialize)]
 pub struct StragglerRanks {
@@ -794,25 +815,12 @@ pub fn rank_outliers(
         let by_z = z > z_threshold && t as f64 >= rob.median * min_ratio;
         let by_d = drishti && p == slow.0;
         if by_z || by_d {
-            out.push(RankOutlier {
-                rank: p.rank,
-                pid: p.pid,
-                total_ns: t,
-                z,
-                x_median: if rob.median > 0.0 {
-                    t as f64 / rob.median
-                } else {
-                    0.0
-                },
-                rule: match (by_z, by_d) {
-                    (true, true) => "z-score+drishti",
-                    (true, false) => "z-score",
-                    _ => "drishti",
-                }
-                .to_string(),
-                bytes: 0,
-                bytes_x_median: 0.0,
-            });
+            let rule = match (by_z, by_d) {
+                (true, true) => "z-score+drishti",
+                (true, false) => "z-score",
+                _ => "drishti",
+            };
+            out.push(RankOutlier::scored(p, t, &rob, rule));
         }
     }
     out.sort_by(|a, b| {
@@ -863,21 +871,14 @@ fn add_byte_outliers(
             .find(|(p, _)| p.rank == bo.rank && p.pid == bo.pid)
             .map_or(0, |t| t.1);
         let tv: Vec<f64> = times.iter().map(|t| t.1 as f64).collect();
-        let rob = Robust::of(&tv);
-        outliers.push(RankOutlier {
+        let proc = ProcKey {
             rank: bo.rank,
             pid: bo.pid,
-            total_ns: t,
-            z: rob.score(t as f64),
-            x_median: if rob.median > 0.0 {
-                t as f64 / rob.median
-            } else {
-                0.0
-            },
-            rule: "bytes".to_string(),
-            bytes: bo.total_ns,
-            bytes_x_median: bo.x_median,
-        });
+        };
+        let mut o = RankOutlier::scored(proc, t, &Robust::of(&tv), "bytes");
+        o.bytes = bo.total_ns;
+        o.bytes_x_median = bo.x_median;
+        outliers.push(o);
     }
 }
 
@@ -929,23 +930,9 @@ fn add_late_arrivals(
             .find(|o| o.rank == late.rank && o.pid == late.pid)
         {
             Some(o) => o.rule.push_str("+late-arrival"),
-            None => row.outliers.insert(
-                0,
-                RankOutlier {
-                    rank: late.rank,
-                    pid: late.pid,
-                    total_ns: mine,
-                    z: rob.score(mine as f64),
-                    x_median: if rob.median > 0.0 {
-                        mine as f64 / rob.median
-                    } else {
-                        0.0
-                    },
-                    rule: "late-arrival".into(),
-                    bytes: 0,
-                    bytes_x_median: 0.0,
-                },
-            ),
+            None => row
+                .outliers
+                .insert(0, RankOutlier::scored(proc, mine, &rob, "late-arrival")),
         }
     }
     out.sort_by(|a, b| {

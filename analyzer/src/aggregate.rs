@@ -6,7 +6,7 @@
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
 //! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
 
-use crate::collective::{Collectives, Recorder};
+use crate::collective::{self, Collectives, Recorder};
 use crate::read::objects::{read_meta, read_objects};
 use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordRef};
@@ -551,6 +551,7 @@ struct LocalOp {
     is_open: bool,
     is_create: bool,
     is_close: bool,
+    collective: collective::Kind,
     stats: OpStats,
 }
 
@@ -601,6 +602,7 @@ impl Builder {
             is_open: matches!(callback, "open" | "create") || family == "datatype.commit",
             is_create: callback == "create" || family == "datatype.commit",
             is_close: callback == "close",
+            collective: collective::Kind::of(op),
             stats: OpStats::default(),
         });
         self.op_ids.insert(op.into(), id);
@@ -615,6 +617,7 @@ impl Builder {
         let lo = &mut self.ops[id as usize];
         let class = lo.class;
         let (is_open, is_create, is_close) = (lo.is_open, lo.is_create, lo.is_close);
+        let coll_kind = lo.collective;
         let s = &mut lo.stats;
         s.count += 1;
         s.total_ns += r.total_ns;
@@ -758,7 +761,9 @@ impl Builder {
 
         self.timeline
             .add(r.start_ns, r.total_ns, class, r.bytes, &id, proc);
-        self.collectives.add(r);
+        if coll_kind != collective::Kind::No {
+            self.collectives.add(id, coll_kind, r);
+        }
         self.first_ns = min_nonzero(self.first_ns, r.start_ns.max(1));
         self.last_ns = self.last_ns.max(r.end_ns());
     }
@@ -770,7 +775,7 @@ impl Builder {
             first_ns: self.first_ns,
             last_ns: self.last_ns,
             io_sizes: self.io_sizes,
-            collectives: self.collectives.finish(),
+            collectives: self.collectives.finish(&names),
             ..Default::default()
         };
         for o in self.ops {
@@ -783,15 +788,16 @@ impl Builder {
                 .collect();
             agg.procs.insert(p, ps);
         }
-        for (k, v) in self.objects {
-            let mut parts = k.split(|&b| b == 0);
-            let mut next = || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
-            let key = (next(), next(), next());
-            agg.objects.insert(key, v);
-        }
-        for (k, v) in self.files {
-            agg.files.insert(k.into(), v);
-        }
+        agg.objects = self
+            .objects
+            .into_iter()
+            .map(|(k, v)| {
+                let mut parts = k.split(|&b| b == 0);
+                let mut next = || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
+                ((next(), next(), next()), v)
+            })
+            .collect();
+        agg.files = self.files.into_iter().map(|(k, v)| (k.into(), v)).collect();
         agg.xfer = self.xfer.into_iter().collect();
         agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
         agg

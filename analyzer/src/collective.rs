@@ -8,18 +8,20 @@
 //! match the ranks' start times are compared (start times are on one clock: each process's
 //! `CLOCK_MONOTONIC` anchored to the wall clock, see docs/TRACE-FORMAT.md).
 //!
-//! Memory is bounded by collective calls × ranks (at most
-//! [`COLLECTIVE_CALLS_KEPT_PER_FILE`] per trace file; more are counted as dropped), not by
-//! all records.
+//! Memory is bounded by collective operations × files × ranks, not by records: each
+//! process keeps at most [`SAMPLES_KEPT`] calls per (operation, file); past that it keeps
+//! every 2nd, 4th, ... call by index, the same indices on every rank, so matches stay exact
+//! and sums are scaled by the stride (the report says when it sampled). Collective calls
+//! of one file are matched by their index per operation, not by object: MPI requires all
+//! ranks to make the same collective calls on a file in the same order.
 
 use crate::record::{ProcKey, RecordRef};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Collective calls kept per trace file (start and duration of each); the rest are counted
-/// in [`Collectives::dropped`].
-pub const COLLECTIVE_CALLS_KEPT_PER_FILE: usize = 200_000;
+/// Calls kept per (operation, file, process) before sampling by index.
+pub const SAMPLES_KEPT: usize = 4096;
 
 /// Operation families that parallel HDF5 requires all ranks to call collectively.
 const COLLECTIVE_FAMILIES: &[&str] = &[
@@ -46,39 +48,115 @@ const COLLECTIVE_OPS: &[&str] = &[
     "link.specific:delete",
 ];
 
+/// Whether calls of an operation are collective under parallel HDF5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Never.
+    No,
+    /// Always (create/open/close of files, creates of objects, ...).
+    Yes,
+    /// Data transfers: when the requested transfer mode is collective.
+    IfCollectiveTransfer,
+}
+
+impl Kind {
+    /// The kind of an operation name.
+    pub fn of(op: &str) -> Kind {
+        let family = h5prov_format::op_family(op);
+        if family == "dataset.write" || family == "dataset.read" {
+            Kind::IfCollectiveTransfer
+        } else if COLLECTIVE_FAMILIES.contains(&family) || COLLECTIVE_OPS.contains(&op) {
+            Kind::Yes
+        } else {
+            Kind::No
+        }
+    }
+}
+
 /// Whether a call is collective under parallel HDF5: by its operation, or a data transfer
 /// whose requested mode is collective.
 pub fn is_collective(op: &str, xfer: &str) -> bool {
-    let family = h5prov_format::op_family(op);
-    if family == "dataset.write" || family == "dataset.read" {
-        return xfer == "collective";
+    match Kind::of(op) {
+        Kind::No => false,
+        Kind::Yes => true,
+        Kind::IfCollectiveTransfer => xfer == "collective",
     }
-    COLLECTIVE_FAMILIES.contains(&family) || COLLECTIVE_OPS.contains(&op)
 }
 
 /// `(start_ns, total_ns)` of one call.
 pub type Call = (u64, u64);
 
-/// Collective calls by (`op`, `file`, `path`), then process, in call order.
+/// The calls of one process to one operation on one file: call `i * stride` for each kept
+/// `i` (stride 1 keeps them all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sampled {
+    /// Index distance between kept calls (a power of two).
+    pub stride: u64,
+    /// Calls seen.
+    pub seen: u64,
+    /// The kept calls, in call order.
+    pub calls: Vec<Call>,
+}
+
+impl Default for Sampled {
+    fn default() -> Self {
+        Sampled {
+            stride: 1,
+            seen: 0,
+            calls: Vec::new(),
+        }
+    }
+}
+
+impl Sampled {
+    /// Adds the next call.
+    #[inline]
+    pub fn push(&mut self, c: Call) {
+        let k = self.seen;
+        self.seen += 1;
+        if k % self.stride != 0 {
+            return;
+        }
+        self.calls.push(c);
+        if self.calls.len() > SAMPLES_KEPT {
+            self.thin(self.stride * 2);
+        }
+    }
+
+    /// Keeps only calls whose index is a multiple of `stride` (a multiple of the current one).
+    pub fn thin(&mut self, stride: u64) {
+        if stride <= self.stride {
+            return;
+        }
+        let step = (stride / self.stride) as usize;
+        let kept: Vec<Call> = self.calls.iter().copied().step_by(step).collect();
+        self.calls = kept;
+        self.stride = stride;
+    }
+}
+
+/// Collective calls by (`op`, `file`), then process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Collectives {
     /// The calls.
-    pub calls: BTreeMap<(String, String, String), BTreeMap<ProcKey, Vec<Call>>>,
-    /// Collective calls not kept (over [`COLLECTIVE_CALLS_KEPT_PER_FILE`] in a file).
-    pub dropped: u64,
+    pub calls: BTreeMap<(String, String), BTreeMap<ProcKey, Sampled>>,
 }
 
 impl Collectives {
-    /// Adds `o` (commutative: a process's calls are kept sorted by start).
+    /// Adds `o`. A process normally appears in one trace file; if it appears in two, its
+    /// calls are combined in start order (sampled at the coarser stride).
     pub fn merge(&mut self, o: Collectives) {
-        self.dropped += o.dropped;
         for (k, procs) in o.calls {
             let mine = self.calls.entry(k).or_default();
             for (p, mut v) in procs {
                 match mine.get_mut(&p) {
                     Some(m) => {
-                        m.append(&mut v);
-                        m.sort_unstable();
+                        let stride = m.stride.max(v.stride);
+                        m.thin(stride);
+                        v.thin(stride);
+                        m.calls.append(&mut v.calls);
+                        m.calls.sort_unstable();
+                        m.seen += v.seen;
                     }
                     None => {
                         mine.insert(p, v);
@@ -89,53 +167,49 @@ impl Collectives {
     }
 }
 
-/// Collects the collective calls of one trace file (part of the per-file builder).
+/// Collects the collective calls of one trace file (part of the per-file builder), keyed
+/// by the builder's operation ids.
 #[derive(Debug, Default)]
 pub struct Recorder {
-    calls: FxHashMap<(ProcKey, Box<[u8]>), Vec<Call>>,
-    kept: usize,
-    dropped: u64,
-    key: Vec<u8>,
+    calls: FxHashMap<(u32, ProcKey), PerFile>,
 }
 
+/// One process's calls to one operation, per container file (usually one).
+type PerFile = Vec<(Box<str>, Sampled)>;
+
 impl Recorder {
-    /// Looks at one record; keeps it when it is a collective call of an MPI rank.
+    /// Adds one record of operation `op_id` whose [`Kind`] is `kind`.
     #[inline]
-    pub fn add(&mut self, r: &RecordRef<'_>) {
-        if r.rank < 0 || !is_collective(r.op, r.xfer) {
+    pub fn add(&mut self, op_id: u32, kind: Kind, r: &RecordRef<'_>) {
+        let collective = match kind {
+            Kind::No => false,
+            Kind::Yes => true,
+            Kind::IfCollectiveTransfer => r.xfer == "collective",
+        };
+        if !collective || r.rank < 0 {
             return;
         }
-        if self.kept >= COLLECTIVE_CALLS_KEPT_PER_FILE {
-            self.dropped += 1;
-            return;
-        }
-        self.kept += 1;
-        self.key.clear();
-        for (i, part) in [r.op, r.file, r.path].iter().enumerate() {
-            if i > 0 {
-                self.key.push(0);
+        let files = self.calls.entry((op_id, r.proc())).or_default();
+        let i = match files.iter().position(|(f, _)| &**f == r.file) {
+            Some(i) => i,
+            None => {
+                files.push((r.file.into(), Sampled::default()));
+                files.len() - 1
             }
-            self.key.extend_from_slice(part.as_bytes());
-        }
-        let proc = r.proc();
-        self.calls
-            .entry((proc, self.key.clone().into_boxed_slice()))
-            .or_default()
-            .push((r.start_ns, r.total_ns));
+        };
+        files[i].1.push((r.start_ns, r.total_ns));
     }
 
-    /// The calls keyed by names.
-    pub fn finish(self) -> Collectives {
-        let mut out = Collectives {
-            dropped: self.dropped,
-            ..Default::default()
-        };
-        for ((proc, key), mut v) in self.calls {
-            let mut parts = key.split(|&b| b == 0);
-            let mut next = || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
-            let k = (next(), next(), next());
-            v.sort_unstable();
-            out.calls.entry(k).or_default().insert(proc, v);
+    /// The calls keyed by names (`names[op_id]`).
+    pub fn finish(self, names: &[String]) -> Collectives {
+        let mut out = Collectives::default();
+        for ((id, proc), files) in self.calls {
+            for (file, s) in files {
+                out.calls
+                    .entry((names[id as usize].clone(), file.into()))
+                    .or_default()
+                    .insert(proc, s);
+            }
         }
         out
     }
@@ -161,6 +235,9 @@ pub struct LateRank {
 pub struct CollectiveSkew {
     /// Operation.
     pub op: String,
+    /// 1 when every call was matched; else the index stride of the calls matched (counts
+    /// and times below are then scaled by it: estimates).
+    pub sampled_every: u64,
     /// Calls matched across at least two ranks.
     pub calls: u64,
     /// Most ranks in one matched call.
@@ -199,6 +276,7 @@ pub const MIN_IMPOSED_SHARE: f64 = 0.5;
 pub fn analyze(c: &Collectives, min_wait_share: f64, min_wait_ns: u64) -> Vec<CollectiveSkew> {
     #[derive(Default)]
     struct Acc {
+        stride: u64,
         calls: u64,
         ranks: usize,
         total: u64,
@@ -207,17 +285,26 @@ pub fn analyze(c: &Collectives, min_wait_share: f64, min_wait_ns: u64) -> Vec<Co
         per: BTreeMap<ProcKey, (u64, u64, u64)>,
     }
     let mut per_op: BTreeMap<&str, Acc> = BTreeMap::new();
-    for ((op, _, _), procs) in &c.calls {
+    for ((op, _), procs) in &c.calls {
         if procs.len() < 2 {
             continue;
         }
         let acc = per_op.entry(op).or_default();
-        let depth = procs.values().map(Vec::len).max().unwrap_or(0);
+        // Match on the indices every process kept: multiples of the coarsest stride.
+        let stride = procs.values().map(|s| s.stride).max().unwrap_or(1);
+        acc.stride = acc.stride.max(stride);
+        let kept: Vec<(ProcKey, Vec<Call>)> = procs
+            .iter()
+            .map(|(p, s)| {
+                let step = (stride / s.stride) as usize;
+                (*p, s.calls.iter().copied().step_by(step).collect())
+            })
+            .collect();
+        let depth = kept.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+        let mut parts: Vec<(ProcKey, Call)> = Vec::with_capacity(kept.len());
         for k in 0..depth {
-            let mut parts: Vec<(ProcKey, Call)> = procs
-                .iter()
-                .filter_map(|(p, v)| v.get(k).map(|c| (*p, *c)))
-                .collect();
+            parts.clear();
+            parts.extend(kept.iter().filter_map(|(p, v)| v.get(k).map(|c| (*p, *c))));
             if parts.len() < 2 {
                 continue;
             }
@@ -228,17 +315,17 @@ pub fn analyze(c: &Collectives, min_wait_share: f64, min_wait_ns: u64) -> Vec<Co
             // A rank waits inside the call at most until the last one arrives, and at most
             // as long as its own call lasted (parallel HDF5 need not synchronise on entry).
             let wait: u64 = parts.iter().map(|(_, (s, t))| (latest - s).min(*t)).sum();
-            acc.calls += 1;
+            acc.calls += stride;
             acc.ranks = acc.ranks.max(parts.len());
-            acc.total += parts.iter().map(|(_, (_, t))| t).sum::<u64>();
-            acc.wait += wait;
+            acc.total += stride * parts.iter().map(|(_, (_, t))| t).sum::<u64>();
+            acc.wait += stride * wait;
             acc.skews.push(latest - earliest);
             for (p, (s, _)) in &parts {
-                acc.per.entry(*p).or_default().1 += s - earliest;
+                acc.per.entry(*p).or_default().1 += stride * (s - earliest);
             }
             let e = acc.per.entry(late_p).or_default();
-            e.0 += 1;
-            e.2 += wait;
+            e.0 += stride;
+            e.2 += stride * wait;
         }
     }
     let mut out: Vec<CollectiveSkew> = per_op
@@ -279,6 +366,7 @@ pub fn analyze(c: &Collectives, min_wait_share: f64, min_wait_ns: u64) -> Vec<Co
                 .cloned();
             CollectiveSkew {
                 op: op.to_string(),
+                sampled_every: a.stride.max(1),
                 calls: a.calls,
                 ranks: a.ranks,
                 total_ns: a.total,
@@ -312,11 +400,15 @@ mod tests {
 
     fn coll(entries: &[(&str, &str, i64, Vec<Call>)]) -> Collectives {
         let mut c = Collectives::default();
-        for (op, path, rank, calls) in entries {
+        for (op, file, rank, calls) in entries {
+            let mut s = Sampled::default();
+            for x in calls {
+                s.push(*x);
+            }
             c.calls
-                .entry((op.to_string(), "f.h5".into(), path.to_string()))
+                .entry((op.to_string(), file.to_string()))
                 .or_default()
-                .insert(p(*rank), calls.clone());
+                .insert(p(*rank), s);
         }
         c
     }
@@ -397,5 +489,33 @@ mod tests {
         let mut y = b;
         y.merge(a);
         assert_eq!(x, y);
+    }
+
+    #[test]
+    fn many_calls_are_sampled_by_index_and_scaled() {
+        let n = 10_000u64;
+        let mut e = Vec::new();
+        for r in 0..4i64 {
+            let calls: Vec<Call> = (0..n)
+                .map(|k| {
+                    let t0 = k * 1_000_000;
+                    if r == 3 {
+                        (t0 + 500_000, 10_000)
+                    } else {
+                        (t0, 510_000)
+                    }
+                })
+                .collect();
+            e.push(("dataset.create", "f.h5", r, calls));
+        }
+        let c = coll(&e);
+        let s = &c.calls[&("dataset.create".to_string(), "f.h5".to_string())][&p(0)];
+        assert!(s.calls.len() <= SAMPLES_KEPT && s.stride > 1 && s.seen == n);
+        let out = analyze_d(&c);
+        assert_eq!(out[0].calls, n);
+        assert_eq!(out[0].sampled_every, s.stride);
+        assert_eq!(out[0].straggler.as_ref().unwrap().rank, 3);
+        // Each of ranks 0-2 waits 500 us per call.
+        assert_eq!(out[0].wait_ns, n * 3 * 500_000);
     }
 }

@@ -8,10 +8,14 @@
 //! within a round and then summarised by median and range, which cancels most
 //! of the slow drift of these shared machines. See [`run`] for the whole flow.
 //!
+//! The analyzer benchmark ([`analyzer`], `h5prov-bench analyzer`) times `h5prov report`
+//! against `bench/pandas_aggregate.py` on millions of real trace records ([`traceset`]).
+//!
 //! Unsafe code is limited to one `wait4(2)` call in [`proc`].
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod analyzer;
 pub mod callgrind;
 pub mod config;
 pub mod proc;
@@ -19,6 +23,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod trace;
+pub mod traceset;
 
 use std::fmt;
 use std::fs;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use h5prov_bench::analyzer::{self, AnalyzerSettings};
 use h5prov_bench::config::{Mode, Settings, Sizes, Workload};
 use h5prov_bench::BenchError;
 
@@ -15,6 +16,8 @@ use h5prov_bench::BenchError;
 /// processes in every mode, modes interleaved (round r starts at mode r mod M),
 /// and writes report.md and report.json. h5prov modes are skipped with a note
 /// when libh5prov.so is not in the plugin directory (see --require-h5prov).
+/// `--all` then runs the analyzer benchmark too (analyzer.md, analyzer.json);
+/// `h5prov-bench analyzer` runs only that.
 #[derive(Parser, Debug)]
 #[command(name = "h5prov-bench", version)]
 struct Cli {
@@ -26,8 +29,47 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Analyzer benchmark (10M records over 64 files, `h5prov report` vs pandas): not yet.
-    Analyzer,
+    /// Analyzer benchmark: `h5prov report` against pandas (bench/pandas_aggregate.py) on
+    /// 10M real trace records in 64 process files; writes analyzer.md and analyzer.json.
+    Analyzer(AnalyzerArgs),
+}
+
+/// Options of `h5prov-bench analyzer`.
+#[derive(Args, Debug, Default)]
+struct AnalyzerArgs {
+    /// Smoke run: 200k records in 4 files, 2 rounds.
+    #[arg(long)]
+    quick: bool,
+    /// Trace records in the set [default: 10000000; 200000 with --quick].
+    #[arg(long)]
+    records: Option<u64>,
+    /// Process files (ranks) in the set [default: 64; 4 with --quick].
+    #[arg(long)]
+    files: Option<usize>,
+    /// Interleaved rounds [default: 3; 2 with --quick].
+    #[arg(long)]
+    rounds: Option<usize>,
+    /// The h5prov binary to time [default: built by `cargo build --release -p h5prov-analyzer`].
+    #[arg(long)]
+    h5prov: Option<PathBuf>,
+    /// Time the analyzer only (no pandas run, no agreement check).
+    #[arg(long)]
+    no_pandas: bool,
+    /// Python interpreter with pandas.
+    #[arg(long, default_value = "python3")]
+    python: String,
+    /// Make the source traces and the set again even when cached.
+    #[arg(long)]
+    regenerate: bool,
+    /// Directory holding libh5prov.so (writes the source traces) [default: <repo>/.deps/plugins].
+    #[arg(long)]
+    plugin_path: Option<PathBuf>,
+    /// Report directory [default: <repo>/target/bench-report].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Cache and scratch directory [default: <repo>/target/bench-work/analyzer].
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -77,6 +119,10 @@ struct RunArgs {
     /// vpic_write -t: timesteps.
     #[arg(long)]
     vpic_timesteps: Option<u64>,
+    /// The whole suite: after the overhead benchmark, run the analyzer benchmark with its
+    /// defaults (its --quick size with --quick), into the same report directory.
+    #[arg(long)]
+    all: bool,
     /// MPI mode: build the -mpi workloads against the parallel HDF5 (.deps/hdf5-parallel)
     /// and start each group as `mpirun -np N` (one shared file, MPI-IO). Defaults become
     /// --procs 4, --workloads vpic-write,bdcats-read, --plugin-path .deps/plugins-parallel,
@@ -182,13 +228,101 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
     ))
 }
 
-fn main_inner(cli: Cli) -> Result<(), BenchError> {
-    if let Some(Cmd::Analyzer) = cli.cmd {
+/// Resolves the analyzer benchmark's options: builds h5prov unless given, checks pandas.
+fn analyzer_settings(a: AnalyzerArgs) -> Result<AnalyzerSettings, BenchError> {
+    let repo = repo_root();
+    let h5prov = match a.h5prov {
+        Some(p) => p,
+        None => {
+            eprintln!("h5prov-bench: cargo build --release -p h5prov-analyzer --bin h5prov");
+            analyzer::build_h5prov(&repo, true)?
+        }
+    };
+    let python = if a.no_pandas {
+        None
+    } else {
+        analyzer::pandas_version(&a.python).map_err(|e| {
+            BenchError::new(format!(
+                "{e}; or pass --no-pandas to time the analyzer only"
+            ))
+        })?;
+        Some(a.python)
+    };
+    let rounds = a.rounds.unwrap_or(if a.quick { 2 } else { 3 });
+    if rounds == 0 {
+        return Err(BenchError::new("--rounds must be at least 1"));
+    }
+    Ok(AnalyzerSettings {
+        work_dir: a
+            .work_dir
+            .unwrap_or_else(|| repo.join("target/bench-work/analyzer")),
+        out_dir: a.out.unwrap_or_else(|| repo.join("target/bench-report")),
+        plugin_path: a.plugin_path.unwrap_or_else(|| repo.join(".deps/plugins")),
+        repo,
+        h5prov,
+        records: a.records.unwrap_or(if a.quick {
+            analyzer::QUICK_RECORDS
+        } else {
+            analyzer::DEFAULT_RECORDS
+        }),
+        files: a.files.unwrap_or(if a.quick {
+            analyzer::QUICK_FILES
+        } else {
+            analyzer::DEFAULT_FILES
+        }),
+        rounds,
+        python,
+        quick: a.quick,
+        regenerate: a.regenerate,
+    })
+}
+
+fn run_analyzer(s: &AnalyzerSettings) -> Result<(), BenchError> {
+    let report = analyzer::run(s, &mut |line| eprintln!("{line}"))?;
+    let md = analyzer::write_report(&report, &s.out_dir)?;
+    println!("{md}");
+    eprintln!(
+        "h5prov-bench: wrote {} and {}",
+        s.out_dir.join("analyzer.md").display(),
+        s.out_dir.join("analyzer.json").display()
+    );
+    if report.python.is_some() && !report.agreement.ok {
         return Err(BenchError::new(
-            "the analyzer benchmark is not implemented yet (issue 6, part 4); \
-             bench/pandas_aggregate.py is the pandas side",
+            "the analyzer and pandas disagree on counts or totals (see the report)",
         ));
     }
+    Ok(())
+}
+
+fn main_inner(cli: Cli) -> Result<(), BenchError> {
+    if let Some(Cmd::Analyzer(a)) = cli.cmd {
+        return run_analyzer(&analyzer_settings(a)?);
+    }
+    let all = cli.run.all;
+    if all && cli.run.mpi {
+        return Err(BenchError::new(
+            "--all with --mpi: the analyzer benchmark is serial; run `h5prov-bench analyzer` on its own",
+        ));
+    }
+    // Resolved before the overhead runs, so a missing pandas or a broken analyzer build
+    // fails at once rather than after them.
+    let analyzer_run = if all {
+        let work = cli
+            .run
+            .work_dir
+            .clone()
+            .unwrap_or_else(|| repo_root().join("target/bench-work"));
+        Some(analyzer_settings(AnalyzerArgs {
+            quick: cli.run.quick,
+            plugin_path: cli.run.plugin_path.clone(),
+            out: cli.run.out.clone(),
+            work_dir: Some(work.join("analyzer")),
+            python: "python3".into(),
+            ..AnalyzerArgs::default()
+        })?)
+    } else {
+        None
+    };
     let (mut s, require) = settings(cli.run)?;
     let skipped = h5prov_bench::filter_modes(&mut s, require)?;
     for sk in &skipped {
@@ -202,7 +336,10 @@ fn main_inner(cli: Cli) -> Result<(), BenchError> {
         s.out_dir.join("report.md").display(),
         s.out_dir.join("report.json").display()
     );
-    Ok(())
+    match analyzer_run {
+        Some(a) => run_analyzer(&a),
+        None => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {

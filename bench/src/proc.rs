@@ -117,6 +117,44 @@ fn wait4_pid(pid: u32) -> io::Result<Reaped> {
     }
 }
 
+/// Wall time and peak memory of one process run by [`run_measured`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measured {
+    /// From spawn to exit, ns.
+    pub wall_ns: u64,
+    /// Peak resident set size in KiB (`ru_maxrss` from `wait4(2)`).
+    pub max_rss_kb: u64,
+}
+
+/// Starts `cmd` as it is configured (arguments, environment, stdio), reaps it with
+/// `wait4(2)` and returns its wall time and peak RSS. A failed process is an error naming
+/// `what`, its status and the tail of `err_log` (where the caller sent its stderr), if any.
+pub fn run_measured(
+    cmd: &mut Command,
+    what: &str,
+    err_log: Option<&Path>,
+) -> Result<Measured, BenchError> {
+    let start = Instant::now();
+    let child = cmd
+        .spawn()
+        .map_err(|e| BenchError::new(format!("cannot start {what}: {e}")))?;
+    let r = wait4_pid(child.id())?;
+    let wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    if !(libc::WIFEXITED(r.status) && libc::WEXITSTATUS(r.status) == 0) {
+        let tail = err_log.map_or_else(String::new, |p| {
+            format!("\n  stderr ({}):\n{}", p.display(), tail(p, 2000))
+        });
+        return Err(BenchError::new(format!(
+            "{what} failed ({}){tail}",
+            describe_status(r.status)
+        )));
+    }
+    Ok(Measured {
+        wall_ns,
+        max_rss_kb: r.max_rss_kb,
+    })
+}
+
 fn describe_status(status: i32) -> String {
     if libc::WIFEXITED(status) {
         format!("exit code {}", libc::WEXITSTATUS(status))

@@ -1,5 +1,7 @@
-//! Runs `h5prov-bench --quick` with native and pass_through and checks that the
-//! report files exist and parse. No timing assertions: tests don't time.
+//! Runs `h5prov-bench --quick` with native and pass_through, and `h5prov-bench analyzer
+//! --quick` (200k real trace records in 4 files; pandas when importable), and checks that
+//! the report files exist and parse, the trace set is made of real rows and the analyzer and
+//! pandas agree. No timing assertions: tests don't time.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -90,12 +92,148 @@ fn quick_native_and_pass_through_write_a_parsable_report() {
     assert!(!work_dir.join("runs/vpic-write-np1/native-r0").exists());
 }
 
+/// The analyzer binary of the test's own profile (`target/<profile>/h5prov`), built with
+/// cargo when it is missing.
+fn h5prov_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let p = profile_dir.join("h5prov");
+    if p.is_file() {
+        return p;
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    h5prov_bench::analyzer::build_h5prov(&repo, !cfg!(debug_assertions))
+        .expect("build h5prov (cargo build -p h5prov-analyzer)")
+}
+
 #[test]
-fn analyzer_subcommand_says_not_yet() {
-    let out = Command::new(env!("CARGO_BIN_EXE_h5prov-bench"))
-        .arg("analyzer")
-        .output()
-        .expect("start h5prov-bench");
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not implemented yet"));
+fn quick_analyzer_benchmark_writes_reports_that_agree() {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-analyzer-quick");
+    let _ = std::fs::remove_dir_all(&base);
+    let out_dir = base.join("report");
+    let work_dir = base.join("work");
+    let h5prov = h5prov_binary();
+    let pandas = h5prov_bench::analyzer::pandas_version("python3");
+    let mut args = vec![
+        "analyzer",
+        "--quick",
+        "--rounds",
+        "1",
+        "--h5prov",
+        h5prov.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--work-dir",
+        work_dir.to_str().unwrap(),
+    ];
+    if let Err(e) = &pandas {
+        eprintln!("pandas not importable, timing the analyzer only: {e}");
+        args.push("--no-pandas");
+    }
+    let out = run_bench(&args);
+
+    let md = std::fs::read_to_string(out_dir.join("analyzer.md")).expect("analyzer.md");
+    assert!(md.starts_with("# h5prov analyzer benchmark"), "{md}");
+    assert!(md.contains("200000 records in 4 process files"), "{md}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("# h5prov analyzer benchmark"));
+
+    let text = std::fs::read_to_string(out_dir.join("analyzer.json")).expect("analyzer.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("analyzer.json parses");
+    assert_eq!(v["report_version"], 1);
+    assert_eq!(v["quick"], true);
+    assert_eq!(v["records"], 200_000);
+    assert_eq!(v["files"], 4);
+    let a = &v["agreement"];
+    assert_eq!(a["analyzer_records"], 200_000, "{a}");
+    assert_eq!(a["analyzer_ranks"], 4, "{a}");
+    assert_eq!(a["ok"], true, "{a}");
+    let tools: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(&tools[..2], ["h5prov report", "h5prov report --json"]);
+    for t in v["tools"].as_array().unwrap() {
+        assert!(t["seconds"]["median"].as_f64().unwrap() > 0.0, "{t}");
+        assert!(t["peak_rss_mb"]["median"].as_f64().unwrap() > 0.0, "{t}");
+    }
+    assert_eq!(v["targets"].as_array().unwrap().len(), 3);
+    if pandas.is_ok() {
+        assert_eq!(tools.len(), 3);
+        assert_eq!(a["pandas_records"], 200_000, "{a}");
+        assert!(a["ops"].as_u64().unwrap() >= 5, "{a}");
+        assert!(a["rank_ops"].as_u64().unwrap() >= 20, "{a}");
+        assert!(v["ratio_pandas_over_analyzer"]["median"].is_number());
+        assert!(md.contains("**agree**"), "{md}");
+    }
+
+    // The set: 4 ranks of real rows, identical to their source but for rank and pid.
+    let set = PathBuf::from(v["set_dir"].as_str().unwrap());
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(set.join("manifest.json")).unwrap()).unwrap();
+    let source_dir = work_dir.join("source");
+    for (i, f) in manifest["per_file"].as_array().unwrap().iter().enumerate() {
+        let pid = 100_000 + i;
+        let stem = f["stem"].as_str().unwrap();
+        assert_eq!(stem, format!("h5prov-r{i}-p{pid}"));
+        let copy = std::fs::read_to_string(set.join(format!("{stem}.trace.csv"))).unwrap();
+        let src = std::fs::read_to_string(
+            source_dir.join(format!("{}.trace.csv", f["source"].as_str().unwrap())),
+        )
+        .unwrap();
+        let mut n = 0;
+        for (k, (c, s)) in copy.lines().zip(src.lines()).enumerate() {
+            if k == 0 {
+                assert_eq!(c, s, "header");
+                continue;
+            }
+            let (cf, sf): (Vec<&str>, Vec<&str>) = (c.split(',').collect(), s.split(',').collect());
+            assert_eq!(cf.len(), sf.len());
+            assert_eq!(
+                (cf[4], cf[5]),
+                (i.to_string().as_str(), pid.to_string().as_str())
+            );
+            for j in (0..cf.len()).filter(|&j| j != 4 && j != 5) {
+                assert_eq!(cf[j], sf[j], "{stem} row {k} field {j}");
+            }
+            n += 1;
+        }
+        assert_eq!(n, 50_000, "{stem}");
+        assert_eq!(copy.lines().count(), 50_001, "{stem}");
+        let meta: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(set.join(format!("{stem}.meta.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (meta["rank"].as_u64(), meta["pid"].as_u64()),
+            (Some(i as u64), Some(pid as u64))
+        );
+        assert!(set.join(format!("{stem}.objects.csv")).is_file());
+    }
+
+    // A second run reuses the cached set.
+    let out = run_bench(&[
+        "analyzer",
+        "--quick",
+        "--rounds",
+        "1",
+        "--no-pandas",
+        "--h5prov",
+        h5prov.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--work-dir",
+        work_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("trace set cached"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("analyzer.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["set_cached"], true);
+    assert_eq!(v["agreement"]["analyzer_records"], 200_000);
 }

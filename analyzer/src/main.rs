@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use h5prov_analyzer::aggregate::{aggregate_all, Aggregate};
 use h5prov_analyzer::analysis::{analyze, Report};
 use h5prov_analyzer::insights::{self, Thresholds};
-use h5prov_analyzer::read::{discover, Error, Inputs, ReadOptions};
+use h5prov_analyzer::read::{discover, merged, Error, Inputs, ReadOptions};
 use h5prov_analyzer::render::{self, terminal::TermOptions};
 use h5prov_analyzer::{compare, export, stats};
 use std::io::{IsTerminal, Write};
@@ -32,6 +32,9 @@ enum Cmd {
     Export(ExportArgs),
     /// Compare two runs: per-operation ratios (B/A) of total time, p50 and p99.
     Compare(CompareArgs),
+    /// Merge a trace directory into one compressed file that every command reads like the
+    /// directory.
+    Merge(MergeArgs),
 }
 
 #[derive(Args, Clone)]
@@ -162,7 +165,7 @@ impl ThresholdArgs {
 
 #[derive(Args)]
 struct ReportArgs {
-    /// Trace directory (searched recursively) or a single trace file.
+    /// Trace directory (searched recursively), merged file (`h5prov merge`) or single file.
     dir: PathBuf,
     /// Print the report as JSON on stdout instead of the terminal report.
     #[arg(long)]
@@ -190,7 +193,7 @@ struct ExportArgs {
     /// Write Chrome trace-event JSON (for ui.perfetto.dev) to this file.
     #[arg(long, value_name = "FILE", required = true)]
     perfetto: PathBuf,
-    /// Trace directory.
+    /// Trace directory, merged file or single trace file.
     dir: PathBuf,
     #[command(flatten)]
     read: ReadArgs,
@@ -198,9 +201,9 @@ struct ExportArgs {
 
 #[derive(Args)]
 struct CompareArgs {
-    /// Baseline run (A).
+    /// Baseline run (A): trace directory or merged file.
     run_a: PathBuf,
-    /// Other run (B).
+    /// Other run (B): trace directory or merged file.
     run_b: PathBuf,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -210,6 +213,24 @@ struct CompareArgs {
     top: usize,
     #[command(flatten)]
     read: ReadArgs,
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// Trace directory (searched recursively; *.zst and *.gz files included).
+    dir: PathBuf,
+    /// The merged file to write (customarily `*.h5prov`); replaced if it exists.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Zstandard compression level (1 fastest .. 19 smallest).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    level: i32,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Never show a progress bar.
+    #[arg(long)]
+    no_progress: bool,
 }
 
 fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
@@ -225,14 +246,18 @@ fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
 }
 
 fn progress_bar(inputs: &Inputs, ra: &ReadArgs) -> Option<indicatif::ProgressBar> {
-    if ra.no_progress || !std::io::stderr().is_terminal() {
+    bar(inputs, ra.no_progress, "reading traces")
+}
+
+fn bar(inputs: &Inputs, no_progress: bool, what: &str) -> Option<indicatif::ProgressBar> {
+    if no_progress || !std::io::stderr().is_terminal() {
         return None;
     }
     let pb = indicatif::ProgressBar::new(inputs.total_bytes());
     pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} reading traces {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-        )
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} {{bar:30}} {{bytes}}/{{total_bytes}} ({{bytes_per_sec}}, {{eta}})"
+        ))
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     Some(pb)
@@ -390,12 +415,47 @@ fn compare_cmd(a: CompareArgs) -> Result<(), Error> {
     }
 }
 
+fn merge_cmd(a: MergeArgs) -> Result<(), Error> {
+    if !merged::LEVELS.contains(&a.level) {
+        return Err(Error::Other(format!(
+            "--level {}: must be between {} and {}",
+            a.level,
+            merged::LEVELS.start(),
+            merged::LEVELS.end()
+        )));
+    }
+    let pool = pool(a.threads)?;
+    let inputs = discover(&a.dir)?;
+    let pb = bar(&inputs, a.no_progress, "merging");
+    let stats = pool.install(|| {
+        merged::merge(&a.dir, &inputs, &a.output, a.level, &|n| {
+            if let Some(pb) = &pb {
+                pb.inc(n);
+            }
+        })
+    });
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    let stats = stats?;
+    eprintln!(
+        "merged {} file(s), {} bytes, into {} ({} bytes, {:.1}x smaller)",
+        stats.members,
+        stats.bytes_in,
+        a.output.display(),
+        stats.bytes_out,
+        stats.bytes_in as f64 / stats.bytes_out.max(1) as f64
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Report(a) => report(a),
         Cmd::Export(a) => export_cmd(a),
         Cmd::Compare(a) => compare_cmd(a),
+        Cmd::Merge(a) => merge_cmd(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

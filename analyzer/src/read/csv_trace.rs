@@ -1,47 +1,35 @@
-//! The CSV readers. Rows are read as `csv::ByteRecord`s into one reused buffer and fields
-//! are parsed in place (integers by hand, strings as borrowed `&str`): no allocation per row.
+//! The CSV readers. Records come from `CsvRecords` (a fast path for lines without quotes,
+//! `csv_core` for the others) as borrowed `Row`s, and fields are parsed in place
+//! (integers by hand, strings as borrowed `&str`): no allocation per row.
 //!
 //! Columns are found by header name, so a file with extra or reordered columns still
 //! reads; `op`, `start_ns` and `total_ns` are required.
 
-use super::{ends_with_newline, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
+use super::csv_records::{CsvRecords, OwnedRow, Row};
+use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
 use h5prov_format::TRACE_COLUMNS;
-use std::fs::File;
 use std::path::Path;
 
 /// Drives a CSV file: header callback, then one callback per row with its line number.
-/// A row callback returning `Err(reason)` marks the row malformed.
+/// A row callback returning `Err(reason)` marks the row malformed. A failing row that is
+/// the last one of a file not ending with `\n` is a truncated last line.
 pub(crate) fn drive_csv<H>(
     path: &Path,
     opts: &ReadOptions,
-    on_header: impl FnOnce(&csv::ByteRecord) -> Result<H, String>,
-    mut on_row: impl FnMut(&H, &csv::ByteRecord) -> Result<(), String>,
+    on_header: impl FnOnce(&Row<'_>) -> Result<H, String>,
+    mut on_row: impl FnMut(&H, &Row<'_>) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
-    let terminated = ends_with_newline(path)?;
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .buffer_capacity(256 * 1024)
-        .from_reader(file);
+    let mut rdr = CsvRecords::new(input::open(path)?);
+    let io = |e| Error::io(path, e);
     let mut diag = FileDiag::default();
-    let mut cur = csv::ByteRecord::new();
-    let mut next = csv::ByteRecord::new();
-    let csv_err = |e: csv::Error| -> Error {
-        match e.into_kind() {
-            csv::ErrorKind::Io(io) => Error::io(path, io),
-            other => Error::Other(format!("{}: CSV error: {:?}", path.display(), other)),
-        }
-    };
-    if !rdr.read_byte_record(&mut cur).map_err(csv_err)? {
+    let Some((_, header)) = rdr.next_record().map_err(io)? else {
         return Ok(diag); // empty file: nothing written yet
-    }
-    let state = match on_header(&cur) {
+    };
+    let state = match on_header(&header) {
         Ok(h) => h,
         Err(reason) => {
-            let unterminated = !terminated && !rdr.read_byte_record(&mut next).map_err(csv_err)?;
-            if unterminated {
+            if !rdr.has_more().map_err(io)? && !rdr.terminated() {
                 // Killed while writing the header: no rows.
                 diag.truncated_line = Some(1);
                 return Ok(diag);
@@ -53,19 +41,12 @@ pub(crate) fn drive_csv<H>(
             });
         }
     };
-    let mut have = rdr.read_byte_record(&mut cur).map_err(csv_err)?;
-    while have {
-        let line = cur.position().map_or(0, |p| p.line());
-        match on_row(&state, &cur) {
-            Ok(()) => {
-                diag.rows += 1;
-                have = rdr.read_byte_record(&mut cur).map_err(csv_err)?;
-            }
+    while let Some((line, row)) = rdr.next_record().map_err(io)? {
+        match on_row(&state, &row) {
+            Ok(()) => diag.rows += 1,
             Err(reason) => {
-                let more = rdr.read_byte_record(&mut next).map_err(csv_err)?;
-                diag.bad_row(path, line, reason, !more && !terminated, opts)?;
-                std::mem::swap(&mut cur, &mut next);
-                have = more;
+                let last = !rdr.has_more().map_err(io)?;
+                diag.bad_row(path, line, reason, last && !rdr.terminated(), opts)?;
             }
         }
     }
@@ -77,7 +58,7 @@ pub(crate) fn drive_csv<H>(
 struct Columns([usize; 22]);
 
 impl Columns {
-    fn from_header(h: &csv::ByteRecord) -> Result<Columns, String> {
+    fn from_header(h: &Row<'_>) -> Result<Columns, String> {
         let mut idx = [usize::MAX; 22];
         for (i, name) in h.iter().enumerate() {
             if let Some(c) = TRACE_COLUMNS.iter().position(|c| c.as_bytes() == name) {
@@ -101,7 +82,7 @@ impl Columns {
 }
 
 #[inline]
-fn field<'a>(r: &'a csv::ByteRecord, cols: &Columns, c: usize) -> &'a [u8] {
+fn field<'a>(r: &Row<'a>, cols: &Columns, c: usize) -> &'a [u8] {
     let i = cols.0[c];
     if i == usize::MAX {
         b""
@@ -121,7 +102,7 @@ macro_rules! num {
     };
 }
 
-fn bad_num(r: &csv::ByteRecord, cols: &Columns, c: usize) -> String {
+fn bad_num(r: &Row<'_>, cols: &Columns, c: usize) -> String {
     format!(
         "column `{}`: not a valid number: {:?}",
         TRACE_COLUMNS[c],
@@ -130,31 +111,101 @@ fn bad_num(r: &csv::ByteRecord, cols: &Columns, c: usize) -> String {
 }
 
 /// The string value of column `c`, sliced from the record's text (validated once per row).
-#[inline]
-fn text<'a>(all: &'a str, r: &csv::ByteRecord, cols: &Columns, c: usize) -> &'a str {
+#[inline(always)]
+fn text<'a>(all: &'a str, r: &Row<'_>, cols: &Columns, c: usize) -> &'a str {
     let i = cols.0[c];
     if i == usize::MAX {
         return "";
     }
-    // The ranges of a ByteRecord index its concatenated fields and `all` is that slice as
-    // UTF-8. A field boundary inside a character (two invalid halves that happen to
+    // The ranges index `r.bytes()` and `all` is that slice as UTF-8. In the concatenated
+    // form, a field boundary inside a character (two invalid halves that happen to
     // concatenate into valid UTF-8) reads as empty rather than panicking.
     r.range(i).and_then(|rg| all.get(rg)).unwrap_or("")
 }
 
-fn parse_row<'a>(
-    r: &'a csv::ByteRecord,
-    cols: &Columns,
-    width: usize,
-) -> Result<RecordRef<'a>, String> {
+/// Why a row did not parse.
+enum RowError {
+    /// Malformed, with the reason.
+    Bad(String),
+    /// A raw line that is not UTF-8: decide on the concatenated fields, as the `csv`
+    /// crate's `ByteRecord` did (commas between fields can change the verdict).
+    LineNotUtf8,
+}
+
+impl From<String> for RowError {
+    fn from(s: String) -> Self {
+        RowError::Bad(s)
+    }
+}
+
+/// Field `c` of `r` (empty when the column is absent), for [`fast_row`].
+#[inline(always)]
+fn fast_field<'a>(r: &Row<'a>, cols: &Columns, c: usize) -> &'a [u8] {
+    r.get(cols.0[c]).unwrap_or(b"")
+}
+
+#[inline(always)]
+fn fast_u64(r: &Row<'_>, cols: &Columns, c: usize) -> Option<u64> {
+    parse_u64(fast_field(r, cols, c))
+}
+
+#[inline(always)]
+fn fast_num<T: TryFrom<u64>>(r: &Row<'_>, cols: &Columns, c: usize) -> Option<T> {
+    T::try_from(fast_u64(r, cols, c)?).ok()
+}
+
+/// The common case, optimistically: the row has the header's width, every number parses
+/// and the row is UTF-8 (then [`parse_row`] would return the same record). `None` sends
+/// the row to [`parse_row`], which decides exactly and words the error.
+#[inline]
+fn fast_row<'a>(r: &Row<'a>, cols: &Columns, width: usize) -> Option<RecordRef<'a>> {
     if r.len() != width {
-        return Err(format!("{} fields, the header has {}", r.len(), width));
+        return None;
+    }
+    let all = std::str::from_utf8(r.bytes()).ok()?;
+    let op = text(all, r, cols, 7);
+    if op.is_empty() {
+        return None;
+    }
+    Some(RecordRef {
+        seq: fast_u64(r, cols, 0)?,
+        start_ns: fast_u64(r, cols, 1)?,
+        total_ns: fast_u64(r, cols, 2)?,
+        under_ns: fast_u64(r, cols, 3)?,
+        rank: parse_i64(fast_field(r, cols, 4), -1)?,
+        pid: fast_num(r, cols, 5)?,
+        tid: fast_u64(r, cols, 6)?,
+        op,
+        kind: text(all, r, cols, 8),
+        file: text(all, r, cols, 9),
+        path: text(all, r, cols, 10),
+        status: i32::try_from(parse_i64(fast_field(r, cols, 11), 0)?).ok()?,
+        is_async: fast_num(r, cols, 12)?,
+        bytes: fast_u64(r, cols, 13)?,
+        type_size: fast_u64(r, cols, 14)?,
+        ndims: fast_num(r, cols, 15)?,
+        npoints: fast_u64(r, cols, 16)?,
+        sel: text(all, r, cols, 17),
+        xfer: text(all, r, cols, 18),
+        xfer_actual: text(all, r, cols, 19),
+        batch: fast_num::<u32>(r, cols, 20)?.max(1),
+        detail: text(all, r, cols, 21),
+    })
+}
+
+/// Parses a row exactly as the reader always did, with the first problem as the error.
+fn parse_row<'a>(r: &Row<'a>, cols: &Columns, width: usize) -> Result<RecordRef<'a>, RowError> {
+    if r.len() != width {
+        return Err(format!("{} fields, the header has {}", r.len(), width).into());
     }
     let rank = parse_i64(field(r, cols, 4), -1).ok_or_else(|| bad_num(r, cols, 4))?;
     let status = parse_i64(field(r, cols, 11), 0)
         .and_then(|v| i32::try_from(v).ok())
         .ok_or_else(|| bad_num(r, cols, 11))?;
-    let all = std::str::from_utf8(r.as_slice()).map_err(|e| {
+    if r.is_raw_line() && std::str::from_utf8(r.bytes()).is_err() {
+        return Err(RowError::LineNotUtf8);
+    }
+    let all = std::str::from_utf8(r.bytes()).map_err(|e| {
         let bad =
             (0..r.len()).find(|&i| r.range(i).is_some_and(|rg| rg.contains(&e.valid_up_to())));
         let name = bad
@@ -164,7 +215,7 @@ fn parse_row<'a>(
     })?;
     let op = text(all, r, cols, 7);
     if op.is_empty() {
-        return Err("column `op` is empty".into());
+        return Err(RowError::Bad("column `op` is empty".into()));
     }
     let batch = num!(r, cols, 20, u32);
     Ok(RecordRef {
@@ -204,8 +255,22 @@ pub fn read_csv_trace(
         opts,
         |h| Ok((Columns::from_header(h)?, h.len())),
         |(cols, width), r| {
-            let rec = parse_row(r, cols, *width)?;
-            sink(&rec);
+            if let Some(rec) = fast_row(r, cols, *width) {
+                sink(&rec);
+                return Ok(());
+            }
+            match parse_row(r, cols, *width) {
+                Ok(rec) => sink(&rec),
+                Err(RowError::Bad(reason)) => return Err(reason),
+                Err(RowError::LineNotUtf8) => {
+                    let o = OwnedRow::concatenated(r);
+                    match parse_row(&o.row(), cols, *width) {
+                        Ok(rec) => sink(&rec),
+                        Err(RowError::Bad(reason)) => return Err(reason),
+                        Err(RowError::LineNotUtf8) => unreachable!("not a raw line"),
+                    }
+                }
+            }
             Ok(())
         },
     )

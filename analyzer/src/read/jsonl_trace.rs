@@ -2,23 +2,21 @@
 //! values borrow from the line unless they contain escapes. Missing keys read as "not
 //! known" (empty string or 0), as the format allows.
 
-use super::{ends_with_newline, Error, FileDiag, ReadOptions};
+use super::{input, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-/// Drives a JSONL file: one callback per non-blank line with the line's bytes.
+/// Drives a JSONL file: one callback per non-blank line with the line's bytes. A failing
+/// line without a final `\n` is the file's truncated last line.
 pub(crate) fn drive_jsonl(
     path: &Path,
     opts: &ReadOptions,
     mut on_row: impl FnMut(&[u8]) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
-    let terminated = ends_with_newline(path)?;
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut rdr = BufReader::with_capacity(256 * 1024, file);
+    let mut rdr = BufReader::with_capacity(256 * 1024, input::open(path)?);
     let mut diag = FileDiag::default();
     let mut buf = Vec::with_capacity(1024);
     let mut line = 0u64;
@@ -39,7 +37,8 @@ pub(crate) fn drive_jsonl(
         }
         match on_row(body) {
             Ok(()) => diag.rows += 1,
-            Err(reason) => diag.bad_row(path, line, reason, !has_nl && !terminated, opts)?,
+            // Only the last line of a file can lack its `\n`.
+            Err(reason) => diag.bad_row(path, line, reason, !has_nl, opts)?,
         }
     }
     Ok(diag)

@@ -1,19 +1,27 @@
 //! Reading trace directories: discovery, the CSV and JSONL record readers, objects and
 //! metadata files, and the error/diagnostic types they share.
 //!
+//! An input is a directory (searched recursively), one file, or a merged file written by
+//! `h5prov merge` ([`merged`]); files may be compressed (`*.zst`, `*.gz`). Readers take a
+//! path; [`input::open`] turns it into a decompressed byte stream, including the
+//! `<merged file>/<member>` paths of merged files.
+//!
 //! Every reader streams: it hands one borrowed [`RecordRef`](crate::record::RecordRef) at a
 //! time to a callback and keeps nothing. A truncated last line (no final newline and not a
 //! valid row: the process was killed) is counted in [`FileDiag`]; any other malformed row
 //! is an [`Error::Malformed`] naming the file and line, unless [`ReadOptions::lenient`].
 
+mod csv_records;
 pub mod csv_trace;
+pub mod input;
 pub mod jsonl_trace;
+pub mod merged;
 pub mod objects;
 
-use h5prov_format::{classify, Encoding, FileRole};
+use h5prov_format::{Encoding, FileRole};
+use input::classify_input;
 use std::fmt;
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// How strict the readers are.
@@ -66,7 +74,7 @@ impl fmt::Display for Error {
             Error::NoInput { path } => write!(
                 f,
                 "{}: no h5prov files found (expected *.trace.csv, *.trace.jsonl, *.objects.csv, \
-                 *.objects.jsonl or *.meta.json, searched recursively)",
+                 *.objects.jsonl or *.meta.json, optionally .zst or .gz, searched recursively)",
                 path.display()
             ),
             Error::Other(s) => f.write_str(s),
@@ -141,7 +149,7 @@ impl FileDiag {
 pub struct InputFile {
     /// Its path.
     pub path: PathBuf,
-    /// Its size in bytes (for progress).
+    /// Its size in bytes as stored (for progress): on disk, or compressed in a merged file.
     pub size: u64,
 }
 
@@ -166,13 +174,38 @@ impl Inputs {
 }
 
 /// Finds every trace, objects and meta file under `root` (recursively; the `dirs=N` fan-out
-/// puts them in `dNNNN/` subdirectories). `root` may also be a single file. Symbolic links
-/// to directories are not followed.
+/// puts them in `dNNNN/` subdirectories), compressed ones (`*.zst`, `*.gz`) included.
+/// `root` may also be a single file or a merged file (`h5prov merge`), whose members are
+/// listed as `<root>/<member name>`. Merged files inside a directory are not read (a merged
+/// file written into the directory it was made from would count everything twice).
+/// Symbolic links to directories are not followed.
 pub fn discover(root: &Path) -> Result<Inputs, Error> {
     let mut inputs = Inputs::default();
     let meta = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if meta.is_file() {
-        add_file(&mut inputs, root, meta.len());
+        if merged::is_merged_file(root)? {
+            let a = merged::open_archive(root)?;
+            for (i, m) in a.members().iter().enumerate() {
+                add_input(
+                    &mut inputs,
+                    a.member_path(i),
+                    m.length,
+                    (m.role, m.encoding),
+                );
+            }
+        } else if let Some(class) = classify_input(root) {
+            add_input(&mut inputs, root.to_path_buf(), meta.len(), class);
+        } else {
+            return Err(Error::io(
+                root,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not an h5prov file: expected a trace directory, a merged file \
+                     (`h5prov merge`), or a *.trace.csv, *.trace.jsonl, *.objects.csv, \
+                     *.objects.jsonl or *.meta.json file (optionally .zst or .gz)",
+                ),
+            ));
+        }
     } else {
         walk(root, &mut inputs)?;
     }
@@ -187,16 +220,12 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
     Ok(inputs)
 }
 
-fn add_file(inputs: &mut Inputs, path: &Path, size: u64) {
-    let f = InputFile {
-        path: path.to_path_buf(),
-        size,
-    };
-    match classify(path) {
-        Some((FileRole::Trace, enc)) => inputs.traces.push((f, enc)),
-        Some((FileRole::Objects, enc)) => inputs.objects.push((f, enc)),
-        Some((FileRole::Meta, _)) => inputs.metas.push(f),
-        None => {}
+fn add_input(inputs: &mut Inputs, path: PathBuf, size: u64, class: (FileRole, Encoding)) {
+    let f = InputFile { path, size };
+    match class {
+        (FileRole::Trace, enc) => inputs.traces.push((f, enc)),
+        (FileRole::Objects, enc) => inputs.objects.push((f, enc)),
+        (FileRole::Meta, _) => inputs.metas.push(f),
     }
 }
 
@@ -209,9 +238,12 @@ fn walk(dir: &Path, inputs: &mut Inputs) -> Result<(), Error> {
         if ft.is_dir() {
             walk(&path, inputs)?;
         } else if ft.is_file() || ft.is_symlink() {
+            let Some(class) = classify_input(&path) else {
+                continue;
+            };
             if let Ok(m) = std::fs::metadata(&path) {
                 if m.is_file() {
-                    add_file(inputs, &path, m.len());
+                    add_input(inputs, path, m.len(), class);
                 }
             }
         }
@@ -219,23 +251,21 @@ fn walk(dir: &Path, inputs: &mut Inputs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Whether a file is empty or ends with `\n` (a writer killed mid-row leaves no newline).
-pub(crate) fn ends_with_newline(path: &Path) -> Result<bool, Error> {
-    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
-    if len == 0 {
-        return Ok(true);
-    }
-    f.seek(SeekFrom::Start(len - 1))
-        .map_err(|e| Error::io(path, e))?;
-    let mut b = [0u8; 1];
-    f.read_exact(&mut b).map_err(|e| Error::io(path, e))?;
-    Ok(b[0] == b'\n')
-}
-
 /// Parses an unsigned decimal field; empty means "not known" and reads as 0.
-#[inline]
+#[inline(always)]
 pub(crate) fn parse_u64(b: &[u8]) -> Option<u64> {
+    if b.len() < 20 {
+        // At most 19 digits: below 10^19 < 2^64, no overflow check needed.
+        let mut v: u64 = 0;
+        for &c in b {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(d);
+        }
+        return Some(v);
+    }
     let mut v: u64 = 0;
     for &c in b {
         let d = c.wrapping_sub(b'0');
@@ -269,6 +299,13 @@ mod tests {
         assert_eq!(parse_u64(b"123"), Some(123));
         assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(
+            parse_u64(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(parse_u64(b"00000000000000000000042"), Some(42));
+        assert_eq!(parse_u64(b"99999999999999999999"), None);
+        assert_eq!(parse_u64(b"123456789012345678x"), None);
         assert_eq!(parse_u64(b"1a"), None);
         assert_eq!(parse_u64(b"-1"), None);
         assert_eq!(parse_i64(b"-1", 0), Some(-1));

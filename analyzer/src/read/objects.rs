@@ -2,7 +2,7 @@
 
 use super::csv_trace::drive_csv;
 use super::jsonl_trace::drive_jsonl;
-use super::{parse_i64, parse_u64, Error, FileDiag, ReadOptions};
+use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta, OBJECT_COLUMNS};
 use std::path::Path;
 
@@ -120,9 +120,13 @@ pub fn read_objects(
 }
 
 /// Reads a `meta.json`. Missing keys keep their defaults (`rank`/`world_size` −1,
-/// `end_ns` null), so a meta file from an unfinished process still reads.
+/// `end_ns` null), so a meta file from an unfinished process still reads. The error does
+/// not repeat the path.
 pub fn read_meta(path: &Path) -> Result<ProcessMeta, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let bytes = input::read_all(path).map_err(|e| match e {
+        Error::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    })?;
     let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     let o = v.as_object().ok_or("not a JSON object")?;
     let u = |k: &str| o.get(k).and_then(|v| v.as_u64()).unwrap_or(0);

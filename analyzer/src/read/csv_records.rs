@@ -1,0 +1,568 @@
+//! The CSV record splitter behind every CSV reader.
+//!
+//! h5prov's writer quotes a field only when it contains a comma, a quote or a line break,
+//! so nearly every line is plain: the fast path finds the line with `memchr`, checks (once
+//! per buffer, not per line) that it holds no `"` and no `\r`, and splits it on `,` in
+//! place. Any other record (quoted fields, which may span lines; a `\r` anywhere) is parsed
+//! by `csv_core`, the parser inside the `csv` crate, configured as the `csv` crate
+//! configures it. Both paths therefore give the same fields, and the line numbers are the
+//! ones `csv::Reader` reports (`Position::line` of a record: 1 + the `\n`s consumed before
+//! it, blank lines included). Like `csv::Reader`, blank lines are skipped and a UTF-8 BOM
+//! at the start is dropped.
+//!
+//! Rows are borrowed from the reader's buffer (fast path) or its `csv_core` output buffer:
+//! no allocation per row.
+
+use memchr::{memchr2, memchr_iter};
+use std::io::{self, Read};
+
+/// Default read buffer: large enough that a refill (and its memmove of a partial line)
+/// happens once per thousands of lines.
+pub(crate) const BUFFER: usize = 256 * 1024;
+
+/// One CSV record: its fields as spans of `bytes`.
+///
+/// On the fast path `bytes` is the line itself (commas included); after `csv_core` it is
+/// the concatenation of the unquoted fields, as in `csv::ByteRecord::as_slice`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Row<'a> {
+    bytes: &'a [u8],
+    spans: &'a [(usize, usize)],
+    /// `bytes` is the raw line (fields separated by commas), not the concatenation.
+    raw_line: bool,
+}
+
+impl<'a> Row<'a> {
+    /// Number of fields.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Field `i`, if there is one.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        let &(a, b) = self.spans.get(i)?;
+        Some(&self.bytes[a..b])
+    }
+
+    /// The byte range of field `i` within [`Row::bytes`].
+    #[inline(always)]
+    pub fn range(&self, i: usize) -> Option<std::ops::Range<usize>> {
+        self.spans.get(i).map(|&(a, b)| a..b)
+    }
+
+    /// The bytes the field ranges index.
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// All fields in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        self.spans.iter().map(|&(a, b)| &self.bytes[a..b])
+    }
+
+    /// Whether [`Row::bytes`] is the raw line rather than the concatenated fields.
+    #[inline]
+    pub fn is_raw_line(&self) -> bool {
+        self.raw_line
+    }
+}
+
+/// A copy of a row in `csv::ByteRecord` form (fields concatenated), for the rare paths that
+/// need exactly that layout.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OwnedRow {
+    bytes: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl OwnedRow {
+    /// Copies `r` with its fields concatenated.
+    pub fn concatenated(r: &Row<'_>) -> OwnedRow {
+        let mut o = OwnedRow::default();
+        for f in r.iter() {
+            let a = o.bytes.len();
+            o.bytes.extend_from_slice(f);
+            o.spans.push((a, o.bytes.len()));
+        }
+        o
+    }
+
+    /// Borrows it as a [`Row`].
+    pub fn row(&self) -> Row<'_> {
+        Row {
+            bytes: &self.bytes,
+            spans: &self.spans,
+            raw_line: false,
+        }
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// The high bit of every byte of `w` that equals `b` (exact: no carries between bytes).
+#[inline(always)]
+fn eq_mask(w: u64, b: u8) -> u64 {
+    let x = w ^ (ONES * u64::from(b));
+    !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
+}
+
+/// Scans `text[*i..]` for the line's `\n`, pushing the span of every field that a comma
+/// ends (`*a` is where the current field starts). Returns the position of the `\n`, or
+/// `None` at the end of `text` with `*i`/`*a` set to resume after more data arrives.
+#[inline]
+fn split_commas(
+    text: &[u8],
+    i: &mut usize,
+    a: &mut usize,
+    spans: &mut Vec<(usize, usize)>,
+) -> Option<usize> {
+    let mut j = *i;
+    let mut push = |c: usize, a: &mut usize| {
+        spans.push((*a, c));
+        *a = c + 1;
+    };
+    while let Some(chunk) = text.get(j..j + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let nl = eq_mask(w, b'\n');
+        let mut commas = eq_mask(w, b',');
+        if nl != 0 {
+            let k = nl.trailing_zeros() as usize / 8;
+            commas &= (1u64 << (8 * k)) - 1;
+            while commas != 0 {
+                push(j + commas.trailing_zeros() as usize / 8, a);
+                commas &= commas - 1;
+            }
+            return Some(j + k);
+        }
+        while commas != 0 {
+            push(j + commas.trailing_zeros() as usize / 8, a);
+            commas &= commas - 1;
+        }
+        j += 8;
+    }
+    while j < text.len() {
+        match text[j] {
+            b'\n' => return Some(j),
+            b',' => push(j, a),
+            _ => {}
+        }
+        j += 1;
+    }
+    *i = j;
+    None
+}
+
+/// Streams the records of a CSV byte stream.
+pub(crate) struct CsvRecords<R> {
+    src: R,
+    buf: Vec<u8>,
+    /// Next unread byte of `buf`.
+    pos: usize,
+    /// End of the valid data in `buf`.
+    end: usize,
+    eof: bool,
+    /// The last byte read from the stream so far (its last byte once `eof`).
+    last_byte: Option<u8>,
+    /// 1 + the number of `\n` consumed.
+    line: u64,
+    /// The line number of the next record, when `has_more` already skipped blank lines.
+    pending_line: Option<u64>,
+    /// `buf[..scanned]` was searched for `"` and `\r`...
+    scanned: usize,
+    /// ...and this is the first one found at or after `pos`, if any.
+    special: Option<usize>,
+    started: bool,
+    spans: Vec<(usize, usize)>,
+    core: csv_core::Reader,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl<R: Read> CsvRecords<R> {
+    /// A reader with the default buffer.
+    pub fn new(src: R) -> Self {
+        Self::with_capacity(BUFFER, src)
+    }
+
+    /// A reader with a buffer of `cap` bytes (it grows for longer lines).
+    pub fn with_capacity(cap: usize, src: R) -> Self {
+        // The `csv` crate's reader: `,`, `"`, doubled quotes, CRLF terminator (any of `\r`,
+        // `\n`, `\r\n` ends a record), no comments, no escape.
+        let mut core = csv_core::ReaderBuilder::new()
+            .delimiter(b',')
+            .quote(b'"')
+            .double_quote(true)
+            .terminator(csv_core::Terminator::CRLF)
+            .build();
+        // Mark the core reader as started so that it never strips a BOM in the middle of
+        // a file (the start of the stream is handled here): a blank line is a no-op.
+        let _ = core.read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
+        CsvRecords {
+            src,
+            buf: vec![0; cap.max(1)],
+            pos: 0,
+            end: 0,
+            eof: false,
+            last_byte: None,
+            line: 1,
+            pending_line: None,
+            scanned: 0,
+            special: None,
+            started: false,
+            spans: Vec::with_capacity(32),
+            core,
+            out: vec![0; 1024],
+            ends: vec![0; 32],
+        }
+    }
+
+    /// Whether the stream is empty or ends with `\n` (meaningful once the last record was
+    /// read or [`CsvRecords::has_more`] returned false).
+    pub fn terminated(&self) -> bool {
+        self.last_byte.is_none_or(|b| b == b'\n')
+    }
+
+    /// Reads more data into `buf`, keeping `buf[pos..end]` (moved to the front) and growing
+    /// the buffer when it is full. Returns false at the end of the stream.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            let shift = self.pos;
+            self.buf.copy_within(shift..self.end, 0);
+            self.end -= shift;
+            self.pos = 0;
+            self.special = match self.special {
+                Some(s) if s >= shift => Some(s - shift),
+                _ => None,
+            };
+            self.scanned = self.scanned.saturating_sub(shift);
+        }
+        if self.end == self.buf.len() {
+            let n = self.buf.len() * 2;
+            self.buf.resize(n, 0);
+        }
+        loop {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    self.last_byte = Some(self.buf[self.end - 1]);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Drops a UTF-8 BOM at the start of the stream, as `csv_core` does.
+    fn start(&mut self) -> io::Result<()> {
+        self.started = true;
+        while self.end - self.pos < 3 && self.fill()? {}
+        if self.buf[self.pos..self.end].starts_with(b"\xef\xbb\xbf") {
+            self.pos += 3;
+        }
+        Ok(())
+    }
+
+    /// Skips blank lines (any run of `\r` and `\n` where a record would start, as
+    /// `csv_core` does). Returns whether a record follows.
+    fn skip_blanks(&mut self) -> io::Result<bool> {
+        if !self.started {
+            self.start()?;
+        }
+        loop {
+            while self.pos < self.end {
+                match self.buf[self.pos] {
+                    b'\n' => self.line += 1,
+                    b'\r' => {}
+                    _ => return Ok(true),
+                }
+                self.pos += 1;
+            }
+            if !self.fill()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Whether another record follows, without consuming it (the end of the stream is
+    /// known afterwards when it returns false).
+    pub fn has_more(&mut self) -> io::Result<bool> {
+        if self.pending_line.is_none() {
+            self.pending_line = Some(self.line);
+        }
+        self.skip_blanks()
+    }
+
+    /// Whether `buf[start..stop]` holds no `"` and no `\r`. Searches each byte of the
+    /// buffer once: `special` is the first such byte at or after `start` when known, else
+    /// `buf[..scanned]` holds none after `start`.
+    #[inline]
+    fn clean(&mut self, start: usize, stop: usize) -> bool {
+        if let Some(s) = self.special {
+            if s >= start {
+                return s >= stop;
+            }
+            self.special = None;
+        }
+        let from = self.scanned.max(start);
+        if from < stop {
+            match memchr2(b'"', b'\r', &self.buf[from..self.end]) {
+                Some(i) => {
+                    self.special = Some(from + i);
+                    self.scanned = from + i + 1;
+                }
+                None => self.scanned = self.end,
+            }
+        }
+        self.special.is_none_or(|s| s >= stop)
+    }
+
+    /// The next record and its line number, or `None` at the end.
+    pub fn next_record(&mut self) -> io::Result<Option<(u64, Row<'_>)>> {
+        let line = self.pending_line.take().unwrap_or(self.line);
+        if !self.skip_blanks()? {
+            return Ok(None);
+        }
+        // Split the line on commas while looking for its end, 8 bytes at a time.
+        self.spans.clear();
+        let (mut i, mut a) = (0usize, 0usize);
+        let nl = loop {
+            match split_commas(
+                &self.buf[self.pos..self.end],
+                &mut i,
+                &mut a,
+                &mut self.spans,
+            ) {
+                Some(n) => break Some(self.pos + n),
+                None => {
+                    if !self.fill()? {
+                        break None;
+                    }
+                }
+            }
+        };
+        let start = self.pos;
+        let stop = nl.unwrap_or(self.end);
+        self.spans.push((a, stop - start));
+        if !self.clean(start, stop) {
+            return self.slow_record(line);
+        }
+        match nl {
+            Some(n) => {
+                self.pos = n + 1;
+                self.line += 1;
+            }
+            None => self.pos = self.end,
+        }
+        Ok(Some((
+            line,
+            Row {
+                bytes: &self.buf[start..stop],
+                spans: &self.spans,
+                raw_line: true,
+            },
+        )))
+    }
+
+    /// Parses one record with `csv_core` (quoted fields, `\r`).
+    #[cold]
+    fn slow_record(&mut self, line: u64) -> io::Result<Option<(u64, Row<'_>)>> {
+        use csv_core::ReadRecordResult as R;
+        let (mut nout, mut nend) = (0usize, 0usize);
+        loop {
+            let input = &self.buf[self.pos..self.end];
+            let (res, nin, o, e) =
+                self.core
+                    .read_record(input, &mut self.out[nout..], &mut self.ends[nend..]);
+            self.line += memchr_iter(b'\n', &input[..nin]).count() as u64;
+            self.pos += nin;
+            nout += o;
+            nend += e;
+            match res {
+                R::InputEmpty => {
+                    // At the end of the stream, the next call (with empty input) finishes
+                    // the record.
+                    self.fill()?;
+                }
+                R::OutputFull => {
+                    let n = self.out.len() * 2;
+                    self.out.resize(n, 0);
+                }
+                R::OutputEndsFull => {
+                    let n = self.ends.len() * 2;
+                    self.ends.resize(n, 0);
+                }
+                R::Record => break,
+                R::End => return Ok(None),
+            }
+        }
+        self.spans.clear();
+        let mut a = 0;
+        for &e in &self.ends[..nend] {
+            self.spans.push((a, e));
+            a = e;
+        }
+        Ok(Some((
+            line,
+            Row {
+                bytes: &self.out[..nout],
+                spans: &self.spans,
+                raw_line: false,
+            },
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `csv::Reader` (as the analyzer configured it before the fast path, with a
+    /// smaller buffer) makes of `data`: line and fields of every record.
+    fn reference(data: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .buffer_capacity(4096)
+            .from_reader(data);
+        let mut out = Vec::new();
+        let mut r = csv::ByteRecord::new();
+        while rdr.read_byte_record(&mut r).unwrap() {
+            let line = r.position().map_or(0, |p| p.line());
+            out.push((line, r.iter().map(<[u8]>::to_vec).collect()));
+        }
+        out
+    }
+
+    /// A reader that returns at most `n` bytes per call.
+    struct Dribble<'a>(&'a [u8], usize);
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(self.1).min(b.len());
+            b[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn ours(data: &[u8], cap: usize, chunk: usize) -> Vec<(u64, Vec<Vec<u8>>)> {
+        let mut rdr = CsvRecords::with_capacity(cap, Dribble(data, chunk));
+        let mut out = Vec::new();
+        while let Some((line, r)) = rdr.next_record().unwrap() {
+            out.push((line, r.iter().map(<[u8]>::to_vec).collect()));
+        }
+        assert_eq!(
+            rdr.terminated(),
+            data.last().is_none_or(|&b| b == b'\n'),
+            "{data:?}"
+        );
+        out
+    }
+
+    fn check(data: &[u8]) {
+        let want = reference(data);
+        for (cap, chunk) in [(4096, usize::MAX), (1, 1), (4, 3), (7, 64), (64, 5)] {
+            assert_eq!(
+                ours(data, cap, chunk),
+                want,
+                "input {:?} cap {cap} chunk {chunk}",
+                String::from_utf8_lossy(data)
+            );
+        }
+    }
+
+    #[test]
+    fn same_as_csv_crate_on_crafted_inputs() {
+        for s in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a,b,c\n1,2,3\n",
+            "a,b,c\n1,2,3",
+            "a,b\n\n\n1,2\n\n",
+            "seq,op\n1,\"x,y\"\n2,plain\n3,\"multi\nline\"\n4,after\n",
+            "a,\"b\"\"c\",d\n",
+            "a,\"unterminated\n1,2\n",
+            "a,b\r\n1,2\r\n3,4\r\n",
+            "a,b\r1,2\r3,4",
+            "a,b\r\n\r\n1,2\n",
+            "\u{feff}seq,op\n1,x\n",
+            "x,\u{feff}y\n\u{feff}1,\"2\"\n",
+            ",\n,,\n,\"\",\n",
+            "a,b\n1,2\n3,\"tru",
+            "h\n\"q\"x,y\n",
+            " \n\t\n",
+            "é,ü\n\"é\",ü\r",
+        ] {
+            check(s.as_bytes());
+        }
+    }
+
+    #[test]
+    fn same_as_csv_crate_on_random_inputs() {
+        // A small LCG: deterministic, no extra crate.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) as usize
+        };
+        let alphabet: &[u8] = b"ab1,,,\"\n\n\r\xef\xbb\xbf\xc3";
+        // More cases: H5PROV_CSV_CASES=300000 cargo test --release ... random_inputs
+        let cases = std::env::var("H5PROV_CSV_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1200);
+        for _ in 0..cases {
+            let len = next() % if cases > 1200 { 90 } else { 40 };
+            let data: Vec<u8> = (0..len)
+                .map(|_| alphabet[next() % alphabet.len()])
+                .collect();
+            check(&data);
+        }
+    }
+
+    #[test]
+    fn has_more_keeps_the_next_line_number() {
+        let data = b"h\n1\n\n\n2\n\n";
+        let mut r = CsvRecords::new(&data[..]);
+        assert_eq!(r.next_record().unwrap().unwrap().0, 1);
+        assert_eq!(r.next_record().unwrap().unwrap().0, 2);
+        assert!(r.has_more().unwrap());
+        assert!(r.has_more().unwrap());
+        let (line, row) = r.next_record().unwrap().unwrap();
+        assert_eq!((line, row.get(0)), (3, Some(&b"2"[..])));
+        assert!(!r.has_more().unwrap());
+        assert!(r.terminated());
+        assert!(r.next_record().unwrap().is_none());
+    }
+
+    #[test]
+    fn rows_expose_raw_line_or_concatenation() {
+        let data = b"a,bc,d\n\"x\",y\n";
+        let mut r = CsvRecords::new(&data[..]);
+        let (_, row) = r.next_record().unwrap().unwrap();
+        assert!(row.is_raw_line());
+        assert_eq!(row.bytes(), b"a,bc,d");
+        assert_eq!(row.range(1), Some(2..4));
+        assert_eq!(OwnedRow::concatenated(&row).row().bytes(), b"abcd");
+        let (_, row) = r.next_record().unwrap().unwrap();
+        assert!(!row.is_raw_line());
+        assert_eq!(row.bytes(), b"xy");
+        assert_eq!(row.len(), 2);
+    }
+}

@@ -461,6 +461,61 @@ impl Diagnostics {
     }
 }
 
+/// Merges two sorted maps (`f` combines values under equal keys). Inserting a big map's
+/// entries one by one into another costs a tree search over long string keys per entry;
+/// a merge-join of the two sorted sequences plus a bulk build is linear.
+fn merge_maps<K: Ord, V>(a: &mut BTreeMap<K, V>, b: BTreeMap<K, V>, mut f: impl FnMut(&mut V, V)) {
+    if b.len() < 64 || a.len() < 64 {
+        if a.len() < b.len() {
+            // Insert the smaller one into the bigger one.
+            let small = std::mem::replace(a, b);
+            for (k, v) in small {
+                match a.get_mut(&k) {
+                    Some(x) => {
+                        // Keep the combination order-independent: f must be commutative.
+                        f(x, v)
+                    }
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        } else {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(x) => f(x, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let mut x = std::mem::take(a).into_iter().peekable();
+    let mut y = b.into_iter().peekable();
+    let mut out: Vec<(K, V)> = Vec::with_capacity(x.len() + y.len());
+    loop {
+        let ord = match (x.peek(), y.peek()) {
+            (Some(p), Some(q)) => p.0.cmp(&q.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => break,
+        };
+        match ord {
+            std::cmp::Ordering::Less => out.push(x.next().expect("peeked")),
+            std::cmp::Ordering::Greater => out.push(y.next().expect("peeked")),
+            std::cmp::Ordering::Equal => {
+                let (k, mut v) = x.next().expect("peeked");
+                f(&mut v, y.next().expect("peeked").1);
+                out.push((k, v));
+            }
+        }
+    }
+    // Sorted and unique: `collect` builds the tree in bulk.
+    *a = out.into_iter().collect();
+}
+
 /// Everything the analysis needs, reduced over all input files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Aggregate {
@@ -511,20 +566,9 @@ impl Aggregate {
         for (k, v) in o.procs {
             self.procs.entry(k).or_default().merge(v);
         }
-        for (k, v) in o.objects {
-            self.objects.entry(k).or_default().merge(v);
-        }
-        for (k, v) in o.summaries {
-            match self.summaries.get_mut(&k) {
-                Some(s) => s.merge(v),
-                None => {
-                    self.summaries.insert(k, v);
-                }
-            }
-        }
-        for (k, v) in o.files {
-            self.files.entry(k).or_default().merge(v);
-        }
+        merge_maps(&mut self.objects, o.objects, |a, b| a.merge(b));
+        merge_maps(&mut self.summaries, o.summaries, |a, b| a.merge(b));
+        merge_maps(&mut self.files, o.files, |a, b| a.merge(b));
         for (k, v) in o.xfer {
             *self.xfer.entry(k).or_default() += v;
         }

@@ -108,41 +108,7 @@ pub fn render(rep: &Report, top: usize) -> String {
 
     o.push_str("<h2>Hot functions</h2>");
     o.push_str(&svg::hot_bars(&rep.ops, top));
-    let rows: Vec<Vec<String>> = rep
-        .ops
-        .iter()
-        .take(top)
-        .map(|r| {
-            vec![
-                r.op.clone(),
-                r.count.to_string(),
-                fmt_ns(r.total_ns),
-                pct(r.share),
-                fmt_ns(r.mean_ns),
-                fmt_ns(r.p50_ns),
-                fmt_ns(r.p95_ns),
-                fmt_ns(r.p99_ns),
-                fmt_ns(r.max_ns),
-                fmt_ns(r.self_ns),
-            ]
-        })
-        .collect();
-    table(
-        &mut o,
-        &[
-            "operation",
-            "count",
-            "total",
-            "share",
-            "mean",
-            "p50",
-            "p95",
-            "p99",
-            "max",
-            "self",
-        ],
-        &rows,
-    );
+    table(&mut o, &super::HOT_HEADER, &super::hot_rows(rep, top));
 
     o.push_str("<h2>Latency distributions</h2>");
     o.push_str(&svg::latency_boxes(&rep.ops, top));

@@ -80,6 +80,42 @@ pub fn who(rank: i64, pid: u32) -> String {
     }
 }
 
+/// Column names of the hot-functions table (terminal and HTML).
+pub const HOT_HEADER: [&str; 10] = [
+    "operation",
+    "count",
+    "total",
+    "share",
+    "mean",
+    "p50",
+    "p95",
+    "p99",
+    "max",
+    "self",
+];
+
+/// The rows of the hot-functions table (by total time), at most `top`.
+pub fn hot_rows(rep: &Report, top: usize) -> Vec<Vec<String>> {
+    rep.ops
+        .iter()
+        .take(top)
+        .map(|r| {
+            vec![
+                r.op.clone(),
+                r.count.to_string(),
+                fmt_ns(r.total_ns),
+                pct(r.share),
+                fmt_ns(r.mean_ns),
+                fmt_ns(r.p50_ns),
+                fmt_ns(r.p95_ns),
+                fmt_ns(r.p99_ns),
+                fmt_ns(r.max_ns),
+                fmt_ns(r.self_ns),
+            ]
+        })
+        .collect()
+}
+
 /// Column names of the collective-arrival table (terminal and HTML).
 pub const COLLECTIVE_HEADER: [&str; 9] = [
     "operation",

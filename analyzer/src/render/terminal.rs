@@ -174,42 +174,7 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
     }
 
     section(&st, &mut o, "HOT FUNCTIONS by total time");
-    let rows: Vec<Vec<String>> = rep
-        .ops
-        .iter()
-        .take(top)
-        .map(|r| {
-            vec![
-                r.op.clone(),
-                r.count.to_string(),
-                fmt_ns(r.total_ns),
-                pct(r.share),
-                fmt_ns(r.mean_ns),
-                fmt_ns(r.p50_ns),
-                fmt_ns(r.p95_ns),
-                fmt_ns(r.p99_ns),
-                fmt_ns(r.max_ns),
-                fmt_ns(r.self_ns),
-            ]
-        })
-        .collect();
-    table(
-        &st,
-        &mut o,
-        &[
-            "operation",
-            "count",
-            "total",
-            "share",
-            "mean",
-            "p50",
-            "p95",
-            "p99",
-            "max",
-            "self",
-        ],
-        &rows,
-    );
+    table(&st, &mut o, &super::HOT_HEADER, &super::hot_rows(rep, top));
     if rep.ops.len() > top {
         let _ = writeln!(
             o,

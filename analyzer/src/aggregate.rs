@@ -461,57 +461,73 @@ impl Diagnostics {
     }
 }
 
-/// Merges two sorted maps (`f` combines values under equal keys). Inserting a big map's
-/// entries one by one into another costs a tree search over long string keys per entry;
-/// a merge-join of the two sorted sequences plus a bulk build is linear.
-fn merge_maps<K: Ord, V>(a: &mut BTreeMap<K, V>, b: BTreeMap<K, V>, mut f: impl FnMut(&mut V, V)) {
-    if b.len() < 64 || a.len() < 64 {
-        if a.len() < b.len() {
-            // Insert the smaller one into the bigger one.
-            let small = std::mem::replace(a, b);
-            for (k, v) in small {
-                match a.get_mut(&k) {
-                    Some(x) => {
-                        // Keep the combination order-independent: f must be commutative.
-                        f(x, v)
-                    }
-                    None => {
-                        a.insert(k, v);
-                    }
-                }
+/// Full outer join of two sequences sorted by unique keys: yields each key once, with the
+/// value of either side or of both (the left side's key is kept).
+pub(crate) fn join_sorted<K: Ord, A, B>(
+    a: impl IntoIterator<Item = (K, A)>,
+    b: impl IntoIterator<Item = (K, B)>,
+) -> impl Iterator<Item = (K, Option<A>, Option<B>)> {
+    use std::cmp::Ordering;
+    let mut a = a.into_iter().peekable();
+    let mut b = b.into_iter().peekable();
+    std::iter::from_fn(move || {
+        let ord = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.0.cmp(&y.0),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => return None,
+        };
+        Some(match ord {
+            Ordering::Less => {
+                let (k, x) = a.next()?;
+                (k, Some(x), None)
             }
-        } else {
-            for (k, v) in b {
-                match a.get_mut(&k) {
-                    Some(x) => f(x, v),
-                    None => {
-                        a.insert(k, v);
-                    }
+            Ordering::Greater => {
+                let (k, y) = b.next()?;
+                (k, None, Some(y))
+            }
+            Ordering::Equal => {
+                let (k, x) = a.next()?;
+                (k, Some(x), b.next().map(|y| y.1))
+            }
+        })
+    })
+}
+
+/// Merges map `b` into `a` (`f` combines values under equal keys; it is commutative).
+/// Inserting a big map's entries one by one costs a tree search over long string keys per
+/// entry; for two big maps a merge-join of the sorted sequences and a bulk build is linear.
+fn merge_maps<K: Ord, V>(
+    a: &mut BTreeMap<K, V>,
+    mut b: BTreeMap<K, V>,
+    mut f: impl FnMut(&mut V, V),
+) {
+    if a.len().min(b.len()) < 64 {
+        // Insert the smaller map into the bigger one.
+        if a.len() < b.len() {
+            std::mem::swap(a, &mut b);
+        }
+        for (k, v) in b {
+            match a.get_mut(&k) {
+                Some(x) => f(x, v),
+                None => {
+                    a.insert(k, v);
                 }
             }
         }
         return;
     }
-    let mut x = std::mem::take(a).into_iter().peekable();
-    let mut y = b.into_iter().peekable();
-    let mut out: Vec<(K, V)> = Vec::with_capacity(x.len() + y.len());
-    loop {
-        let ord = match (x.peek(), y.peek()) {
-            (Some(p), Some(q)) => p.0.cmp(&q.0),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => break,
-        };
-        match ord {
-            std::cmp::Ordering::Less => out.push(x.next().expect("peeked")),
-            std::cmp::Ordering::Greater => out.push(y.next().expect("peeked")),
-            std::cmp::Ordering::Equal => {
-                let (k, mut v) = x.next().expect("peeked");
-                f(&mut v, y.next().expect("peeked").1);
-                out.push((k, v));
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    out.extend(join_sorted(std::mem::take(a), b).map(|(k, x, y)| {
+        let v = match (x, y) {
+            (Some(mut x), Some(y)) => {
+                f(&mut x, y);
+                x
             }
-        }
-    }
+            (x, y) => x.or(y).expect("a joined key has a value on one side"),
+        };
+        (k, v)
+    }));
     // Sorted and unique: `collect` builds the tree in bulk.
     *a = out.into_iter().collect();
 }

@@ -1004,41 +1004,10 @@ fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
 fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
     // Both maps are sorted by (kind, file, path): join their dataset entries in one pass
     // (no key allocation or search per dataset; there can be hundreds of thousands).
-    let mut recs = agg
-        .objects
-        .iter()
-        .filter(|(k, _)| k.0 == "dataset")
-        .peekable();
-    let mut sums = agg
-        .summaries
-        .iter()
-        .filter(|(k, _)| k.0 == "dataset")
-        .peekable();
-    let mut joined = Vec::new();
-    loop {
-        let ord = match (recs.peek(), sums.peek()) {
-            (Some(a), Some(b)) => a.0.cmp(b.0),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => break,
-        };
-        joined.push(match ord {
-            std::cmp::Ordering::Less => {
-                let (k, r) = recs.next().expect("peeked");
-                (k, Some(r), None)
-            }
-            std::cmp::Ordering::Greater => {
-                let (k, s) = sums.next().expect("peeked");
-                (k, None, Some(s))
-            }
-            std::cmp::Ordering::Equal => {
-                let (k, r) = recs.next().expect("peeked");
-                (k, Some(r), Some(sums.next().expect("peeked").1))
-            }
-        });
-    }
-    let mut rows = Vec::with_capacity(joined.len());
-    for ((_, f, p), rec, sum) in joined {
+    let recs = agg.objects.iter().filter(|(k, _)| k.0 == "dataset");
+    let sums = agg.summaries.iter().filter(|(k, _)| k.0 == "dataset");
+    let mut rows = Vec::new();
+    for ((_, f, p), rec, sum) in crate::aggregate::join_sorted(recs, sums) {
         let mut row = DatasetRow {
             file: f.to_string(),
             path: p.to_string(),

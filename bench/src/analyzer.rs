@@ -15,7 +15,6 @@ use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -276,12 +275,6 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-fn host_name() -> String {
-    fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 /// Copies `h5prov` into `dir` (copy, then rename): a rebuild meanwhile does not change
 /// the measured binary.
 fn snapshot_binary(src: &Path, dir: &Path) -> Result<PathBuf, BenchError> {
@@ -534,11 +527,8 @@ pub fn run(
 
     Ok(AnalyzerReport {
         report_version: ANALYZER_REPORT_VERSION,
-        generated_unix_s: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
-        host: host_name(),
+        generated_unix_s: crate::unix_now_s(),
+        host: crate::host_name(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         loadavg: [load_start, load_end],
         quick: s.quick,

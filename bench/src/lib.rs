@@ -112,10 +112,19 @@ pub fn snapshot_plugin(settings: &Settings) -> Result<Settings, BenchError> {
     Ok(s)
 }
 
-fn host_name() -> String {
+/// This machine's host name, for the reports.
+pub(crate) fn host_name() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it), for the reports.
+pub(crate) fn unix_now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Builds the workloads, runs every case (and callgrind if asked), and
@@ -152,10 +161,7 @@ pub fn run(
     };
     Ok(Report {
         report_version: REPORT_VERSION,
-        generated_unix_s: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
+        generated_unix_s: unix_now_s(),
         host: host_name(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         quick: settings.quick,

@@ -6,6 +6,44 @@ use h5prov_tests::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Runs `program args` as four processes with ranks 0-3 given the way a launcher gives
+/// them (`PMI_RANK`, `PMI_SIZE`), through h5prov with connector string `conn`, and asserts
+/// that each exits 0.
+fn run_four_ranks(program: &str, args: &[&str], conn: &str) {
+    let children: Vec<_> = (0..4)
+        .map(|r| {
+            std::process::Command::new(workload(program))
+                .args(args)
+                .env("PMI_RANK", r.to_string())
+                .env("PMI_SIZE", "4")
+                .env("HDF5_PLUGIN_PATH", plugin_dir())
+                .env("HDF5_VOL_CONNECTOR", conn)
+                .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+}
+
+/// `h5prov report --json` of a trace directory, asserting that the analyzer succeeds.
+fn report_json(traces: &Path) -> serde_json::Value {
+    let out = std::process::Command::new(analyzer())
+        .args(["report", "--json", "--no-progress"])
+        .arg(traces)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the analyzer reads what was written: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 const N: u64 = 4;
 
 fn known_sequence(options: &str, label: &str) -> (std::path::PathBuf, Vec<TraceRecord>) {
@@ -247,22 +285,7 @@ fn four_ranks_write_four_sets_of_files() {
         "h5prov under_vol=0;under_info={{}};path={};dirs=2",
         traces.display()
     );
-    let children: Vec<_> = (0..4)
-        .map(|r| {
-            std::process::Command::new(workload("known_sequence"))
-                .args(["-d", dir.to_str().unwrap()])
-                .env("PMI_RANK", r.to_string())
-                .env("PMI_SIZE", "4")
-                .env("HDF5_PLUGIN_PATH", plugin_dir())
-                .env("HDF5_VOL_CONNECTOR", &conn)
-                .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"))
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
-    }
+    run_four_ranks("known_sequence", &["-d", dir.to_str().unwrap()], &conn);
     assert_eq!(files_with_suffix(&traces, ".trace.csv").len(), 4);
     assert_eq!(files_with_suffix(&traces, ".objects.csv").len(), 4);
     let mut ranks: Vec<_> = read_metas(&traces)
@@ -376,18 +399,7 @@ fn a_killed_process_leaves_a_readable_trace() {
         metas[0].end_ns.is_none(),
         "a killed process never completes its metadata"
     );
-    let out = std::process::Command::new(analyzer())
-        .args(["report", "--json", "--no-progress"])
-        .arg(&traces)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the analyzer reads what was written: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let text = v.to_string();
+    let text = report_json(&traces).to_string();
     assert!(text.contains("dataset.open"), "records were recovered");
 }
 
@@ -404,37 +416,20 @@ fn the_rank_that_writes_ten_times_the_data_is_named_the_straggler() {
         traces.display()
     );
     let (particles, steps) = (65_536u64, 2u64);
-    let children: Vec<_> = (0..4)
-        .map(|r| {
-            std::process::Command::new(workload("vpic_write"))
-                .args(["-d", dir.to_str().unwrap()])
-                .args(["-p", &particles.to_string(), "-t", &steps.to_string()])
-                .args(["-s", "3:10"])
-                .env("PMI_RANK", r.to_string())
-                .env("PMI_SIZE", "4")
-                .env("HDF5_PLUGIN_PATH", plugin_dir())
-                .env("HDF5_VOL_CONNECTOR", &conn)
-                .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"))
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
-    }
+    let (p, t) = (particles.to_string(), steps.to_string());
+    let args = [
+        "-d",
+        dir.to_str().unwrap(),
+        "-p",
+        &p,
+        "-t",
+        &t,
+        "-s",
+        "3:10",
+    ];
+    run_four_ranks("vpic_write", &args, &conn);
     assert_eq!(files_with_suffix(&traces, ".trace.csv").len(), 4);
-    let out = std::process::Command::new(analyzer())
-        .args(["report", "--json"])
-        .arg(&traces)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = report_json(&traces);
     let write = v["straggler_ranks"]
         .as_array()
         .unwrap()

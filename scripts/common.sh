@@ -35,8 +35,10 @@ export HDF5_DIR
 PLUGIN_DIR="$ROOT/.deps/plugins"
 
 install_plugin() {
-    mkdir -p "$PLUGIN_DIR"
+    # install_plugin [LIBRARY [DIR]]: by default the serial release build into $PLUGIN_DIR.
+    local src="${1:-$ROOT/target/release/libh5prov.so}" dir="${2:-$PLUGIN_DIR}"
+    mkdir -p "$dir"
     # Copy then rename: overwriting a mapped library would crash a running process.
-    cp "$ROOT/target/release/libh5prov.so" "$PLUGIN_DIR/.libh5prov.so.tmp"
-    mv -f "$PLUGIN_DIR/.libh5prov.so.tmp" "$PLUGIN_DIR/libh5prov.so"
+    cp "$src" "$dir/.libh5prov.so.tmp"
+    mv -f "$dir/.libh5prov.so.tmp" "$dir/libh5prov.so"
 }

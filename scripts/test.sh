@@ -38,9 +38,7 @@ PAR_PLUGIN_DIR="$ROOT/.deps/plugins-parallel"
 # The connector built against the parallel HDF5 (MPI-IO transfer modes compiled in), in a
 # target directory of its own so the serial build is not invalidated.
 HDF5_DIR="$PAR_HDF5" CARGO_TARGET_DIR="$ROOT/target/parallel" cargo build -q --release -p h5prov
-mkdir -p "$PAR_PLUGIN_DIR"
-cp "$ROOT/target/parallel/release/libh5prov.so" "$PAR_PLUGIN_DIR/.libh5prov.so.tmp"
-mv -f "$PAR_PLUGIN_DIR/.libh5prov.so.tmp" "$PAR_PLUGIN_DIR/libh5prov.so"
+install_plugin "$ROOT/target/parallel/release/libh5prov.so" "$PAR_PLUGIN_DIR"
 
 step "testpar under mpirun -np 4: native, pass_through, h5prov"
 TRP="$ROOT/target/harness-traces-parallel"

@@ -858,6 +858,8 @@ fn add_byte_outliers(
         return;
     }
     let (_, _, by_bytes) = rank_outliers(bytes, th.z_threshold, th.rank_min_ratio, th.imbalance);
+    let tv: Vec<f64> = times.iter().map(|t| t.1 as f64).collect();
+    let time_stats = Robust::of(&tv);
     for bo in by_bytes {
         if let Some(o) = outliers
             .iter_mut()
@@ -870,12 +872,11 @@ fn add_byte_outliers(
             .iter()
             .find(|(p, _)| p.rank == bo.rank && p.pid == bo.pid)
             .map_or(0, |t| t.1);
-        let tv: Vec<f64> = times.iter().map(|t| t.1 as f64).collect();
         let proc = ProcKey {
             rank: bo.rank,
             pid: bo.pid,
         };
-        let mut o = RankOutlier::scored(proc, t, &Robust::of(&tv), "bytes");
+        let mut o = RankOutlier::scored(proc, t, &time_stats, "bytes");
         o.bytes = bo.total_ns;
         o.bytes_x_median = bo.x_median;
         outliers.push(o);

@@ -71,16 +71,23 @@ impl Kind {
             Kind::No
         }
     }
+
+    /// Whether a call of an operation of this kind, with requested transfer mode `xfer`,
+    /// is collective.
+    #[inline]
+    pub fn applies(self, xfer: &str) -> bool {
+        match self {
+            Kind::No => false,
+            Kind::Yes => true,
+            Kind::IfCollectiveTransfer => xfer == "collective",
+        }
+    }
 }
 
 /// Whether a call is collective under parallel HDF5: by its operation, or a data transfer
 /// whose requested mode is collective.
 pub fn is_collective(op: &str, xfer: &str) -> bool {
-    match Kind::of(op) {
-        Kind::No => false,
-        Kind::Yes => true,
-        Kind::IfCollectiveTransfer => xfer == "collective",
-    }
+    Kind::of(op).applies(xfer)
 }
 
 /// `(start_ns, total_ns)` of one call.
@@ -181,12 +188,7 @@ impl Recorder {
     /// Adds one record of operation `op_id` whose [`Kind`] is `kind`.
     #[inline]
     pub fn add(&mut self, op_id: u32, kind: Kind, r: &RecordRef<'_>) {
-        let collective = match kind {
-            Kind::No => false,
-            Kind::Yes => true,
-            Kind::IfCollectiveTransfer => r.xfer == "collective",
-        };
-        if !collective || r.rank < 0 {
+        if !kind.applies(r.xfer) || r.rank < 0 {
             return;
         }
         let files = self.calls.entry((op_id, r.proc())).or_default();

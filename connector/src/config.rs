@@ -9,6 +9,7 @@
 //! | `dirs` | spread files over N subdirectories `dNNNN` (1..=65536) | none |
 //! | `mode` | octal permission of created files | `600` |
 //! | `buffer` | trace buffer bytes per process (`64K`, `1M`, ...; 4K..=256M) | `1M` |
+//! | `max_size` | cap on each process's trace file (`512M`, `2G`, ...; at least 64K); later records are dropped and counted, per-object summaries stay complete | none |
 //!
 //! Any other key is an error that names it: h5prov never silently traces nothing while
 //! the user believes it is on.
@@ -87,6 +88,8 @@ pub struct Config {
     pub mode: u32,
     /// Buffer bytes per process.
     pub buffer: usize,
+    /// Cap on the bytes of each process's trace file.
+    pub max_size: Option<u64>,
 }
 
 impl Default for Config {
@@ -101,6 +104,7 @@ impl Default for Config {
             dirs: None,
             mode: 0o600,
             buffer: 1 << 20,
+            max_size: None,
         }
     }
 }
@@ -197,12 +201,18 @@ impl Config {
                         .filter(|b| (4096..=256 << 20).contains(b))
                         .ok_or_else(|| bad(k, v, "a size from 4K to 256M, such as 64K or 1M"))?;
                 }
+                "max_size" => {
+                    let m = parse_size(v)
+                        .filter(|m| *m >= 64 << 10)
+                        .ok_or_else(|| bad(k, v, "a size of at least 64K, such as 512M or 2G"))?;
+                    c.max_size = Some(m as u64);
+                }
                 _ => {
                     return Err(ParseError {
                         key: k.to_string(),
-                        message:
-                            "unknown option (known: path, level, format, name, dirs, mode, buffer)"
-                                .into(),
+                        message: "unknown option (known: path, level, format, name, dirs, mode, \
+                                  buffer, max_size)"
+                            .into(),
                     })
                 }
             }
@@ -286,8 +296,10 @@ mod tests {
             ("dirs", "64"),
             ("mode", "640"),
             ("buffer", "64K"),
+            ("max_size", "2G"),
         ]))
         .unwrap();
+        assert_eq!(c.max_size, Some(2 << 30));
         assert_eq!(c.level, Level::Element);
         assert_eq!(c.format, Format::Jsonl);
         assert_eq!(c.dirs, Some(64));
@@ -309,6 +321,8 @@ mod tests {
             ("mode", "400"),
             ("buffer", "1"),
             ("buffer", "12Q"),
+            ("max_size", "1K"),
+            ("max_size", "lots"),
             ("name", "a/b"),
             ("name", "%q"),
             ("path", ""),

@@ -190,6 +190,8 @@ pub struct Session {
     dropped: AtomicU64,
     errors: AtomicU64,
     warned: AtomicBool,
+    /// The trace file reached `max_size` (noted once on stderr).
+    capped: AtomicBool,
     threshold: usize,
     buffers: Mutex<Vec<Arc<Mutex<Chunk>>>>,
     coll_md_reads: AtomicBool,
@@ -223,18 +225,36 @@ impl Session {
         if bytes.is_empty() {
             return;
         }
-        match &self.trace {
-            Some(f) => match f.lock().write_all(bytes) {
-                Ok(()) => {
-                    self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        // Whole records only are buffered, one per line: dropped records are counted by line.
+        let records = || bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        let Some(f) = &self.trace else {
+            self.dropped.fetch_add(records(), Ordering::Relaxed);
+            return;
+        };
+        let mut file = f.lock();
+        let written = self.bytes.load(Ordering::Relaxed);
+        if let Some(cap) = self.cfg.max_size {
+            if written + bytes.len() as u64 > cap {
+                self.dropped.fetch_add(records(), Ordering::Relaxed);
+                if !self.capped.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "h5prov: note: the trace file reached max_size={cap} bytes; later records \
+                         are dropped and counted (per-object summaries stay complete), the \
+                         application is not affected"
+                    );
                 }
-                Err(e) => {
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                    self.warn_once("cannot write the trace file", &e);
-                }
-            },
-            None => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+        match file.write_all(bytes) {
+            Ok(()) => {
+                self.bytes
+                    .store(written + bytes.len() as u64, Ordering::Relaxed);
+            }
+            Err(e) => {
+                drop(file);
+                self.dropped.fetch_add(records(), Ordering::Relaxed);
+                self.warn_once("cannot write the trace file", &e);
             }
         }
     }
@@ -420,6 +440,7 @@ pub fn start(cfg: &Config, info: &str) {
         dropped: AtomicU64::new(0),
         errors: AtomicU64::new(0),
         warned: AtomicBool::new(false),
+        capped: AtomicBool::new(false),
         buffers: Mutex::new(Vec::new()),
         coll_md_reads: AtomicBool::new(false),
         coll_md_writes: AtomicBool::new(false),

@@ -29,7 +29,7 @@ cargo run -q --release -p hdf5-test-harness -- run \
     --plugin-path "$PLUGIN_DIR" \
     --mode native --mode pass_through --mode h5prov \
     --mode h5prov-over-pt --mode pt-over-h5prov \
-    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TR"
+    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TR;max_size=256M"
 
 step "parallel HDF5 (OpenMPI; cached after the first run)"
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel
@@ -47,7 +47,7 @@ cargo run -q --release -p hdf5-test-harness -- run --variant parallel \
     --plugin-path "$PAR_PLUGIN_DIR" \
     --mode native --mode pass_through --mode h5prov \
     --mode h5prov-over-pt --mode pt-over-h5prov \
-    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRP"
+    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRP;max_size=256M"
 
 step "MPI VPIC/BDCATS-like runs through h5prov, analyzed (slowed rank named, transfer counts)"
 cargo build -q --release -p h5prov-analyzer

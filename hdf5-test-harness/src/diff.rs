@@ -232,6 +232,7 @@ mod tests {
             probe: ProbeRecord::default(),
             tests: tests.iter().map(|(n, o)| TestResult::new(*n, *o)).collect(),
             errors: vec![],
+            traces: None,
         }
     }
 

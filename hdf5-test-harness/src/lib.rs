@@ -8,7 +8,7 @@
 //! The parsing and comparison logic is pure and unit-tested: [`apitest`] (API test output),
 //! [`ctest`] (ctest's JSON list and progress lines), [`expected`] (the expected-differences
 //! file), [`h5version`] (`H5public.h`), [`diff`] (native versus mode), [`suites`], [`mode`],
-//! [`paths`], [`shellenv`], [`testpar`].
+//! [`paths`], [`shellenv`], [`testpar`], [`traces`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -31,3 +31,4 @@ pub mod runner;
 pub mod shellenv;
 pub mod suites;
 pub mod testpar;
+pub mod traces;

@@ -124,6 +124,10 @@ cache (run build-hdf5 first). Directories already present are not added again."
         /// List at most this many tests per kind of difference.
         #[arg(long, default_value_t = 100)]
         max_listed: usize,
+        /// Keep the traces h5prov writes while the suites run (by default they are counted
+        /// into the results and removed: six modes write about 20 GB).
+        #[arg(long)]
+        keep_traces: bool,
     },
 
     /// MPI workloads under mpirun through h5prov; check the analyzer names the slowed rank.
@@ -389,6 +393,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             rerun_native,
             max_listed,
             testpar_full,
+            keep_traces,
         } => {
             let modes: Vec<Mode> = if modes.is_empty() {
                 vec![Mode::parse("pass_through")?]
@@ -431,7 +436,8 @@ fn real_main(cli: Cli) -> Result<bool> {
             let opts = RunOptions {
                 modes,
                 suites,
-                plugin_path: plugin_path.unwrap_or_else(|| repo.join(plugins)),
+                // Absolute, like `out`: the tests run in other directories.
+                plugin_path: absolute(plugin_path.unwrap_or_else(|| repo.join(plugins)))?,
                 // Absolute: the probe and the tests run in directories below it.
                 out: absolute(out.unwrap_or_else(|| repo.join("target/harness")))?,
                 jobs: jobs.unwrap_or_else(default_jobs).max(1),
@@ -440,6 +446,7 @@ fn real_main(cli: Cli) -> Result<bool> {
                 rerun_native,
                 max_listed,
                 testpar_full,
+                keep_traces,
             };
             runner::run(&opts)
         }

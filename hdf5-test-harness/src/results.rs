@@ -187,6 +187,9 @@ pub struct SuiteResult {
     /// Problems with the run itself (a crashed program, ctest not completing).
     #[serde(default)]
     pub errors: Vec<String>,
+    /// What the traced processes wrote (modes through h5prov).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces: Option<crate::traces::TraceTally>,
 }
 
 impl SuiteResult {
@@ -301,6 +304,11 @@ mod tests {
                 seconds: Some(1.0),
             }],
             errors: vec![],
+            traces: Some(crate::traces::TraceTally {
+                processes: 3,
+                records: 10,
+                ..Default::default()
+            }),
         };
         let json = serde_json::to_string(&r).unwrap();
         assert!(json.contains("\"outcome\":\"failed\""), "{json}");

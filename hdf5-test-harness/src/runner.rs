@@ -14,6 +14,7 @@ use crate::results::{
     dedup_names, Counts, Outcome, Suite, SuiteResult, TestResult, RESULT_FORMAT_VERSION,
 };
 use crate::suites::{self, VolTest};
+use crate::traces::{self, TraceTally};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,6 +44,8 @@ pub struct RunOptions {
     pub max_listed: usize,
     /// testpar: run every parallel test, not only [`crate::testpar::CI_SUBSET`].
     pub testpar_full: bool,
+    /// Keep the traces of modes through h5prov instead of removing them once counted.
+    pub keep_traces: bool,
 }
 
 /// Environment changes for one mode.
@@ -69,6 +72,8 @@ struct Ctx<'a> {
     all_tests: Vec<CtestTest>,
     tools_tests: Vec<CtestTest>,
     timeout_prog: PathBuf,
+    /// Traces counted while the current suite runs (the vol suite sweeps after each test).
+    tally: Mutex<TraceTally>,
 }
 
 fn now_unix() -> u64 {
@@ -184,7 +189,23 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
         all_tests: ctest_list(&opts.build.dir)?,
         tools_tests: ctest_list(&opts.build.dir.join("tools"))?,
         timeout_prog,
+        tally: Mutex::new(TraceTally::default()),
     };
+    // Earlier runs (before traces were swept) left h5prov-traces directories in the build
+    // tree where the tools tests run.
+    let stale = traces::sweep_all(
+        &[&opts.build.dir.join("tools")],
+        Path::new(traces::DEFAULT_TRACE_DIR),
+        false,
+    )?;
+    if stale.processes > 0 {
+        println!(
+            "removed stale traces of {} processes ({:.1} MB) from {}",
+            stale.processes,
+            stale.bytes as f64 / 1e6,
+            opts.build.dir.join("tools").display()
+        );
+    }
     let probe = Probe::build(&opts.build, &opts.out.join("probe"))?;
     println!("HDF5 build tree: {}", opts.build.dir.display());
     println!(
@@ -265,6 +286,7 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
                 Suite::Tools => run_tools(&ctx, mode, &env)?,
                 Suite::Testpar => run_testpar(&ctx, mode, &env)?,
             };
+            let (trace_tally, errors) = sweep_suite(&ctx, mode, suite, errors)?;
             let result = SuiteResult {
                 format_version: RESULT_FORMAT_VERSION,
                 mode: label.clone(),
@@ -277,12 +299,16 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
                 probe: probe_record.clone(),
                 tests,
                 errors,
+                traces: trace_tally,
             };
             result.save(&SuiteResult::path(&opts.out, label, suite))?;
             for e in &result.errors {
                 eprintln!("[{label}] {suite}: ERROR: {e}");
             }
             println!("[{label}] {}", result.summary_line(suite.name()));
+            if let Some(t) = &result.traces {
+                println!("[{label}] {suite}: {}", t.line(!opts.keep_traces));
+            }
             results.push((label.clone(), suite, Some(result)));
         }
     }
@@ -422,6 +448,58 @@ pub fn diff_saved(
     Ok(ok)
 }
 
+/// Counts and (unless `--keep-traces`) removes what a suite's traced processes wrote: the
+/// mode's `path=`, or the default directory below the mode's work folders (and below the
+/// build tree's tools, where ctest runs them). Trace write errors become suite errors.
+/// `None` for modes without h5prov.
+fn sweep_suite(
+    ctx: &Ctx,
+    mode: &Mode,
+    suite: Suite,
+    mut errors: Vec<String>,
+) -> Result<(Option<TraceTally>, Vec<String>)> {
+    let mut tally = std::mem::take(&mut *ctx.tally.lock().unwrap_or_else(|p| p.into_inner()));
+    let Some(conn) = mode.connector.as_deref().filter(|c| c.contains("h5prov")) else {
+        return Ok((None, errors));
+    };
+    let dir = traces::trace_dir(conn);
+    let work = ctx.opts.out.join("work").join(&mode.label);
+    let tools = ctx.opts.build.dir.join("tools");
+    let mut roots = vec![work.as_path()];
+    if suite == Suite::Tools {
+        roots.push(&tools);
+    }
+    tally.merge(traces::sweep_all(&roots, &dir, ctx.opts.keep_traces)?);
+    errors.extend(tally.errors());
+    Ok((Some(tally), errors))
+}
+
+/// After one vol test in `folder`: counts its traces (a relative trace directory is the
+/// worker's own) and removes them, or moves them next to its logs when it failed.
+fn sweep_vol_test(ctx: &Ctx, mode: &Mode, folder: &Path, logs: &Path, r: &TestResult) {
+    let Some(conn) = mode.connector.as_deref().filter(|c| c.contains("h5prov")) else {
+        return;
+    };
+    let dir = traces::trace_dir(conn);
+    let here = folder.join(&dir);
+    if dir.is_absolute() || ctx.opts.keep_traces || !here.is_dir() {
+        return;
+    }
+    let swept = if r.outcome == Outcome::Failed {
+        let kept = logs.join(format!("{}.traces", r.name));
+        let _ = std::fs::remove_dir_all(&kept);
+        std::fs::rename(&here, &kept)
+            .context(|| format!("moving {}", here.display()))
+            .and_then(|()| traces::sweep(&kept, true))
+    } else {
+        traces::sweep(&here, false)
+    };
+    // A failure to sweep is left to the end-of-suite sweep, which reports it.
+    if let Ok(t) = swept {
+        ctx.tally.lock().unwrap_or_else(|p| p.into_inner()).merge(t);
+    }
+}
+
 fn logs_dir(ctx: &Ctx, mode: &Mode) -> PathBuf {
     ctx.opts.out.join(&mode.label).join("logs")
 }
@@ -558,7 +636,10 @@ fn run_vol(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>, Ve
                     let Some(unit) = unit else { break };
                     for i in unit {
                         match run_vol_test(ctx, env, &tests[i], &folder, logs) {
-                            Ok(r) => done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r)),
+                            Ok(r) => {
+                                sweep_vol_test(ctx, mode, &folder, logs, &r);
+                                done.lock().unwrap_or_else(|p| p.into_inner()).push((i, r))
+                            }
                             Err(e) => failures
                                 .lock()
                                 .unwrap_or_else(|p| p.into_inner())

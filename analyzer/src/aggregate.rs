@@ -184,6 +184,56 @@ fn min_nonzero(a: u64, b: u64) -> u64 {
     }
 }
 
+/// The processes that touched an object or file: a sorted vector, because it usually holds
+/// one process (a tree node per object would cost ~200 bytes each).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcSet(Vec<ProcKey>);
+
+impl ProcSet {
+    /// Adds a process (cheap when it is the last one added).
+    #[inline]
+    pub fn insert(&mut self, p: ProcKey) {
+        if self.0.last() == Some(&p) {
+            return;
+        }
+        if let Err(i) = self.0.binary_search(&p) {
+            self.0.insert(i, p);
+        }
+    }
+
+    /// Number of processes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No process.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The processes, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &ProcKey> {
+        self.0.iter()
+    }
+
+    fn merge(&mut self, o: ProcSet) {
+        if o.0.is_empty() {
+            return;
+        }
+        if self.0.is_empty() {
+            *self = o;
+            return;
+        }
+        let a = std::mem::take(&mut self.0);
+        self.0 = join_sorted(
+            a.into_iter().map(|p| (p, ())),
+            o.0.into_iter().map(|p| (p, ())),
+        )
+        .map(|(p, _, _)| p)
+        .collect();
+    }
+}
+
 /// Power-of-two histogram of access sizes: bucket `i` counts sizes in `[2^(i-1), 2^i)`
 /// (bucket 0 counts 0 bytes).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -261,7 +311,7 @@ pub struct ObjStats {
     /// Access sizes of reads and writes.
     pub sizes: SizeHist,
     /// Processes that touched it.
-    pub procs: BTreeSet<ProcKey>,
+    pub procs: ProcSet,
 }
 
 impl ObjStats {
@@ -282,29 +332,60 @@ impl ObjStats {
         self.coll_io += o.coll_io;
         self.broken_coll_io += o.broken_coll_io;
         self.sizes.merge(&o.sizes);
-        self.procs.extend(o.procs);
+        self.procs.merge(o.procs);
     }
 }
 
-/// Summary rows of one object (`kind`, `file`, `path`) added up over processes.
+/// The summed columns of an object's summary rows (see [`ObjectSummary`] for their
+/// meaning); dims and layout keep the smallest non-empty value, type size the largest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SummaryStats {
-    /// Summary rows (state nodes) added.
-    pub rows: u64,
-    /// Sum of the numeric columns (`rank`, `pid`, `first_ns`, `last_ns` not meaningful).
-    pub sum: ObjectSummary,
-    /// Earliest `first_ns`.
-    pub first_ns: u64,
-    /// Latest `last_ns`.
-    pub last_ns: u64,
-    /// Longest `open_ns`.
-    pub max_open_ns: u64,
+pub struct SummarySum {
+    /// Opens.
+    pub opens: u64,
+    /// Accesses.
+    pub accesses: u64,
+    /// Data reads.
+    pub reads: u64,
+    /// Data writes.
+    pub writes: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Time in reads, ns.
+    pub read_ns: u64,
+    /// Time in writes, ns.
+    pub write_ns: u64,
+    /// Dataset dimensions.
+    pub dims: String,
+    /// Element size.
+    pub type_size: u64,
+    /// Dataset layout.
+    pub layout: String,
+    /// Independent transfers.
+    pub ind_io: u64,
+    /// Collective transfers.
+    pub coll_io: u64,
+    /// Requested collective, done independently.
+    pub broken_coll_io: u64,
+    /// State nodes that created the object.
+    pub created: u64,
+    /// Datasets created in a file.
+    pub dsets_created: u64,
+    /// Datasets opened in a file.
+    pub dsets_opened: u64,
+    /// Groups created in a file.
+    pub groups_created: u64,
+    /// Groups opened in a file.
+    pub groups_opened: u64,
+    /// First open to last close, ns.
+    pub open_ns: u64,
 }
 
-impl SummaryStats {
-    fn add(&mut self, o: &ObjectSummary) {
-        let s = &mut self.sum;
-        self.rows += 1;
+/// Adds the numeric fields of `$o` into `$s`; dims and layout keep the smallest non-empty.
+macro_rules! add_summary_fields {
+    ($s:expr, $o:expr) => {{
+        let (s, o) = ($s, $o);
         s.opens += o.opens;
         s.accesses += o.accesses;
         s.reads += o.reads;
@@ -323,25 +404,45 @@ impl SummaryStats {
         s.ind_io += o.ind_io;
         s.coll_io += o.coll_io;
         s.broken_coll_io += o.broken_coll_io;
-        s.created = s.created.saturating_add(o.created);
+        s.created = s.created.saturating_add(u64::from(o.created));
         s.dsets_created += o.dsets_created;
         s.dsets_opened += o.dsets_opened;
         s.groups_created += o.groups_created;
         s.groups_opened += o.groups_opened;
         s.open_ns += o.open_ns;
+    }};
+}
+
+/// Summary rows of one object (`kind`, `file`, `path`) added up over processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SummaryStats {
+    /// Summary rows (state nodes) added.
+    pub rows: u64,
+    /// Sums of the rows' columns.
+    pub sum: SummarySum,
+    /// Earliest `first_ns`.
+    pub first_ns: u64,
+    /// Latest `last_ns`.
+    pub last_ns: u64,
+    /// Longest `open_ns`.
+    pub max_open_ns: u64,
+}
+
+impl SummaryStats {
+    fn add(&mut self, o: &ObjectSummary) {
+        self.rows += 1;
+        add_summary_fields!(&mut self.sum, o);
         self.first_ns = min_nonzero(self.first_ns, o.first_ns);
         self.last_ns = self.last_ns.max(o.last_ns);
         self.max_open_ns = self.max_open_ns.max(o.open_ns);
     }
 
     fn merge(&mut self, o: SummaryStats) {
-        let (rows, max_open) = (self.rows + o.rows, self.max_open_ns.max(o.max_open_ns));
-        let mut x = o.sum;
-        x.first_ns = o.first_ns;
-        x.last_ns = o.last_ns;
-        self.add(&x);
-        self.rows = rows;
-        self.max_open_ns = max_open;
+        self.rows += o.rows;
+        add_summary_fields!(&mut self.sum, &o.sum);
+        self.first_ns = min_nonzero(self.first_ns, o.first_ns);
+        self.last_ns = self.last_ns.max(o.last_ns);
+        self.max_open_ns = self.max_open_ns.max(o.max_open_ns);
     }
 }
 
@@ -377,7 +478,7 @@ pub struct FileStats {
     /// Access sizes.
     pub sizes: SizeHist,
     /// Processes that touched it.
-    pub procs: BTreeSet<ProcKey>,
+    pub procs: ProcSet,
 }
 
 impl FileStats {
@@ -396,7 +497,7 @@ impl FileStats {
         self.read_ns += o.read_ns;
         self.write_ns += o.write_ns;
         self.sizes.merge(&o.sizes);
-        self.procs.extend(o.procs);
+        self.procs.merge(o.procs);
     }
 }
 
@@ -532,6 +633,57 @@ fn merge_maps<K: Ord, V>(
     *a = out.into_iter().collect();
 }
 
+/// The objects of one container file, by (`kind`, `path`). Grouping by file first keeps
+/// the long file name out of every object's key (stored and compared once per file), and
+/// makes merging the maps of processes that use different files a matter of moving them.
+pub type ObjectMap<V> = BTreeMap<(String, String), V>;
+
+/// Builds an [`ObjectMap`] from entries in any order. The sort compares 16-byte prefixes
+/// of kind and path as integers first: object paths share long prefixes, and string
+/// comparisons (a `memcmp` call each) dominated the build on object-heavy traces.
+pub fn object_map<V>(entries: impl IntoIterator<Item = ((String, String), V)>) -> ObjectMap<V> {
+    fn prefix(s: &str) -> u128 {
+        let mut b = [0u8; 16];
+        let n = s.len().min(16);
+        b[..n].copy_from_slice(&s.as_bytes()[..n]);
+        u128::from_be_bytes(b)
+    }
+    let mut items: Vec<Option<((String, String), V)>> = entries.into_iter().map(Some).collect();
+    // Sort small (prefix, prefix, index) triples, not the entries (objects' statistics are
+    // a few hundred bytes: moving them dominated the sort).
+    let mut order: Vec<(u128, u128, u32)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let (k, _) = e.as_ref().expect("filled above");
+            (prefix(&k.0), prefix(&k.1), i as u32)
+        })
+        .collect();
+    order.sort_unstable_by(|a, b| {
+        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+            let key = |i: u32| items[i as usize].as_ref().map(|e| &e.0);
+            key(a.2).cmp(&key(b.2))
+        })
+    });
+    // Sorted input: `collect` finds one run and builds the tree in bulk.
+    order
+        .into_iter()
+        .filter_map(|(_, _, i)| items[i as usize].take())
+        .collect()
+}
+
+/// `(file, path, value)` of the objects of `kind` in a by-file map, sorted by file, path.
+pub fn objects_of_kind<'a, V>(
+    map: &'a BTreeMap<String, ObjectMap<V>>,
+    kind: &'a str,
+) -> impl Iterator<Item = ((&'a str, &'a str), &'a V)> + 'a {
+    map.iter().flat_map(move |(f, m)| {
+        m.iter()
+            .filter(move |((k, _), _)| k == kind)
+            .map(move |((_, p), v)| ((f.as_str(), p.as_str()), v))
+    })
+}
+
 /// Everything the analysis needs, reduced over all input files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Aggregate {
@@ -541,10 +693,10 @@ pub struct Aggregate {
     pub ops: BTreeMap<String, OpStats>,
     /// Per process.
     pub procs: BTreeMap<ProcKey, ProcStats>,
-    /// Per object (`kind`, `file`, `path`) from records.
-    pub objects: BTreeMap<(String, String, String), ObjStats>,
-    /// Per object (`kind`, `file`, `path`) from objects files.
-    pub summaries: BTreeMap<(String, String, String), SummaryStats>,
+    /// Per object from records: by container file, then (`kind`, `path`).
+    pub objects: BTreeMap<String, ObjectMap<ObjStats>>,
+    /// Per object from objects files: by container file, then (`kind`, `path`).
+    pub summaries: BTreeMap<String, ObjectMap<SummaryStats>>,
     /// Per container file from records.
     pub files: BTreeMap<String, FileStats>,
     /// Data transfers by (requested, actual) mode, from records that carry one.
@@ -582,8 +734,12 @@ impl Aggregate {
         for (k, v) in o.procs {
             self.procs.entry(k).or_default().merge(v);
         }
-        merge_maps(&mut self.objects, o.objects, |a, b| a.merge(b));
-        merge_maps(&mut self.summaries, o.summaries, |a, b| a.merge(b));
+        merge_maps(&mut self.objects, o.objects, |a, b| {
+            merge_maps(a, b, |x, y| x.merge(y));
+        });
+        merge_maps(&mut self.summaries, o.summaries, |a, b| {
+            merge_maps(a, b, |x, y| x.merge(y));
+        });
         merge_maps(&mut self.files, o.files, |a, b| a.merge(b));
         for (k, v) in o.xfer {
             *self.xfer.entry(k).or_default() += v;
@@ -615,14 +771,20 @@ struct LocalOp {
     stats: OpStats,
 }
 
+/// One file's objects while a trace is read, by `kind\0path`.
+type LocalObjects = FxHashMap<Box<[u8]>, ObjStats>;
+
 /// Builds the [`Aggregate`] of one trace file, record by record (the hot path).
 #[derive(Default)]
 pub struct Builder {
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
     procs: FxHashMap<ProcKey, (ProcStats, FxHashMap<u32, ProcOpStats>)>,
-    objects: FxHashMap<Box<[u8]>, ObjStats>,
-    files: FxHashMap<Box<str>, FileStats>,
+    /// Per container file (`""` too, for objects without one): its statistics and its
+    /// objects by `kind\0path`.
+    files: Vec<(Box<str>, FileStats, LocalObjects)>,
+    file_ids: FxHashMap<Box<str>, u32>,
+    last_file: u32,
     xfer: Vec<((String, String), u64)>,
     io_sizes: [SizeHist; 2],
     timeline: Timeline<u32>,
@@ -639,6 +801,28 @@ impl Builder {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The index of `file` in `files` (records of a process mostly repeat one file).
+    #[inline]
+    fn file_id(&mut self, file: &str) -> usize {
+        if let Some(e) = self.files.get(self.last_file as usize) {
+            if &*e.0 == file {
+                return self.last_file as usize;
+            }
+        }
+        let id = match self.file_ids.get(file) {
+            Some(&id) => id,
+            None => {
+                let id = self.files.len() as u32;
+                self.files
+                    .push((file.into(), FileStats::default(), FxHashMap::default()));
+                self.file_ids.insert(file.into(), id);
+                id
+            }
+        };
+        self.last_file = id;
+        id as usize
     }
 
     #[inline]
@@ -734,17 +918,21 @@ impl Builder {
             }
         }
 
-        if OBJECT_KINDS.contains(&r.kind) && !(r.file.is_empty() && r.path.is_empty()) {
+        let is_object = OBJECT_KINDS.contains(&r.kind) && !(r.file.is_empty() && r.path.is_empty());
+        let fid = if is_object || !r.file.is_empty() {
+            self.file_id(r.file)
+        } else {
+            usize::MAX
+        };
+        if is_object {
             self.key.clear();
             self.key.extend_from_slice(r.kind.as_bytes());
             self.key.push(0);
-            self.key.extend_from_slice(r.file.as_bytes());
-            self.key.push(0);
             self.key.extend_from_slice(r.path.as_bytes());
-            let o = match self.objects.get_mut(self.key.as_slice()) {
+            let objects = &mut self.files[fid].2;
+            let o = match objects.get_mut(self.key.as_slice()) {
                 Some(o) => o,
-                None => self
-                    .objects
+                None => objects
                     .entry(self.key.clone().into_boxed_slice())
                     .or_default(),
             };
@@ -775,16 +963,11 @@ impl Builder {
                 o.coll_io += coll;
                 o.broken_coll_io += broken;
             }
-            if o.procs.last() != Some(&proc) {
-                o.procs.insert(proc);
-            }
+            o.procs.insert(proc);
         }
 
         if !r.file.is_empty() {
-            let f = match self.files.get_mut(r.file) {
-                Some(f) => f,
-                None => self.files.entry(r.file.into()).or_default(),
-            };
+            let f = &mut self.files[fid].1;
             f.calls += 1;
             f.total_ns += r.total_ns;
             let fam = h5prov_format::op_family(r.op);
@@ -814,9 +997,7 @@ impl Builder {
                     }
                 }
             }
-            if f.procs.last() != Some(&proc) {
-                f.procs.insert(proc);
-            }
+            f.procs.insert(proc);
         }
 
         self.timeline
@@ -848,16 +1029,20 @@ impl Builder {
                 .collect();
             agg.procs.insert(p, ps);
         }
-        agg.objects = self
-            .objects
-            .into_iter()
-            .map(|(k, v)| {
-                let mut parts = k.split(|&b| b == 0);
-                let mut next = || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
-                ((next(), next(), next()), v)
-            })
-            .collect();
-        agg.files = self.files.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        for (name, stats, objects) in self.files {
+            if !objects.is_empty() {
+                let map = object_map(objects.into_iter().map(|(k, v)| {
+                    let mut parts = k.splitn(2, |&b| b == 0);
+                    let mut next =
+                        || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
+                    ((next(), next()), v)
+                }));
+                agg.objects.insert(name.to_string(), map);
+            }
+            if !name.is_empty() {
+                agg.files.insert(name.into(), stats);
+            }
+        }
         agg.xfer = self.xfer.into_iter().collect();
         agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
         agg
@@ -885,12 +1070,22 @@ pub fn aggregate_objects(
     opts: &ReadOptions,
 ) -> Result<Aggregate, Error> {
     let mut agg = Aggregate::default();
-    let d = read_objects(path, enc, opts, |o| {
-        agg.summaries
-            .entry((o.kind.clone(), o.file.clone(), o.path.clone()))
-            .or_default()
-            .add(&o);
+    // Rows in hash maps while reading (one hash per row, not a tree search over string
+    // keys), sorted once at the end.
+    let mut by_file: FxHashMap<String, FxHashMap<(String, String), SummaryStats>> =
+        FxHashMap::default();
+    let d = read_objects(path, enc, opts, |mut o| {
+        let file = match by_file.get_mut(o.file.as_str()) {
+            Some(m) => m,
+            None => by_file.entry(std::mem::take(&mut o.file)).or_default(),
+        };
+        let key = (std::mem::take(&mut o.kind), std::mem::take(&mut o.path));
+        file.entry(key).or_default().add(&o);
     })?;
+    agg.summaries = by_file
+        .into_iter()
+        .map(|(f, m)| (f, object_map(m)))
+        .collect();
     agg.diag.objects_files = 1;
     agg.diag.object_rows = d.rows;
     agg.diag.file(path, &d);

@@ -1003,12 +1003,13 @@ fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
 }
 
 fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
-    // Both maps are sorted by (kind, file, path): join their dataset entries in one pass
-    // (no key allocation or search per dataset; there can be hundreds of thousands).
-    let recs = agg.objects.iter().filter(|(k, _)| k.0 == "dataset");
-    let sums = agg.summaries.iter().filter(|(k, _)| k.0 == "dataset");
+    // Both maps are sorted by file, then (kind, path): join their dataset entries in one
+    // pass (no key allocation or search per dataset; there can be hundreds of thousands).
+    use crate::aggregate::{join_sorted, objects_of_kind};
+    let recs = objects_of_kind(&agg.objects, "dataset");
+    let sums = objects_of_kind(&agg.summaries, "dataset");
     let mut rows = Vec::new();
-    for ((_, f, p), rec, sum) in crate::aggregate::join_sorted(recs, sums) {
+    for ((f, p), rec, sum) in join_sorted(recs, sums) {
         let mut row = DatasetRow {
             file: f.to_string(),
             path: p.to_string(),
@@ -1086,21 +1087,24 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
 }
 
 fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
+    let file_summaries = |name: &str| -> Vec<&crate::aggregate::SummaryStats> {
+        agg.summaries.get(name).map_or_else(Vec::new, |m| {
+            m.iter()
+                .filter(|((k, _), _)| k == "file")
+                .map(|(_, v)| v)
+                .collect()
+        })
+    };
     let mut names: BTreeSet<&str> = agg.files.keys().map(String::as_str).collect();
-    for (kind, f, _) in agg.summaries.keys() {
-        if kind == "file" && !f.is_empty() {
+    for f in agg.summaries.keys() {
+        if !f.is_empty() && !file_summaries(f).is_empty() {
             names.insert(f);
         }
     }
     let mut rows = Vec::new();
     for name in names {
         let rec = agg.files.get(name);
-        let sums: Vec<_> = agg
-            .summaries
-            .iter()
-            .filter(|((k, f, _), _)| k == "file" && f == name)
-            .map(|(_, v)| v)
-            .collect();
+        let sums = file_summaries(name);
         let s_sum =
             |g: fn(&crate::aggregate::SummaryStats) -> u64| sums.iter().map(|s| g(s)).sum::<u64>();
         let mut row = FileRow {
@@ -1153,11 +1157,7 @@ fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
 
 fn transfers(agg: &Aggregate) -> Transfers {
     let mut t = Transfers::default();
-    let sums: Vec<_> = agg
-        .summaries
-        .iter()
-        .filter(|((k, _, _), _)| k == "dataset")
-        .collect();
+    let sums: Vec<_> = crate::aggregate::objects_of_kind(&agg.summaries, "dataset").collect();
     let from_summary: (u64, u64, u64) = sums.iter().fold((0, 0, 0), |a, (_, s)| {
         (
             a.0 + s.sum.ind_io,

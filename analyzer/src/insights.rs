@@ -292,7 +292,8 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
     let mut churn: Vec<(u64, String)> = agg
         .objects
         .iter()
-        .filter_map(|((kind, f, p), o)| {
+        .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
+        .filter_map(|(kind, f, p, o)| {
             let per = o.opens / (o.procs.len() as u64).max(1);
             (per >= th.churn_opens)
                 .then(|| (o.opens, format!("{kind} {f}:{p} opened {} times", o.opens)))

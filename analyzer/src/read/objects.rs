@@ -10,43 +10,80 @@ fn num(col: &str, v: &str) -> Result<u64, String> {
     parse_u64(v.as_bytes()).ok_or_else(|| format!("column `{col}`: not a valid number: {v:?}"))
 }
 
-/// Sets one named field of a summary from its text; unknown names are ignored.
-fn set_field(o: &mut ObjectSummary, col: &str, v: &str) -> Result<(), String> {
+/// The columns [`set_field`] knows, in its order.
+const FIELDS: &[&str] = &[
+    "rank",
+    "pid",
+    "kind",
+    "file",
+    "path",
+    "token",
+    "opens",
+    "accesses",
+    "reads",
+    "writes",
+    "bytes_read",
+    "bytes_written",
+    "read_ns",
+    "write_ns",
+    "first_ns",
+    "last_ns",
+    "dims",
+    "type_size",
+    "layout",
+    "ind_io",
+    "coll_io",
+    "broken_coll_io",
+    "created",
+    "dsets_created",
+    "dsets_opened",
+    "groups_created",
+    "groups_opened",
+    "open_ns",
+];
+
+/// The index of a column name in [`FIELDS`]; `None` for columns this version ignores.
+fn field_index(name: &str) -> Option<usize> {
+    FIELDS.iter().position(|f| *f == name)
+}
+
+/// Sets field `FIELDS[i]` of a summary from its text. The header is matched to indices
+/// once per file: matching 28 names per field of every row cost more than parsing.
+fn set_field(o: &mut ObjectSummary, i: usize, v: &str) -> Result<(), String> {
+    let col = FIELDS[i];
     let n = |v: &str| num(col, v);
-    match col {
-        "rank" => {
+    match i {
+        0 => {
             o.rank = parse_i64(v.as_bytes(), -1)
                 .ok_or_else(|| format!("column `rank`: not a valid number: {v:?}"))?
         }
-        "pid" => o.pid = u32::try_from(n(v)?).map_err(|e| format!("column `pid`: {e}"))?,
-        "kind" => o.kind = v.to_string(),
-        "file" => o.file = v.to_string(),
-        "path" => o.path = v.to_string(),
-        "token" => o.token = v.to_string(),
-        "opens" => o.opens = n(v)?,
-        "accesses" => o.accesses = n(v)?,
-        "reads" => o.reads = n(v)?,
-        "writes" => o.writes = n(v)?,
-        "bytes_read" => o.bytes_read = n(v)?,
-        "bytes_written" => o.bytes_written = n(v)?,
-        "read_ns" => o.read_ns = n(v)?,
-        "write_ns" => o.write_ns = n(v)?,
-        "first_ns" => o.first_ns = n(v)?,
-        "last_ns" => o.last_ns = n(v)?,
-        "dims" => o.dims = v.to_string(),
-        "type_size" => o.type_size = n(v)?,
-        "layout" => o.layout = v.to_string(),
-        "ind_io" => o.ind_io = n(v)?,
-        "coll_io" => o.coll_io = n(v)?,
-        "broken_coll_io" => o.broken_coll_io = n(v)?,
-        "created" => {
-            o.created = u8::try_from(n(v)?).map_err(|e| format!("column `created`: {e}"))?
-        }
-        "dsets_created" => o.dsets_created = n(v)?,
-        "dsets_opened" => o.dsets_opened = n(v)?,
-        "groups_created" => o.groups_created = n(v)?,
-        "groups_opened" => o.groups_opened = n(v)?,
-        "open_ns" => o.open_ns = n(v)?,
+        1 => o.pid = u32::try_from(n(v)?).map_err(|e| format!("column `pid`: {e}"))?,
+        2 => o.kind = v.to_string(),
+        3 => o.file = v.to_string(),
+        4 => o.path = v.to_string(),
+        5 => o.token = v.to_string(),
+        6 => o.opens = n(v)?,
+        7 => o.accesses = n(v)?,
+        8 => o.reads = n(v)?,
+        9 => o.writes = n(v)?,
+        10 => o.bytes_read = n(v)?,
+        11 => o.bytes_written = n(v)?,
+        12 => o.read_ns = n(v)?,
+        13 => o.write_ns = n(v)?,
+        14 => o.first_ns = n(v)?,
+        15 => o.last_ns = n(v)?,
+        16 => o.dims = v.to_string(),
+        17 => o.type_size = n(v)?,
+        18 => o.layout = v.to_string(),
+        19 => o.ind_io = n(v)?,
+        20 => o.coll_io = n(v)?,
+        21 => o.broken_coll_io = n(v)?,
+        22 => o.created = u8::try_from(n(v)?).map_err(|e| format!("column `created`: {e}"))?,
+        23 => o.dsets_created = n(v)?,
+        24 => o.dsets_opened = n(v)?,
+        25 => o.groups_created = n(v)?,
+        26 => o.groups_opened = n(v)?,
+        27 => o.open_ns = n(v)?,
         _ => {}
     }
     Ok(())
@@ -74,7 +111,10 @@ pub fn read_objects(
                         OBJECT_COLUMNS.join(",")
                     ));
                 }
-                Ok(names)
+                Ok(names
+                    .into_iter()
+                    .map(|n| (field_index(&n), n))
+                    .collect::<Vec<_>>())
             },
             |names, r| {
                 if r.len() != names.len() {
@@ -88,10 +128,11 @@ pub fn read_objects(
                     rank: -1,
                     ..Default::default()
                 };
-                for (name, v) in names.iter().zip(r.iter()) {
+                for ((idx, name), v) in names.iter().zip(r.iter()) {
+                    let Some(i) = *idx else { continue };
                     let v = std::str::from_utf8(v)
                         .map_err(|_| format!("column `{name}`: not valid UTF-8"))?;
-                    set_field(&mut o, name, v)?;
+                    set_field(&mut o, i, v)?;
                 }
                 sink(o);
                 Ok(())
@@ -111,7 +152,9 @@ pub fn read_objects(
                     serde_json::Value::Bool(b) => u8::from(*b).to_string(),
                     other => other.to_string(),
                 };
-                set_field(&mut o, k, &text)?;
+                if let Some(i) = field_index(k) {
+                    set_field(&mut o, i, &text)?;
+                }
             }
             sink(o);
             Ok(())

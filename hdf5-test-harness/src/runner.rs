@@ -451,7 +451,7 @@ pub fn diff_saved(
 /// Counts and (unless `--keep-traces`) removes what a suite's traced processes wrote: the
 /// mode's `path=`, or the default directory below the mode's work folders (and below the
 /// build tree's tools, where ctest runs them). Trace write errors become suite errors.
-/// `None` for modes without h5prov.
+/// `None` when nothing was traced by a mode whose string does not name h5prov.
 fn sweep_suite(
     ctx: &Ctx,
     mode: &Mode,
@@ -459,7 +459,9 @@ fn sweep_suite(
     mut errors: Vec<String>,
 ) -> Result<(Option<TraceTally>, Vec<String>)> {
     let mut tally = std::mem::take(&mut *ctx.tally.lock().unwrap_or_else(|p| p.into_inner()));
-    let Some(conn) = mode.connector.as_deref().filter(|c| c.contains("h5prov")) else {
+    // Every mode with a connector: h5prov can be stacked below one whose string does not
+    // name it (`pass_through under_vol=416;...`).
+    let Some(conn) = mode.connector.as_deref() else {
         return Ok((None, errors));
     };
     let dir = traces::trace_dir(conn);
@@ -471,13 +473,14 @@ fn sweep_suite(
     }
     tally.merge(traces::sweep_all(&roots, &dir, ctx.opts.keep_traces)?);
     errors.extend(tally.errors());
-    Ok((Some(tally), errors))
+    let traced = tally.processes > 0 || conn.contains("h5prov");
+    Ok((traced.then_some(tally), errors))
 }
 
 /// After one vol test in `folder`: counts its traces (a relative trace directory is the
 /// worker's own) and removes them, or moves them next to its logs when it failed.
 fn sweep_vol_test(ctx: &Ctx, mode: &Mode, folder: &Path, logs: &Path, r: &TestResult) {
-    let Some(conn) = mode.connector.as_deref().filter(|c| c.contains("h5prov")) else {
+    let Some(conn) = mode.connector.as_deref() else {
         return;
     };
     let dir = traces::trace_dir(conn);

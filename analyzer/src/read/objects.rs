@@ -10,37 +10,8 @@ fn num(col: &str, v: &str) -> Result<u64, String> {
     parse_u64(v.as_bytes()).ok_or_else(|| format!("column `{col}`: not a valid number: {v:?}"))
 }
 
-/// The columns [`set_field`] knows, in its order.
-const FIELDS: &[&str] = &[
-    "rank",
-    "pid",
-    "kind",
-    "file",
-    "path",
-    "token",
-    "opens",
-    "accesses",
-    "reads",
-    "writes",
-    "bytes_read",
-    "bytes_written",
-    "read_ns",
-    "write_ns",
-    "first_ns",
-    "last_ns",
-    "dims",
-    "type_size",
-    "layout",
-    "ind_io",
-    "coll_io",
-    "broken_coll_io",
-    "created",
-    "dsets_created",
-    "dsets_opened",
-    "groups_created",
-    "groups_opened",
-    "open_ns",
-];
+/// The columns [`set_field`] knows, in its order: the format's objects columns.
+const FIELDS: &[&str] = OBJECT_COLUMNS;
 
 /// The index of a column name in [`FIELDS`]; `None` for columns this version ignores.
 fn field_index(name: &str) -> Option<usize> {

@@ -919,11 +919,9 @@ impl Builder {
         }
 
         let is_object = OBJECT_KINDS.contains(&r.kind) && !(r.file.is_empty() && r.path.is_empty());
-        let fid = if is_object || !r.file.is_empty() {
-            self.file_id(r.file)
-        } else {
-            usize::MAX
-        };
+        // Records without a file share the "" entry, which `finish` drops unless it holds
+        // objects.
+        let fid = self.file_id(r.file);
         if is_object {
             self.key.clear();
             self.key.extend_from_slice(r.kind.as_bytes());

@@ -1087,24 +1087,24 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
 }
 
 fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
-    let file_summaries = |name: &str| -> Vec<&crate::aggregate::SummaryStats> {
-        agg.summaries.get(name).map_or_else(Vec::new, |m| {
-            m.iter()
-                .filter(|((k, _), _)| k == "file")
-                .map(|(_, v)| v)
-                .collect()
-        })
-    };
-    let mut names: BTreeSet<&str> = agg.files.keys().map(String::as_str).collect();
-    for f in agg.summaries.keys() {
-        if !f.is_empty() && !file_summaries(f).is_empty() {
-            names.insert(f);
+    // The "file" summary rows of each container file, gathered once.
+    let mut file_sums: BTreeMap<&str, Vec<&crate::aggregate::SummaryStats>> = BTreeMap::new();
+    for (f, m) in &agg.summaries {
+        let sums: Vec<_> = m
+            .iter()
+            .filter(|((k, _), _)| k == "file")
+            .map(|(_, v)| v)
+            .collect();
+        if !f.is_empty() && !sums.is_empty() {
+            file_sums.insert(f, sums);
         }
     }
+    let mut names: BTreeSet<&str> = agg.files.keys().map(String::as_str).collect();
+    names.extend(file_sums.keys().copied());
     let mut rows = Vec::new();
     for name in names {
         let rec = agg.files.get(name);
-        let sums = file_summaries(name);
+        let sums = file_sums.get(name).map_or(&[][..], Vec::as_slice);
         let s_sum =
             |g: fn(&crate::aggregate::SummaryStats) -> u64| sums.iter().map(|s| g(s)).sum::<u64>();
         let mut row = FileRow {

@@ -503,6 +503,18 @@ fn sweep_vol_test(ctx: &Ctx, mode: &Mode, folder: &Path, logs: &Path, r: &TestRe
     }
 }
 
+/// The outcome of a program that ended as expected: skipped when it said so.
+fn passed_or_skipped(skipped: bool) -> (Outcome, Option<String>) {
+    if skipped {
+        (
+            Outcome::Skipped,
+            Some("the program skipped itself".to_string()),
+        )
+    } else {
+        (Outcome::Passed, None)
+    }
+}
+
 fn logs_dir(ctx: &Ctx, mode: &Mode) -> PathBuf {
     ctx.opts.out.join(&mode.label).join("logs")
 }
@@ -676,14 +688,7 @@ fn run_vol_test(
     let (status, secs) = run_to_files(&mut cmd, &out, &err)?;
     let stdout = String::from_utf8_lossy(&std::fs::read(&out).unwrap_or_default()).into_owned();
     let (outcome, detail) = if status.code() == Some(t.expect) {
-        if suites::program_skipped(&stdout) {
-            (
-                Outcome::Skipped,
-                Some("the program skipped itself".to_string()),
-            )
-        } else {
-            (Outcome::Passed, None)
-        }
+        passed_or_skipped(suites::program_skipped(&stdout))
     } else {
         (
             Outcome::Failed,
@@ -902,14 +907,7 @@ fn run_testpar(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>
                 (Outcome::Passed, None)
             }
         } else if status.success() {
-            if crate::testpar::program_skipped(&stdout) {
-                (
-                    Outcome::Skipped,
-                    Some("the program skipped itself".to_string()),
-                )
-            } else {
-                (Outcome::Passed, None)
-            }
+            passed_or_skipped(crate::testpar::program_skipped(&stdout))
         } else {
             (
                 Outcome::Failed,

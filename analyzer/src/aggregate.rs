@@ -1,7 +1,9 @@
-//! Mergeable aggregation. One [`Aggregate`] is built per input file (streaming, bounded
-//! memory), and aggregates are combined with [`Aggregate::merge`]. Every field is an
-//! integer sum, min, max, sorted map or bounded top-K with a total order, so the merge is
-//! commutative and associative: the result is the same for any number of threads.
+//! Mergeable aggregation. Each worker thread reads files, one after another, into its own
+//! [`Accumulator`] (streaming, bounded memory; objects in hash maps); the workers'
+//! accumulators are merged and turned into one [`Aggregate`] of sorted maps. Every field
+//! is an integer sum, min, max, sorted map or bounded top-K with a total order, so merges
+//! ([`Accumulator::merge`], [`Aggregate::merge`]) are commutative and associative: the
+//! result is the same for any number of threads and any order of files.
 //!
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
 //! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
@@ -19,6 +21,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Slowest calls kept per operation (the straggler-call candidates).
 pub const SLOW_CALLS_KEPT: usize = 10;
@@ -771,25 +774,24 @@ struct LocalOp {
     stats: OpStats,
 }
 
-/// One file's objects while a trace is read, by `kind\0path`.
-type LocalObjects = FxHashMap<Box<[u8]>, ObjStats>;
-
-/// Builds the [`Aggregate`] of one trace file, record by record (the hot path).
-#[derive(Default)]
-pub struct Builder {
+/// Adds the records of one trace file to an [`Accumulator`], record by record (the hot
+/// path). Per-object statistics go straight into the accumulator's object table;
+/// everything else is kept by operation number until [`Builder::finish`].
+pub struct Builder<'a> {
+    objects: &'a mut ObjectTable<ObjStats>,
+    agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
     procs: FxHashMap<ProcKey, (ProcStats, FxHashMap<u32, ProcOpStats>)>,
     /// Per container file (`""` too, for objects without one): its statistics and its
-    /// objects by `kind\0path`.
-    files: Vec<(Box<str>, FileStats, LocalObjects)>,
+    /// number in the object table.
+    files: Vec<(Box<str>, FileStats, usize)>,
     file_ids: FxHashMap<Box<str>, u32>,
     last_file: u32,
     xfer: Vec<((String, String), u64)>,
     io_sizes: [SizeHist; 2],
     timeline: Timeline<u32>,
     collectives: Recorder,
-    key: Vec<u8>,
     last_op: u32,
     first_ns: u64,
     last_ns: u64,
@@ -797,10 +799,26 @@ pub struct Builder {
 
 const OBJECT_KINDS: &[&str] = &["file", "group", "dataset", "attr", "datatype"];
 
-impl Builder {
-    /// An empty builder.
-    pub fn new() -> Self {
-        Self::default()
+impl<'a> Builder<'a> {
+    /// A builder adding to `acc`.
+    pub fn new(acc: &'a mut Accumulator) -> Self {
+        Self {
+            objects: &mut acc.objects,
+            agg: &mut acc.agg,
+            op_ids: FxHashMap::default(),
+            ops: Vec::new(),
+            procs: FxHashMap::default(),
+            files: Vec::new(),
+            file_ids: FxHashMap::default(),
+            last_file: 0,
+            xfer: Vec::new(),
+            io_sizes: Default::default(),
+            timeline: Timeline::default(),
+            collectives: Recorder::default(),
+            last_op: 0,
+            first_ns: 0,
+            last_ns: 0,
+        }
     }
 
     /// The index of `file` in `files` (records of a process mostly repeat one file).
@@ -815,8 +833,8 @@ impl Builder {
             Some(&id) => id,
             None => {
                 let id = self.files.len() as u32;
-                self.files
-                    .push((file.into(), FileStats::default(), FxHashMap::default()));
+                let table = self.objects.file(file);
+                self.files.push((file.into(), FileStats::default(), table));
                 self.file_ids.insert(file.into(), id);
                 id
             }
@@ -923,45 +941,37 @@ impl Builder {
         // objects.
         let fid = self.file_id(r.file);
         if is_object {
-            self.key.clear();
-            self.key.extend_from_slice(r.kind.as_bytes());
-            self.key.push(0);
-            self.key.extend_from_slice(r.path.as_bytes());
-            let objects = &mut self.files[fid].2;
-            let o = match objects.get_mut(self.key.as_slice()) {
-                Some(o) => o,
-                None => objects
-                    .entry(self.key.clone().into_boxed_slice())
-                    .or_default(),
-            };
-            o.calls += 1;
-            o.total_ns += r.total_ns;
-            o.opens += u64::from(is_open);
-            o.creates += u64::from(is_create);
-            if is_close {
-                o.closes += 1;
-                o.close_ns += r.total_ns;
-            }
-            match class {
-                OpClass::DataWrite => {
-                    o.writes += 1;
-                    o.bytes_written += r.bytes;
-                    o.write_ns += r.total_ns;
+            let table = self.files[fid].2;
+            self.objects.update(table, r.kind, r.path, |o| {
+                o.calls += 1;
+                o.total_ns += r.total_ns;
+                o.opens += u64::from(is_open);
+                o.creates += u64::from(is_create);
+                if is_close {
+                    o.closes += 1;
+                    o.close_ns += r.total_ns;
                 }
-                OpClass::DataRead => {
-                    o.reads += 1;
-                    o.bytes_read += r.bytes;
-                    o.read_ns += r.total_ns;
+                match class {
+                    OpClass::DataWrite => {
+                        o.writes += 1;
+                        o.bytes_written += r.bytes;
+                        o.write_ns += r.total_ns;
+                    }
+                    OpClass::DataRead => {
+                        o.reads += 1;
+                        o.bytes_read += r.bytes;
+                        o.read_ns += r.total_ns;
+                    }
+                    OpClass::Metadata => {}
                 }
-                OpClass::Metadata => {}
-            }
-            if is_data {
-                o.sizes.add(r.bytes);
-                o.ind_io += ind;
-                o.coll_io += coll;
-                o.broken_coll_io += broken;
-            }
-            o.procs.insert(proc);
+                if is_data {
+                    o.sizes.add(r.bytes);
+                    o.ind_io += ind;
+                    o.coll_io += coll;
+                    o.broken_coll_io += broken;
+                }
+                o.procs.insert(proc);
+            });
         }
 
         if !r.file.is_empty() {
@@ -1007,8 +1017,8 @@ impl Builder {
         self.last_ns = self.last_ns.max(r.end_ns());
     }
 
-    /// Turns the builder into an [`Aggregate`] keyed by names.
-    pub fn finish(self) -> Aggregate {
+    /// Adds what the builder holds to its accumulator, keyed by names.
+    pub fn finish(self) {
         let names: Vec<String> = self.ops.iter().map(|o| o.name.clone()).collect();
         let mut agg = Aggregate {
             first_ns: self.first_ns,
@@ -1027,38 +1037,207 @@ impl Builder {
                 .collect();
             agg.procs.insert(p, ps);
         }
-        for (name, stats, objects) in self.files {
-            if !objects.is_empty() {
-                let map = object_map(objects.into_iter().map(|(k, v)| {
-                    let mut parts = k.splitn(2, |&b| b == 0);
-                    let mut next =
-                        || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
-                    ((next(), next()), v)
-                }));
-                agg.objects.insert(name.to_string(), map);
-            }
+        for (name, stats, _) in self.files {
             if !name.is_empty() {
                 agg.files.insert(name.into(), stats);
             }
         }
         agg.xfer = self.xfer.into_iter().collect();
         agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
+        self.agg.merge(agg);
+    }
+}
+
+/// Objects by container file, then by `kind\0path`: what an [`Accumulator`] collects.
+/// Hash maps, because most of the work is looking up objects that are already there;
+/// sorted once, by [`ObjectTable::into_maps`]. Files are numbered in the order they were
+/// first seen, so a reader looks a file's name up once, not once per row.
+#[derive(Debug)]
+struct ObjectTable<V> {
+    files: Vec<(Box<str>, LocalMap<V>)>,
+    index: FxHashMap<Box<str>, u32>,
+    last: u32,
+    key: Vec<u8>,
+}
+
+/// One file's objects by `kind\0path`.
+type LocalMap<V> = FxHashMap<Box<[u8]>, V>;
+
+impl<V> Default for ObjectTable<V> {
+    fn default() -> Self {
+        Self {
+            files: Vec::new(),
+            index: FxHashMap::default(),
+            last: 0,
+            key: Vec::new(),
+        }
+    }
+}
+
+impl<V: Default + Send> ObjectTable<V> {
+    /// The number of `file` (rows of a file mostly repeat one container file).
+    #[inline]
+    fn file(&mut self, file: &str) -> usize {
+        if let Some(e) = self.files.get(self.last as usize) {
+            if &*e.0 == file {
+                return self.last as usize;
+            }
+        }
+        let id = match self.index.get(file) {
+            Some(&id) => id,
+            None => {
+                let id = self.files.len() as u32;
+                self.files.push((file.into(), LocalMap::default()));
+                self.index.insert(file.into(), id);
+                id
+            }
+        };
+        self.last = id;
+        id as usize
+    }
+
+    /// Calls `f` on the entry of object (`kind`, `path`) of file number `file`, created
+    /// empty if new.
+    #[inline]
+    fn update(&mut self, file: usize, kind: &str, path: &str, f: impl FnOnce(&mut V)) {
+        self.key.clear();
+        self.key.extend_from_slice(kind.as_bytes());
+        self.key.push(0);
+        self.key.extend_from_slice(path.as_bytes());
+        let map = &mut self.files[file].1;
+        match map.get_mut(self.key.as_slice()) {
+            Some(v) => f(v),
+            None => f(map.entry(self.key.clone().into_boxed_slice()).or_default()),
+        }
+    }
+
+    /// Adds another table; `f` combines the values of one object.
+    fn merge(&mut self, o: ObjectTable<V>, f: impl Fn(&mut V, V)) {
+        for (file, mut objects) in o.files {
+            let i = self.file(&file);
+            let map = &mut self.files[i].1;
+            if map.len() < objects.len() {
+                std::mem::swap(map, &mut objects); // insert the smaller map into the bigger
+            }
+            for (k, v) in objects {
+                match map.entry(k) {
+                    std::collections::hash_map::Entry::Occupied(e) => f(e.into_mut(), v),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The sorted maps of the [`Aggregate`] (files sorted in parallel). Files without
+    /// objects are left out.
+    fn into_maps(self) -> BTreeMap<String, ObjectMap<V>> {
+        self.files
+            .into_par_iter()
+            .filter(|(_, objects)| !objects.is_empty())
+            .map(|(file, objects)| {
+                let map = object_map(objects.into_iter().map(|(k, v)| {
+                    let mut parts = k.splitn(2, |&b| b == 0);
+                    let mut next =
+                        || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
+                    ((next(), next()), v)
+                }));
+                (file.into(), map)
+            })
+            .collect()
+    }
+}
+
+/// What one worker thread has read so far: an [`Aggregate`] whose object tables are still
+/// hash maps. Each worker reads many files into one accumulator (no per-file sorted maps
+/// to build and merge); the workers' accumulators are merged once at the end.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    /// Everything but the objects and summaries.
+    agg: Aggregate,
+    objects: ObjectTable<ObjStats>,
+    summaries: ObjectTable<SummaryStats>,
+}
+
+impl Accumulator {
+    /// Reads one trace file.
+    pub fn add_trace(
+        &mut self,
+        path: &Path,
+        enc: Encoding,
+        opts: &ReadOptions,
+    ) -> Result<(), Error> {
+        let mut b = Builder::new(self);
+        let d = match enc {
+            Encoding::Csv => csv_trace::read_csv_trace(path, opts, |r| b.add(r))?,
+            _ => jsonl_trace::read_jsonl_trace(path, opts, |r| b.add(r))?,
+        };
+        b.finish();
+        self.agg.diag.trace_files += 1;
+        self.agg.diag.records += d.rows;
+        self.agg.diag.file(path, &d);
+        Ok(())
+    }
+
+    /// Reads one objects file.
+    pub fn add_objects(
+        &mut self,
+        path: &Path,
+        enc: Encoding,
+        opts: &ReadOptions,
+    ) -> Result<(), Error> {
+        let summaries = &mut self.summaries;
+        let d = read_objects(path, enc, opts, |o| {
+            let f = summaries.file(&o.file);
+            summaries.update(f, &o.kind, &o.path, |s| s.add(o));
+        })?;
+        self.agg.diag.objects_files += 1;
+        self.agg.diag.object_rows += d.rows;
+        self.agg.diag.file(path, &d);
+        Ok(())
+    }
+
+    /// Reads one meta file; an unreadable one is recorded, not fatal.
+    pub fn add_meta(&mut self, path: &Path) {
+        self.agg.diag.meta_files += 1;
+        match read_meta(path) {
+            Ok(m) => {
+                self.agg.metas.push(m);
+                self.agg.metas.sort_by_key(meta_key);
+            }
+            Err(e) => {
+                self.agg
+                    .diag
+                    .bad_metas
+                    .insert((path.display().to_string(), e));
+            }
+        }
+    }
+
+    /// Adds everything in `o` (commutative and associative, like [`Aggregate::merge`]).
+    pub fn merge(&mut self, o: Accumulator) {
+        self.agg.merge(o.agg);
+        self.objects.merge(o.objects, ObjStats::merge);
+        self.summaries.merge(o.summaries, SummaryStats::merge);
+    }
+
+    /// The [`Aggregate`]: object tables sorted.
+    pub fn finish(self) -> Aggregate {
+        let mut agg = self.agg;
+        let (objects, summaries) =
+            rayon::join(|| self.objects.into_maps(), || self.summaries.into_maps());
+        agg.objects = objects;
+        agg.summaries = summaries;
         agg
     }
 }
 
 /// Reads one trace file into an [`Aggregate`].
 pub fn aggregate_trace(path: &Path, enc: Encoding, opts: &ReadOptions) -> Result<Aggregate, Error> {
-    let mut b = Builder::new();
-    let d = match enc {
-        Encoding::Csv => csv_trace::read_csv_trace(path, opts, |r| b.add(r))?,
-        _ => jsonl_trace::read_jsonl_trace(path, opts, |r| b.add(r))?,
-    };
-    let mut agg = b.finish();
-    agg.diag.trace_files = 1;
-    agg.diag.records = d.rows;
-    agg.diag.file(path, &d);
-    Ok(agg)
+    let mut acc = Accumulator::default();
+    acc.add_trace(path, enc, opts)?;
+    Ok(acc.finish())
 }
 
 /// Reads one objects file into an [`Aggregate`].
@@ -1067,40 +1246,16 @@ pub fn aggregate_objects(
     enc: Encoding,
     opts: &ReadOptions,
 ) -> Result<Aggregate, Error> {
-    let mut agg = Aggregate::default();
-    // Rows in hash maps while reading (one hash per row, not a tree search over string
-    // keys), sorted once at the end.
-    let mut by_file: FxHashMap<String, FxHashMap<(String, String), SummaryStats>> =
-        FxHashMap::default();
-    let d = read_objects(path, enc, opts, |mut o| {
-        let file = match by_file.get_mut(o.file.as_str()) {
-            Some(m) => m,
-            None => by_file.entry(std::mem::take(&mut o.file)).or_default(),
-        };
-        let key = (std::mem::take(&mut o.kind), std::mem::take(&mut o.path));
-        file.entry(key).or_default().add(&o);
-    })?;
-    agg.summaries = by_file
-        .into_iter()
-        .map(|(f, m)| (f, object_map(m)))
-        .collect();
-    agg.diag.objects_files = 1;
-    agg.diag.object_rows = d.rows;
-    agg.diag.file(path, &d);
-    Ok(agg)
+    let mut acc = Accumulator::default();
+    acc.add_objects(path, enc, opts)?;
+    Ok(acc.finish())
 }
 
 /// Reads one meta file into an [`Aggregate`]; an unreadable one is recorded, not fatal.
 pub fn aggregate_meta(path: &Path) -> Aggregate {
-    let mut agg = Aggregate::default();
-    agg.diag.meta_files = 1;
-    match read_meta(path) {
-        Ok(m) => agg.metas.push(m),
-        Err(e) => {
-            agg.diag.bad_metas.insert((path.display().to_string(), e));
-        }
-    }
-    agg
+    let mut acc = Accumulator::default();
+    acc.add_meta(path);
+    acc.finish()
 }
 
 fn pick_error(a: Error, b: Error) -> Error {
@@ -1144,26 +1299,54 @@ pub fn aggregate_all(
             Job::Trace(_, _, s) | Job::Objects(_, _, s) | Job::Meta(_, s) => *s,
         })
     });
-    jobs.into_par_iter()
-        .with_max_len(1)
-        .map(|j| {
-            let (r, size) = match j {
-                Job::Trace(p, e, s) => (aggregate_trace(p, e, opts), s),
-                Job::Objects(p, e, s) => (aggregate_objects(p, e, opts), s),
-                Job::Meta(p, s) => (Ok(aggregate_meta(p)), s),
+    // One worker per thread, each taking the next file from a shared counter into its own
+    // accumulator; then one merge per worker.
+    let next = AtomicUsize::new(0);
+    let worker = |_| {
+        let mut acc = Accumulator::default();
+        let mut err: Option<Error> = None;
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(job) = jobs.get(i) else { break };
+            let (r, size) = match *job {
+                Job::Trace(p, e, s) => (acc.add_trace(p, e, opts), s),
+                Job::Objects(p, e, s) => (acc.add_objects(p, e, opts), s),
+                Job::Meta(p, s) => {
+                    acc.add_meta(p);
+                    (Ok(()), s)
+                }
             };
             progress(size);
-            r
-        })
-        .reduce(
-            || Ok(Aggregate::default()),
-            |a, b| match (a, b) {
-                (Ok(mut a), Ok(b)) => {
-                    a.merge(b);
-                    Ok(a)
-                }
-                (Err(a), Err(b)) => Err(pick_error(a, b)),
-                (Err(e), _) | (_, Err(e)) => Err(e),
-            },
-        )
+            if let Err(e) = r {
+                err = Some(match err {
+                    Some(a) => pick_error(a, e),
+                    None => e,
+                });
+            }
+        }
+        (acc, err)
+    };
+    let workers = rayon::current_num_threads().clamp(1, jobs.len().max(1));
+    let results: Vec<(Accumulator, Option<Error>)> = (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(worker)
+        .collect();
+    let mut total = Accumulator::default();
+    let mut err: Option<Error> = None;
+    for (acc, e) in results {
+        if let Some(e) = e {
+            err = Some(match err {
+                Some(a) => pick_error(a, e),
+                None => e,
+            });
+        }
+        if err.is_none() {
+            total.merge(acc);
+        }
+    }
+    match err {
+        Some(e) => Err(e),
+        None => Ok(total.finish()),
+    }
 }

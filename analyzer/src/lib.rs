@@ -5,8 +5,8 @@
 //! Layers (each usable on its own):
 //! 1. [`read`]: discovery and streaming readers (CSV, JSONL) that yield borrowed
 //!    [`record::RecordRef`]s;
-//! 2. [`aggregate`]: a per-file [`aggregate::Builder`] and a commutative
-//!    [`aggregate::Aggregate::merge`], run in parallel with rayon;
+//! 2. [`aggregate`]: one [`aggregate::Accumulator`] per worker thread reads files one
+//!    after another, and a commutative merge combines the workers';
 //! 3. [`analysis`]: detection (hot functions, stragglers, objects, phases, insights) into a
 //!    serialisable [`analysis::Report`];
 //! 4. [`render`]: pure renderers (terminal, JSON, CSV, HTML) that return bytes;

@@ -6,8 +6,22 @@ use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta, OBJECT_COLUMNS};
 use std::path::Path;
 
-fn num(col: &str, v: &str) -> Result<u64, String> {
-    parse_u64(v.as_bytes()).ok_or_else(|| format!("column `{col}`: not a valid number: {v:?}"))
+fn num(col: &str, v: &[u8]) -> Result<u64, String> {
+    parse_u64(v).ok_or_else(|| {
+        format!(
+            "column `{col}`: not a valid number: {:?}",
+            String::from_utf8_lossy(v)
+        )
+    })
+}
+
+/// Replaces a string field's text without allocating once the string has grown (the
+/// reader reuses one summary for every row).
+fn set_text(dst: &mut String, col: &str, v: &[u8]) -> Result<(), String> {
+    let v = std::str::from_utf8(v).map_err(|_| format!("column `{col}`: not valid UTF-8"))?;
+    dst.clear();
+    dst.push_str(v);
+    Ok(())
 }
 
 /// The columns [`set_field`] knows, in its order: the format's objects columns.
@@ -19,20 +33,25 @@ fn field_index(name: &str) -> Option<usize> {
 }
 
 /// Sets field `FIELDS[i]` of a summary from its text. The header is matched to indices
-/// once per file: matching 28 names per field of every row cost more than parsing.
-fn set_field(o: &mut ObjectSummary, i: usize, v: &str) -> Result<(), String> {
+/// once per file: matching 28 names per field of every row cost more than parsing. Only
+/// the text columns are checked for UTF-8; a number's digits are checked as digits.
+fn set_field(o: &mut ObjectSummary, i: usize, v: &[u8]) -> Result<(), String> {
     let col = FIELDS[i];
-    let n = |v: &str| num(col, v);
+    let n = |v: &[u8]| num(col, v);
     match i {
         0 => {
-            o.rank = parse_i64(v.as_bytes(), -1)
-                .ok_or_else(|| format!("column `rank`: not a valid number: {v:?}"))?
+            o.rank = parse_i64(v, -1).ok_or_else(|| {
+                format!(
+                    "column `rank`: not a valid number: {:?}",
+                    String::from_utf8_lossy(v)
+                )
+            })?
         }
         1 => o.pid = u32::try_from(n(v)?).map_err(|e| format!("column `pid`: {e}"))?,
-        2 => o.kind = v.to_string(),
-        3 => o.file = v.to_string(),
-        4 => o.path = v.to_string(),
-        5 => o.token = v.to_string(),
+        2 => set_text(&mut o.kind, col, v)?,
+        3 => set_text(&mut o.file, col, v)?,
+        4 => set_text(&mut o.path, col, v)?,
+        5 => set_text(&mut o.token, col, v)?,
         6 => o.opens = n(v)?,
         7 => o.accesses = n(v)?,
         8 => o.reads = n(v)?,
@@ -43,9 +62,9 @@ fn set_field(o: &mut ObjectSummary, i: usize, v: &str) -> Result<(), String> {
         13 => o.write_ns = n(v)?,
         14 => o.first_ns = n(v)?,
         15 => o.last_ns = n(v)?,
-        16 => o.dims = v.to_string(),
+        16 => set_text(&mut o.dims, col, v)?,
         17 => o.type_size = n(v)?,
-        18 => o.layout = v.to_string(),
+        18 => set_text(&mut o.layout, col, v)?,
         19 => o.ind_io = n(v)?,
         20 => o.coll_io = n(v)?,
         21 => o.broken_coll_io = n(v)?,
@@ -60,13 +79,23 @@ fn set_field(o: &mut ObjectSummary, i: usize, v: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads every summary row of an objects file.
+/// A summary with every field at its "not in the row" value (`rank` −1).
+fn blank() -> ObjectSummary {
+    ObjectSummary {
+        rank: -1,
+        ..Default::default()
+    }
+}
+
+/// Reads every summary row of an objects file. The sink borrows one summary that the
+/// reader refills for each row (no allocation per row); clone it to keep it.
 pub fn read_objects(
     path: &Path,
     enc: Encoding,
     opts: &ReadOptions,
-    mut sink: impl FnMut(ObjectSummary),
+    mut sink: impl FnMut(&ObjectSummary),
 ) -> Result<FileDiag, Error> {
+    let mut o = blank();
     match enc {
         Encoding::Csv => drive_csv(
             path,
@@ -95,27 +124,22 @@ pub fn read_objects(
                         names.len()
                     ));
                 }
-                let mut o = ObjectSummary {
-                    rank: -1,
-                    ..Default::default()
-                };
-                for ((idx, name), v) in names.iter().zip(r.iter()) {
-                    let Some(i) = *idx else { continue };
-                    let v = std::str::from_utf8(v)
-                        .map_err(|_| format!("column `{name}`: not valid UTF-8"))?;
-                    set_field(&mut o, i, v)?;
+                // Every row has every column of the header, so each row sets the same
+                // fields and the others keep their blank values: no reset needed.
+                for ((idx, _), v) in names.iter().zip(r.iter()) {
+                    if let Some(i) = *idx {
+                        set_field(&mut o, i, v)?;
+                    }
                 }
-                sink(o);
+                sink(&o);
                 Ok(())
             },
         ),
         _ => drive_jsonl(path, opts, |body| {
             let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
             let obj = v.as_object().ok_or("not a JSON object")?;
-            let mut o = ObjectSummary {
-                rank: -1,
-                ..Default::default()
-            };
+            // JSON rows may name different keys: start each from blank.
+            o = blank();
             for (k, v) in obj {
                 let text = match v {
                     serde_json::Value::String(s) => s.clone(),
@@ -124,10 +148,10 @@ pub fn read_objects(
                     other => other.to_string(),
                 };
                 if let Some(i) = field_index(k) {
-                    set_field(&mut o, i, &text)?;
+                    set_field(&mut o, i, text.as_bytes())?;
                 }
             }
-            sink(o);
+            sink(&o);
             Ok(())
         }),
     }

@@ -641,37 +641,26 @@ fn merge_maps<K: Ord, V>(
 /// makes merging the maps of processes that use different files a matter of moving them.
 pub type ObjectMap<V> = BTreeMap<(String, String), V>;
 
-/// Builds an [`ObjectMap`] from entries in any order. The sort compares 16-byte prefixes
-/// of kind and path as integers first: object paths share long prefixes, and string
-/// comparisons (a `memcmp` call each) dominated the build on object-heavy traces.
-pub fn object_map<V>(entries: impl IntoIterator<Item = ((String, String), V)>) -> ObjectMap<V> {
-    fn prefix(s: &str) -> u128 {
-        let mut b = [0u8; 16];
-        let n = s.len().min(16);
-        b[..n].copy_from_slice(&s.as_bytes()[..n]);
-        u128::from_be_bytes(b)
-    }
-    let mut items: Vec<Option<((String, String), V)>> = entries.into_iter().map(Some).collect();
-    // Sort small (prefix, prefix, index) triples, not the entries (objects' statistics are
-    // a few hundred bytes: moving them dominated the sort).
-    let mut order: Vec<(u128, u128, u32)> = items
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let (k, _) = e.as_ref().expect("filled above");
-            (prefix(&k.0), prefix(&k.1), i as u32)
+/// Builds an [`ObjectMap`] from `kind\0path` keys and values in any order. Byte order
+/// of `kind\0path` is (kind, path) order (a kind holds no NUL), so the keys are sorted as
+/// bytes (small (key, index) pairs, not the entries: objects' statistics are a few hundred
+/// bytes) and the tree is built in bulk from the sorted run.
+fn object_map<V: Default>(keys: Vec<(Box<[u8]>, u32)>, values: &mut [V]) -> ObjectMap<V> {
+    let mut keys = keys;
+    keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let text = |b: &[u8]| match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    };
+    keys.into_iter()
+        .map(|(k, i)| {
+            let cut = k.iter().position(|&b| b == 0).unwrap_or(k.len());
+            let path = k.get(cut + 1..).unwrap_or(b"");
+            (
+                (text(&k[..cut]), text(path)),
+                std::mem::take(&mut values[i as usize]),
+            )
         })
-        .collect();
-    order.sort_unstable_by(|a, b| {
-        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
-            let key = |i: u32| items[i as usize].as_ref().map(|e| &e.0);
-            key(a.2).cmp(&key(b.2))
-        })
-    });
-    // Sorted input: `collect` finds one run and builds the tree in bulk.
-    order
-        .into_iter()
-        .filter_map(|(_, _, i)| items[i as usize].take())
         .collect()
 }
 
@@ -770,8 +759,30 @@ struct LocalOp {
     is_open: bool,
     is_create: bool,
     is_close: bool,
+    /// What a container file's statistics count this op as.
+    file_op: FileOp,
     collective: collective::Kind,
     stats: OpStats,
+}
+
+/// The metadata operations [`FileStats`] counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FileOp {
+    Open,
+    DatasetCreate,
+    DatasetClose,
+    Other,
+}
+
+impl FileOp {
+    fn of(family: &str) -> FileOp {
+        match family {
+            "file.open" | "file.create" => FileOp::Open,
+            "dataset.create" => FileOp::DatasetCreate,
+            "dataset.close" => FileOp::DatasetClose,
+            _ => FileOp::Other,
+        }
+    }
 }
 
 /// Adds the records of one trace file to an [`Accumulator`], record by record (the hot
@@ -782,7 +793,11 @@ pub struct Builder<'a> {
     agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
-    procs: FxHashMap<ProcKey, (ProcStats, FxHashMap<u32, ProcOpStats>)>,
+    /// Per process (a trace file is one process): its statistics and per-op statistics
+    /// by op number.
+    procs: Vec<(ProcKey, ProcStats, Vec<ProcOpStats>)>,
+    proc_ids: FxHashMap<ProcKey, usize>,
+    last_proc: usize,
     /// Per container file (`""` too, for objects without one): its statistics and its
     /// number in the object table.
     files: Vec<(Box<str>, FileStats, usize)>,
@@ -807,7 +822,9 @@ impl<'a> Builder<'a> {
             agg: &mut acc.agg,
             op_ids: FxHashMap::default(),
             ops: Vec::new(),
-            procs: FxHashMap::default(),
+            procs: Vec::new(),
+            proc_ids: FxHashMap::default(),
+            last_proc: 0,
             files: Vec::new(),
             file_ids: FxHashMap::default(),
             last_file: 0,
@@ -864,6 +881,7 @@ impl<'a> Builder<'a> {
             is_open: matches!(callback, "open" | "create") || family == "datatype.commit",
             is_create: callback == "create" || family == "datatype.commit",
             is_close: callback == "close",
+            file_op: FileOp::of(family),
             collective: collective::Kind::of(op),
             stats: OpStats::default(),
         });
@@ -879,6 +897,7 @@ impl<'a> Builder<'a> {
         let lo = &mut self.ops[id as usize];
         let class = lo.class;
         let (is_open, is_create, is_close) = (lo.is_open, lo.is_create, lo.is_close);
+        let file_op = lo.file_op;
         let coll_kind = lo.collective;
         let s = &mut lo.stats;
         s.count += 1;
@@ -901,8 +920,23 @@ impl<'a> Builder<'a> {
             });
         }
 
-        let (ps, pops) = self.procs.entry(proc).or_default();
-        pops.entry(id).or_default().add(r);
+        let pi = match self.procs.get(self.last_proc) {
+            Some(p) if p.0 == proc => self.last_proc,
+            _ => {
+                let n = self.procs.len();
+                let i = *self.proc_ids.entry(proc).or_insert(n);
+                if i == n {
+                    self.procs.push((proc, ProcStats::default(), Vec::new()));
+                }
+                self.last_proc = i;
+                i
+            }
+        };
+        let (_, ps, pops) = &mut self.procs[pi];
+        if pops.len() <= id as usize {
+            pops.resize(id as usize + 1, ProcOpStats::default());
+        }
+        pops[id as usize].add(r);
         ps.first_ns = min_nonzero(ps.first_ns, r.start_ns.max(1));
         ps.last_ns = ps.last_ns.max(r.end_ns());
         let is_data = class != OpClass::Metadata;
@@ -978,7 +1012,6 @@ impl<'a> Builder<'a> {
             let f = &mut self.files[fid].1;
             f.calls += 1;
             f.total_ns += r.total_ns;
-            let fam = h5prov_format::op_family(r.op);
             match class {
                 OpClass::DataWrite => {
                     f.writes += 1;
@@ -994,14 +1027,14 @@ impl<'a> Builder<'a> {
                 }
                 OpClass::Metadata => {
                     f.meta_ns += r.total_ns;
-                    match fam {
-                        "file.open" | "file.create" => f.file_opens += 1,
-                        "dataset.create" => f.dset_creates += 1,
-                        "dataset.close" => {
+                    match file_op {
+                        FileOp::Open => f.file_opens += 1,
+                        FileOp::DatasetCreate => f.dset_creates += 1,
+                        FileOp::DatasetClose => {
                             f.dset_closes += 1;
                             f.dset_close_ns += r.total_ns;
                         }
-                        _ => {}
+                        FileOp::Other => {}
                     }
                 }
             }
@@ -1030,12 +1063,14 @@ impl<'a> Builder<'a> {
         for o in self.ops {
             agg.ops.insert(o.name, o.stats);
         }
-        for (p, (mut ps, pops)) in self.procs {
+        for (p, mut ps, pops) in self.procs {
             ps.ops = pops
                 .into_iter()
-                .map(|(id, s)| (names[id as usize].clone(), s))
+                .enumerate()
+                .filter(|(_, s)| s.count > 0)
+                .map(|(id, s)| (names[id].clone(), s))
                 .collect();
-            agg.procs.insert(p, ps);
+            agg.procs.entry(p).or_default().merge(ps);
         }
         for (name, stats, _) in self.files {
             if !name.is_empty() {
@@ -1051,48 +1086,74 @@ impl<'a> Builder<'a> {
 /// Objects by container file, then by `kind\0path`: what an [`Accumulator`] collects.
 /// Hash maps, because most of the work is looking up objects that are already there;
 /// sorted once, by [`ObjectTable::into_maps`]. Files are numbered in the order they were
-/// first seen, so a reader looks a file's name up once, not once per row.
+/// first seen, so a reader looks a file's name up once, not once per row; and the object
+/// of the previous row is remembered, because consecutive records of a process mostly
+/// touch the same object (create, write, close).
 #[derive(Debug)]
 struct ObjectTable<V> {
-    files: Vec<(Box<str>, LocalMap<V>)>,
+    files: Vec<(Box<str>, FileObjects<V>)>,
     index: FxHashMap<Box<str>, u32>,
-    last: u32,
+    last_file: u32,
+    /// The object `key` names: file number and value index.
+    last_object: Option<(usize, u32)>,
     key: Vec<u8>,
 }
 
-/// One file's objects by `kind\0path`.
-type LocalMap<V> = FxHashMap<Box<[u8]>, V>;
+/// One file's objects: values in a vector, found by `kind\0path`.
+#[derive(Debug)]
+struct FileObjects<V> {
+    index: FxHashMap<Box<[u8]>, u32>,
+    values: Vec<V>,
+}
+
+impl<V> Default for FileObjects<V> {
+    fn default() -> Self {
+        Self {
+            index: FxHashMap::default(),
+            values: Vec::new(),
+        }
+    }
+}
 
 impl<V> Default for ObjectTable<V> {
     fn default() -> Self {
         Self {
             files: Vec::new(),
             index: FxHashMap::default(),
-            last: 0,
+            last_file: 0,
+            last_object: None,
             key: Vec::new(),
         }
     }
+}
+
+/// Whether `key` is `kind\0path`.
+#[inline]
+fn key_is(key: &[u8], kind: &str, path: &str) -> bool {
+    key.len() == kind.len() + 1 + path.len()
+        && key.ends_with(path.as_bytes())
+        && key.starts_with(kind.as_bytes())
 }
 
 impl<V: Default + Send> ObjectTable<V> {
     /// The number of `file` (rows of a file mostly repeat one container file).
     #[inline]
     fn file(&mut self, file: &str) -> usize {
-        if let Some(e) = self.files.get(self.last as usize) {
+        if let Some(e) = self.files.get(self.last_file as usize) {
             if &*e.0 == file {
-                return self.last as usize;
+                return self.last_file as usize;
             }
         }
         let id = match self.index.get(file) {
             Some(&id) => id,
             None => {
                 let id = self.files.len() as u32;
-                self.files.push((file.into(), LocalMap::default()));
+                self.files.push((file.into(), FileObjects::default()));
                 self.index.insert(file.into(), id);
                 id
             }
         };
-        self.last = id;
+        self.last_file = id;
         id as usize
     }
 
@@ -1100,52 +1161,88 @@ impl<V: Default + Send> ObjectTable<V> {
     /// empty if new.
     #[inline]
     fn update(&mut self, file: usize, kind: &str, path: &str, f: impl FnOnce(&mut V)) {
+        if let Some((lf, li)) = self.last_object {
+            if lf == file && key_is(&self.key, kind, path) {
+                return f(&mut self.files[file].1.values[li as usize]);
+            }
+        }
         self.key.clear();
         self.key.extend_from_slice(kind.as_bytes());
         self.key.push(0);
         self.key.extend_from_slice(path.as_bytes());
-        let map = &mut self.files[file].1;
-        match map.get_mut(self.key.as_slice()) {
-            Some(v) => f(v),
-            None => f(map.entry(self.key.clone().into_boxed_slice()).or_default()),
-        }
+        let fo = &mut self.files[file].1;
+        let i = match fo.index.get(self.key.as_slice()) {
+            Some(&i) => i,
+            None => {
+                let i = fo.values.len() as u32;
+                fo.values.push(V::default());
+                fo.index.insert(self.key.clone().into_boxed_slice(), i);
+                i
+            }
+        };
+        self.last_object = Some((file, i));
+        f(&mut fo.values[i as usize]);
     }
 
     /// Adds another table; `f` combines the values of one object.
-    fn merge(&mut self, o: ObjectTable<V>, f: impl Fn(&mut V, V)) {
-        for (file, mut objects) in o.files {
+    fn merge(&mut self, o: ObjectTable<V>, f: impl Fn(&mut V, V) + Copy) {
+        self.last_object = None;
+        for (file, theirs) in o.files {
             let i = self.file(&file);
-            let map = &mut self.files[i].1;
-            if map.len() < objects.len() {
-                std::mem::swap(map, &mut objects); // insert the smaller map into the bigger
-            }
-            for (k, v) in objects {
-                match map.entry(k) {
-                    std::collections::hash_map::Entry::Occupied(e) => f(e.into_mut(), v),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(v);
-                    }
-                }
-            }
+            self.files[i].1.absorb(theirs, f);
         }
     }
 
-    /// The sorted maps of the [`Aggregate`] (files sorted in parallel). Files without
+    /// The sorted maps of the [`Aggregate`] from the tables of all workers: each file's
+    /// objects are merged and sorted on their own, files in parallel. Files without
     /// objects are left out.
-    fn into_maps(self) -> BTreeMap<String, ObjectMap<V>> {
-        self.files
+    fn into_maps(
+        tables: Vec<ObjectTable<V>>,
+        f: impl Fn(&mut V, V) + Copy + Sync,
+    ) -> BTreeMap<String, ObjectMap<V>> {
+        let mut by_file: FxHashMap<Box<str>, Vec<FileObjects<V>>> = FxHashMap::default();
+        for t in tables {
+            for (file, objects) in t.files {
+                if !objects.values.is_empty() {
+                    by_file.entry(file).or_default().push(objects);
+                }
+            }
+        }
+        by_file
+            .into_iter()
+            .collect::<Vec<_>>()
             .into_par_iter()
-            .filter(|(_, objects)| !objects.is_empty())
-            .map(|(file, objects)| {
-                let map = object_map(objects.into_iter().map(|(k, v)| {
-                    let mut parts = k.splitn(2, |&b| b == 0);
-                    let mut next =
-                        || String::from_utf8_lossy(parts.next().unwrap_or(b"")).into_owned();
-                    ((next(), next()), v)
-                }));
+            .map(|(file, parts)| {
+                let mut objects = FileObjects::default();
+                for p in parts {
+                    objects.absorb(p, f);
+                }
+                let keys: Vec<(Box<[u8]>, u32)> = objects.index.into_iter().collect();
+                let map = object_map(keys, &mut objects.values);
                 (file.into(), map)
             })
             .collect()
+    }
+}
+
+impl<V: Default> FileObjects<V> {
+    /// Adds another file's objects; `f` combines the values of one object.
+    fn absorb(&mut self, mut theirs: FileObjects<V>, f: impl Fn(&mut V, V)) {
+        if self.values.len() < theirs.values.len() {
+            std::mem::swap(self, &mut theirs); // insert the smaller table into the bigger
+        }
+        for (k, j) in theirs.index {
+            let v = std::mem::take(&mut theirs.values[j as usize]);
+            match self.index.entry(k) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    f(&mut self.values[*e.get() as usize], v)
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.values.len() as u32);
+                    self.values.push(v);
+                }
+            }
+        }
     }
 }
 
@@ -1224,9 +1321,25 @@ impl Accumulator {
 
     /// The [`Aggregate`]: object tables sorted.
     pub fn finish(self) -> Aggregate {
-        let mut agg = self.agg;
-        let (objects, summaries) =
-            rayon::join(|| self.objects.into_maps(), || self.summaries.into_maps());
+        Self::finish_all(vec![self])
+    }
+
+    /// The [`Aggregate`] of several accumulators (the workers'): the same as merging them
+    /// and calling [`Accumulator::finish`], but each file's objects are merged and sorted
+    /// in parallel.
+    pub fn finish_all(accs: Vec<Accumulator>) -> Aggregate {
+        let mut agg = Aggregate::default();
+        let mut objects = Vec::with_capacity(accs.len());
+        let mut summaries = Vec::with_capacity(accs.len());
+        for a in accs {
+            agg.merge(a.agg);
+            objects.push(a.objects);
+            summaries.push(a.summaries);
+        }
+        let (objects, summaries) = rayon::join(
+            || ObjectTable::into_maps(objects, ObjStats::merge),
+            || ObjectTable::into_maps(summaries, SummaryStats::merge),
+        );
         agg.objects = objects;
         agg.summaries = summaries;
         agg
@@ -1332,7 +1445,7 @@ pub fn aggregate_all(
         .with_max_len(1)
         .map(worker)
         .collect();
-    let mut total = Accumulator::default();
+    let mut accs = Vec::with_capacity(results.len());
     let mut err: Option<Error> = None;
     for (acc, e) in results {
         if let Some(e) = e {
@@ -1341,12 +1454,10 @@ pub fn aggregate_all(
                 None => e,
             });
         }
-        if err.is_none() {
-            total.merge(acc);
-        }
+        accs.push(acc);
     }
     match err {
         Some(e) => Err(e),
-        None => Ok(total.finish()),
+        None => Ok(Accumulator::finish_all(accs)),
     }
 }

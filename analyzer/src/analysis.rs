@@ -1078,12 +1078,19 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
         );
         rows.push(row);
     }
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| (&a.file, &a.path).cmp(&(&b.file, &b.path)))
-    });
-    rows
+    // Most time first, then by file and path: the join made them in (file, path) order, so
+    // sort small (time, index) pairs and move each row once.
+    let mut order: Vec<(std::cmp::Reverse<u64>, u32)> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (std::cmp::Reverse(r.total_ns), i as u32))
+        .collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<DatasetRow>> = rows.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|(_, i)| slots[i as usize].take())
+        .collect()
 }
 
 fn file_rows(agg: &Aggregate) -> Vec<FileRow> {

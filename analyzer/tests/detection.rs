@@ -260,3 +260,57 @@ fn merge_order_does_not_matter() {
     assert_eq!(fwd, odd);
     let _ = Path::new("");
 }
+
+#[test]
+fn accumulators_give_the_same_aggregate_however_files_are_grouped() {
+    use h5prov_analyzer::aggregate::Accumulator;
+    use h5prov_analyzer::read::discover;
+    let inputs = discover(&common::pkg_dir().join("tests/fixtures/mpi4")).unwrap();
+    let opts = ReadOptions::default();
+    // Each file is one job: 0 = trace, 1 = objects, 2 = meta.
+    let mut jobs: Vec<(u8, &Path, h5prov_format::Encoding)> = Vec::new();
+    for (f, e) in &inputs.traces {
+        jobs.push((0, &f.path, *e));
+    }
+    for (f, e) in &inputs.objects {
+        jobs.push((1, &f.path, *e));
+    }
+    for f in &inputs.metas {
+        jobs.push((2, &f.path, h5prov_format::Encoding::Csv));
+    }
+    assert!(
+        jobs.iter().filter(|j| j.0 == 1).count() >= 2,
+        "fixture has objects files"
+    );
+    let read = |acc: &mut Accumulator, j: &(u8, &Path, h5prov_format::Encoding)| match j.0 {
+        0 => acc.add_trace(j.1, j.2, &opts).unwrap(),
+        1 => acc.add_objects(j.1, j.2, &opts).unwrap(),
+        _ => acc.add_meta(j.1),
+    };
+    // One accumulator reads everything.
+    let mut one = Accumulator::default();
+    for j in &jobs {
+        read(&mut one, j);
+    }
+    let one = one.finish();
+    assert!(!one.objects.is_empty() && !one.summaries.is_empty());
+    // One accumulator per file, in reverse order.
+    let per_file: Vec<Accumulator> = jobs
+        .iter()
+        .rev()
+        .map(|j| {
+            let mut a = Accumulator::default();
+            read(&mut a, j);
+            a
+        })
+        .collect();
+    assert_eq!(one, Accumulator::finish_all(per_file), "one per file");
+    // Two accumulators, odd and even files, merged with `merge`.
+    let mut odd = Accumulator::default();
+    let mut even = Accumulator::default();
+    for (i, j) in jobs.iter().enumerate() {
+        read(if i % 2 == 1 { &mut odd } else { &mut even }, j);
+    }
+    even.merge(odd);
+    assert_eq!(one, even.finish(), "odd and even files, merged");
+}

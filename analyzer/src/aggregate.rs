@@ -13,7 +13,7 @@ use crate::read::objects::{read_meta, read_objects};
 use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordRef};
 use crate::sketch::LogSketch;
-use crate::timeline::Timeline;
+use crate::timeline::{OpenBin, Timeline};
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -806,13 +806,12 @@ pub struct Builder<'a> {
     xfer: Vec<((String, String), u64)>,
     io_sizes: [SizeHist; 2],
     timeline: Timeline<u32>,
+    open_bin: OpenBin<u32>,
     collectives: Recorder,
     last_op: u32,
     first_ns: u64,
     last_ns: u64,
 }
-
-const OBJECT_KINDS: &[&str] = &["file", "group", "dataset", "attr", "datatype"];
 
 impl<'a> Builder<'a> {
     /// A builder adding to `acc`.
@@ -831,6 +830,7 @@ impl<'a> Builder<'a> {
             xfer: Vec::new(),
             io_sizes: Default::default(),
             timeline: Timeline::default(),
+            open_bin: OpenBin::default(),
             collectives: Recorder::default(),
             last_op: 0,
             first_ns: 0,
@@ -970,7 +970,8 @@ impl<'a> Builder<'a> {
             }
         }
 
-        let is_object = OBJECT_KINDS.contains(&r.kind) && !(r.file.is_empty() && r.path.is_empty());
+        let is_object = matches!(r.kind, "file" | "group" | "dataset" | "attr" | "datatype")
+            && !(r.file.is_empty() && r.path.is_empty());
         // Records without a file share the "" entry, which `finish` drops unless it holds
         // objects.
         let fid = self.file_id(r.file);
@@ -1041,8 +1042,15 @@ impl<'a> Builder<'a> {
             f.procs.insert(proc);
         }
 
-        self.timeline
-            .add(r.start_ns, r.total_ns, class, r.bytes, &id, proc);
+        self.timeline.add_buffered(
+            &mut self.open_bin,
+            r.start_ns,
+            r.total_ns,
+            class,
+            r.bytes,
+            &id,
+            proc,
+        );
         if coll_kind != collective::Kind::No {
             self.collectives.add(id, coll_kind, r);
         }
@@ -1051,7 +1059,8 @@ impl<'a> Builder<'a> {
     }
 
     /// Adds what the builder holds to its accumulator, keyed by names.
-    pub fn finish(self) {
+    pub fn finish(mut self) {
+        self.timeline.flush(&mut self.open_bin);
         let names: Vec<String> = self.ops.iter().map(|o| o.name.clone()).collect();
         let mut agg = Aggregate {
             first_ns: self.first_ns,

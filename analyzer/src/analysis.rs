@@ -1079,18 +1079,35 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
         rows.push(row);
     }
     // Most time first, then by file and path: the join made them in (file, path) order, so
-    // sort small (time, index) pairs and move each row once.
+    // sort small (time, index) pairs, then move each row once, in place (no second vector
+    // of rows: there can be hundreds of thousands).
     let mut order: Vec<(std::cmp::Reverse<u64>, u32)> = rows
         .iter()
         .enumerate()
         .map(|(i, r)| (std::cmp::Reverse(r.total_ns), i as u32))
         .collect();
     order.sort_unstable();
-    let mut slots: Vec<Option<DatasetRow>> = rows.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|(_, i)| slots[i as usize].take())
-        .collect()
+    let order: Vec<usize> = order.into_iter().map(|(_, i)| i as usize).collect();
+    apply_order(&mut rows, &order);
+    rows
+}
+
+/// Reorders `v` in place so that `v[i]` becomes the old `v[order[i]]` (`order` is a
+/// permutation): each cycle of the permutation is walked once with swaps.
+fn apply_order<T>(v: &mut [T], order: &[usize]) {
+    let mut done = vec![false; v.len()];
+    for start in 0..v.len() {
+        let mut i = start;
+        while !done[i] {
+            done[i] = true;
+            let j = order[i];
+            if j == start {
+                break;
+            }
+            v.swap(i, j);
+            i = j;
+        }
+    }
 }
 
 fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
@@ -1209,6 +1226,26 @@ pub fn bucket_label(i: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn apply_order_moves_each_element_where_the_order_says() {
+        for order in [
+            vec![],
+            vec![0],
+            vec![1, 0],
+            vec![2, 0, 1],
+            vec![3, 1, 4, 0, 2, 5],
+            (0..50).rev().collect::<Vec<usize>>(),
+            (0..50).map(|i| (i * 7) % 50).collect(),
+        ] {
+            let old: Vec<String> = (0..order.len()).map(|i| format!("r{i}")).collect();
+            let mut v = old.clone();
+            super::apply_order(&mut v, &order);
+            let want: Vec<String> = order.iter().map(|&i| old[i].clone()).collect();
+            assert_eq!(v, want, "{order:?}");
+        }
+    }
+
     use super::*;
 
     fn p(r: i64) -> ProcKey {

@@ -6,6 +6,7 @@ use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta, OBJECT_COLUMNS};
 use std::path::Path;
 
+#[inline(always)]
 fn num(col: &str, v: &[u8]) -> Result<u64, String> {
     parse_u64(v).ok_or_else(|| {
         format!(
@@ -40,6 +41,8 @@ fn field_index(name: &str) -> Option<usize> {
 /// Sets field `FIELDS[i]` of a summary from its text. The header is matched to indices
 /// once per file: matching 28 names per field of every row cost more than parsing. Only
 /// the text columns are checked for UTF-8; a number's digits are checked as digits.
+/// Inlined so that the loop over a standard header resolves the `match` per column.
+#[inline(always)]
 fn set_field(o: &mut ObjectSummary, i: usize, v: &[u8]) -> Result<(), String> {
     let col = FIELDS[i];
     let n = |v: &[u8]| num(col, v);
@@ -116,12 +119,12 @@ pub fn read_objects(
                         OBJECT_COLUMNS.join(",")
                     ));
                 }
-                Ok(names
-                    .into_iter()
-                    .map(|n| (field_index(&n), n))
-                    .collect::<Vec<_>>())
+                // The header h5prov writes: columns in `FIELDS` order.
+                let standard = names.iter().map(String::as_str).eq(FIELDS.iter().copied());
+                let names: Vec<_> = names.into_iter().map(|n| (field_index(&n), n)).collect();
+                Ok((names, standard))
             },
-            |names, r| {
+            |(names, standard), r| {
                 if r.len() != names.len() {
                     return Err(format!(
                         "{} fields, the header has {}",
@@ -131,9 +134,15 @@ pub fn read_objects(
                 }
                 // Every row has every column of the header, so each row sets the same
                 // fields and the others keep their blank values: no reset needed.
-                for ((idx, _), v) in names.iter().zip(r.iter()) {
-                    if let Some(i) = *idx {
+                if *standard {
+                    for (i, v) in r.iter().enumerate().take(FIELDS.len()) {
                         set_field(&mut o, i, v)?;
+                    }
+                } else {
+                    for ((idx, _), v) in names.iter().zip(r.iter()) {
+                        if let Some(i) = *idx {
+                            set_field(&mut o, i, v)?;
+                        }
                     }
                 }
                 sink(&o);

@@ -13,7 +13,8 @@
 //! Rows are borrowed from the reader's buffer (fast path) or its `csv_core` output buffer:
 //! no allocation per row.
 
-use memchr::{memchr2, memchr_iter};
+use super::swar::{eq_mask, pack};
+use memchr::{memchr, memchr2, memchr_iter};
 use std::io::{self, Read};
 
 /// Default read buffer: large enough that a refill (and its memmove of a partial line)
@@ -100,60 +101,110 @@ impl OwnedRow {
     }
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-
-/// The high bit of every byte of `w` that equals `b` (exact: no carries between bytes).
+/// One bit per byte of `text[base..base + 64]`, set at commas, cleared from `len` on;
+/// `None` if `text` ends before `base + 64`.
 #[inline(always)]
-fn eq_mask(w: u64, b: u8) -> u64 {
-    let x = w ^ (ONES * u64::from(b));
-    !(((x & LOW7).wrapping_add(LOW7)) | x | LOW7)
+fn comma_block(text: &[u8], base: usize, len: usize) -> Option<u64> {
+    let block: &[u8; 64] = text.get(base..base.checked_add(64)?)?.try_into().ok()?;
+    // Shifted in word by word: a serial chain that the compiler keeps in scalar registers
+    // (vectorised, its 64-bit multiplies cost more than they save).
+    let mut m = 0u64;
+    for w in block.chunks_exact(8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        m = (m >> 8) | (pack(eq_mask(w, b',')) << 56);
+    }
+    let rest = len.saturating_sub(base);
+    if rest < 64 {
+        m &= (1u64 << rest) - 1;
+    }
+    Some(m)
 }
 
-/// Scans `text[*i..]` for the line's `\n`, pushing the span of every field that a comma
-/// ends (`*a` is where the current field starts). Returns the position of the `\n`, or
-/// `None` at the end of `text` with `*i`/`*a` set to resume after more data arrives.
-#[inline]
-fn split_commas(
-    text: &[u8],
-    i: &mut usize,
-    a: &mut usize,
-    spans: &mut Vec<(usize, usize)>,
-) -> Option<usize> {
-    let mut j = *i;
-    let mut push = |c: usize, a: &mut usize| {
-        spans.push((*a, c));
-        *a = c + 1;
-    };
-    while let Some(chunk) = text.get(j..j + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let nl = eq_mask(w, b'\n');
-        let mut commas = eq_mask(w, b',');
-        if nl != 0 {
-            let k = nl.trailing_zeros() as usize / 8;
-            commas &= (1u64 << (8 * k)) - 1;
-            while commas != 0 {
-                push(j + commas.trailing_zeros() as usize / 8, a);
-                commas &= commas - 1;
+/// A line of the fast path (no quotes, no `\r`), not split yet.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawLine<'a> {
+    /// The line followed by the rest of the reader's buffer (its `\n`, later lines), so
+    /// that word-at-a-time parsers may read a little past the line's end.
+    text: &'a [u8],
+    /// Length of the line.
+    len: usize,
+}
+
+impl<'a> RawLine<'a> {
+    /// The line without its `\n`.
+    #[inline]
+    pub fn line(&self) -> &'a [u8] {
+        &self.text[..self.len]
+    }
+
+    /// Splits the line on commas into a [`Row`], with `spans` as its field storage.
+    pub fn split<'s>(&self, spans: &'s mut Vec<(usize, usize)>) -> Row<'s>
+    where
+        'a: 's,
+    {
+        spans.clear();
+        let mut a = 0;
+        let mut base = 0;
+        while base < self.len {
+            if let Some(mut m) = comma_block(self.text, base, self.len) {
+                spans.reserve(m.count_ones() as usize + 1);
+                while m != 0 {
+                    let c = base + m.trailing_zeros() as usize;
+                    spans.push((a, c));
+                    a = c + 1;
+                    m &= m - 1;
+                }
+                base += 64;
+            } else {
+                // The end of the buffer is near: byte by byte.
+                for (j, &b) in self.text[base..self.len].iter().enumerate() {
+                    if b == b',' {
+                        spans.push((a, base + j));
+                        a = base + j + 1;
+                    }
+                }
+                break;
             }
-            return Some(j + k);
         }
-        while commas != 0 {
-            push(j + commas.trailing_zeros() as usize / 8, a);
-            commas &= commas - 1;
+        spans.push((a, self.len));
+        Row {
+            bytes: self.line(),
+            spans,
+            raw_line: true,
         }
-        j += 8;
     }
-    while j < text.len() {
-        match text[j] {
-            b'\n' => return Some(j),
-            b',' => push(j, a),
-            _ => {}
+}
+
+/// A record as [`CsvRecords::next_raw`] hands it out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Record<'a> {
+    /// A plain line (the common case), to split or parse in place.
+    Line(RawLine<'a>),
+    /// A record that `csv_core` parsed (quoted fields, `\r`).
+    Parsed(Row<'a>),
+}
+
+impl<'a> Record<'a> {
+    /// The record's fields, splitting a plain line with `spans` as storage.
+    pub fn row<'s>(&self, spans: &'s mut Vec<(usize, usize)>) -> Row<'s>
+    where
+        'a: 's,
+    {
+        match *self {
+            Record::Line(l) => l.split(spans),
+            Record::Parsed(r) => r,
         }
-        j += 1;
     }
-    *i = j;
-    None
+}
+
+/// Where [`CsvRecords::advance`] found the next record.
+enum Found {
+    /// The end of the stream.
+    End,
+    /// A plain line at `buf[start..start + len]`.
+    Line { start: usize, len: usize },
+    /// A record for `csv_core` at `pos`.
+    Slow,
 }
 
 /// Streams the records of a CSV byte stream.
@@ -328,35 +379,29 @@ impl<R: Read> CsvRecords<R> {
         self.special.is_none_or(|s| s >= stop)
     }
 
-    /// The next record and its line number, or `None` at the end.
-    pub fn next_record(&mut self) -> io::Result<Option<(u64, Row<'_>)>> {
+    /// Finds the next record: skips blank lines, then finds the line's `\n` (reading more
+    /// data as needed) and consumes the line when it is plain.
+    #[inline]
+    fn advance(&mut self) -> io::Result<(u64, Found)> {
         let line = self.pending_line.take().unwrap_or(self.line);
         if !self.skip_blanks()? {
-            return Ok(None);
+            return Ok((line, Found::End));
         }
-        // Split the line on commas while looking for its end, 8 bytes at a time.
-        self.spans.clear();
-        let (mut i, mut a) = (0usize, 0usize);
+        let mut from = self.pos;
         let nl = loop {
-            match split_commas(
-                &self.buf[self.pos..self.end],
-                &mut i,
-                &mut a,
-                &mut self.spans,
-            ) {
-                Some(n) => break Some(self.pos + n),
-                None => {
-                    if !self.fill()? {
-                        break None;
-                    }
-                }
+            if let Some(n) = memchr(b'\n', &self.buf[from..self.end]) {
+                break Some(from + n);
             }
+            let (pos, end) = (self.pos, self.end);
+            if !self.fill()? {
+                break None;
+            }
+            from = end - (pos - self.pos);
         };
         let start = self.pos;
         let stop = nl.unwrap_or(self.end);
-        self.spans.push((a, stop - start));
         if !self.clean(start, stop) {
-            return self.slow_record(line);
+            return Ok((line, Found::Slow));
         }
         match nl {
             Some(n) => {
@@ -365,14 +410,46 @@ impl<R: Read> CsvRecords<R> {
             }
             None => self.pos = self.end,
         }
-        Ok(Some((
+        Ok((
             line,
-            Row {
-                bytes: &self.buf[start..stop],
-                spans: &self.spans,
-                raw_line: true,
+            Found::Line {
+                start,
+                len: stop - start,
             },
-        )))
+        ))
+    }
+
+    /// The next record and its line number, or `None` at the end; plain lines unsplit.
+    #[inline]
+    pub fn next_raw(&mut self) -> io::Result<Option<(u64, Record<'_>)>> {
+        match self.advance()? {
+            (_, Found::End) => Ok(None),
+            (line, Found::Line { start, len }) => Ok(Some((
+                line,
+                Record::Line(RawLine {
+                    text: &self.buf[start..self.end],
+                    len,
+                }),
+            ))),
+            (line, Found::Slow) => Ok(self
+                .slow_record(line)?
+                .map(|(line, r)| (line, Record::Parsed(r)))),
+        }
+    }
+
+    /// The next record and its line number, or `None` at the end.
+    pub fn next_record(&mut self) -> io::Result<Option<(u64, Row<'_>)>> {
+        match self.advance()? {
+            (_, Found::End) => Ok(None),
+            (line, Found::Line { start, len }) => {
+                let l = RawLine {
+                    text: &self.buf[start..self.end],
+                    len,
+                };
+                Ok(Some((line, l.split(&mut self.spans))))
+            }
+            (line, Found::Slow) => self.slow_record(line),
+        }
     }
 
     /// Parses one record with `csv_core` (quoted fields, `\r`).

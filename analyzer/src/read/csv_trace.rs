@@ -5,7 +5,7 @@
 //! Columns are found by header name, so a file with extra or reordered columns still
 //! reads; `op`, `start_ns` and `total_ns` are required.
 
-use super::csv_records::{CsvRecords, OwnedRow, Row};
+use super::csv_records::{CsvRecords, OwnedRow, Record, Row};
 use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
 use h5prov_format::TRACE_COLUMNS;
@@ -19,6 +19,19 @@ pub(crate) fn drive_csv<H>(
     opts: &ReadOptions,
     on_header: impl FnOnce(&Row<'_>) -> Result<H, String>,
     mut on_row: impl FnMut(&H, &Row<'_>) -> Result<(), String>,
+) -> Result<FileDiag, Error> {
+    drive_records(path, opts, on_header, |h, rec, spans| {
+        on_row(h, &rec.row(spans))
+    })
+}
+
+/// [`drive_csv`] with the records as they come: a plain line is split only if the
+/// callback asks for its fields ([`Record::row`], with the storage passed along).
+pub(crate) fn drive_records<H>(
+    path: &Path,
+    opts: &ReadOptions,
+    on_header: impl FnOnce(&Row<'_>) -> Result<H, String>,
+    mut on_row: impl FnMut(&H, Record<'_>, &mut Vec<(usize, usize)>) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
     let mut rdr = CsvRecords::new(input::open(path)?);
     let io = |e| Error::io(path, e);
@@ -41,8 +54,9 @@ pub(crate) fn drive_csv<H>(
             });
         }
     };
-    while let Some((line, row)) = rdr.next_record().map_err(io)? {
-        match on_row(&state, &row) {
+    let mut spans = Vec::with_capacity(32);
+    while let Some((line, rec)) = rdr.next_raw().map_err(io)? {
+        match on_row(&state, rec, &mut spans) {
             Ok(()) => diag.rows += 1,
             Err(reason) => {
                 let last = !rdr.has_more().map_err(io)?;

@@ -17,6 +17,7 @@ pub mod input;
 pub mod jsonl_trace;
 pub mod merged;
 pub mod objects;
+mod swar;
 
 use h5prov_format::{Encoding, FileRole};
 use input::classify_input;

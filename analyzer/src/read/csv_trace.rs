@@ -382,10 +382,22 @@ fn parse_row<'a>(r: &Row<'a>, cols: &Columns, width: usize) -> Result<RecordRef<
 }
 
 /// Streams the records of a CSV trace file to `sink`.
+#[inline]
 pub fn read_csv_trace(
     path: &Path,
     opts: &ReadOptions,
     mut sink: impl FnMut(&RecordRef<'_>),
+) -> Result<FileDiag, Error> {
+    read_csv_trace_dyn(path, opts, &mut sink)
+}
+
+/// [`read_csv_trace`] behind one indirect call per record: the parser is compiled once,
+/// here, rather than into every caller (where its size changed how the compiler inlined
+/// the callers' own code: measured, the aggregation got slower when the parser grew).
+fn read_csv_trace_dyn(
+    path: &Path,
+    opts: &ReadOptions,
+    sink: &mut dyn FnMut(&RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
     drive_records(
         path,
@@ -397,7 +409,7 @@ pub fn read_csv_trace(
         },
         |(cols, width, standard), rec, spans| {
             if let (true, Record::Line(l)) = (*standard, rec) {
-                if plain_row(&l, &mut sink) {
+                if plain_row(&l, sink) {
                     return Ok(());
                 }
             }

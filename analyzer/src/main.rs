@@ -312,8 +312,13 @@ fn write_file(path: &Path, bytes: &[u8], flag: &str) -> Result<(), Error> {
 }
 
 fn stdout_write(s: &str) -> Result<(), Error> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+    stdout_with(|out| out.write_all(s.as_bytes()))
+}
+
+/// Runs `f` on a buffered stdout and flushes it; a closed pipe is not an error.
+fn stdout_with(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Error> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match f(&mut out).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`| head`) is not an error worth reporting.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -350,7 +355,7 @@ fn report(a: ReportArgs) -> Result<(), Error> {
         eprintln!("wrote HTML report to {}", path.display());
     }
     let out = if a.json {
-        stdout_write(&render::json(&rep))
+        stdout_with(|out| render::json_to(&rep, out))
     } else {
         let opt = TermOptions {
             color: color_enabled(a.color),

@@ -11,9 +11,16 @@ use crate::analysis::Report;
 
 /// The report as pretty JSON (stable field order, deterministic).
 pub fn json(report: &Report) -> String {
-    let mut s = serde_json::to_string_pretty(report).expect("report serialises");
-    s.push('\n');
-    s
+    let mut v = Vec::new();
+    json_to(report, &mut v).expect("writing to a vector does not fail");
+    String::from_utf8(v).expect("serde_json writes UTF-8")
+}
+
+/// Writes what [`json`] returns to `out` as it is serialised, without holding the whole
+/// text (hundreds of MB for a run with hundreds of thousands of datasets).
+pub fn json_to(report: &Report, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    out.write_all(b"\n")
 }
 
 /// A duration for people: `850 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.

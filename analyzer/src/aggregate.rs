@@ -825,11 +825,10 @@ pub struct Builder<'a> {
     procs: Vec<(ProcKey, ProcStats, Vec<ProcOpStats>)>,
     proc_ids: FxHashMap<ProcKey, usize>,
     last_proc: usize,
-    /// Per container file (`""` too, for objects without one): its statistics and its
-    /// number in the object table.
-    files: Vec<(Box<str>, FileStats, usize)>,
-    file_ids: FxHashMap<Box<str>, u32>,
-    last_file: u32,
+    /// Container files (`""` too, for objects without one), numbered...
+    file_names: Numbering,
+    /// ...and by that number, their statistics and their number in the object table.
+    files: Vec<(FileStats, usize)>,
     xfer: Vec<((String, String), u64)>,
     io_sizes: [SizeHist; 2],
     timeline: Timeline<u32>,
@@ -852,8 +851,7 @@ impl<'a> Builder<'a> {
             proc_ids: FxHashMap::default(),
             last_proc: 0,
             files: Vec::new(),
-            file_ids: FxHashMap::default(),
-            last_file: 0,
+            file_names: Numbering::default(),
             xfer: Vec::new(),
             io_sizes: Default::default(),
             timeline: Timeline::default(),
@@ -865,26 +863,15 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The index of `file` in `files` (records of a process mostly repeat one file).
+    /// The number of `file` in `files`.
     #[inline]
     fn file_id(&mut self, file: &str) -> usize {
-        if let Some(e) = self.files.get(self.last_file as usize) {
-            if &*e.0 == file {
-                return self.last_file as usize;
-            }
+        let (id, new) = self.file_names.number(file);
+        if new {
+            let table = self.objects.file(file);
+            self.files.push((FileStats::default(), table));
         }
-        let id = match self.file_ids.get(file) {
-            Some(&id) => id,
-            None => {
-                let id = self.files.len() as u32;
-                let table = self.objects.file(file);
-                self.files.push((file.into(), FileStats::default(), table));
-                self.file_ids.insert(file.into(), id);
-                id
-            }
-        };
-        self.last_file = id;
-        id as usize
+        id
     }
 
     #[inline]
@@ -1003,7 +990,7 @@ impl<'a> Builder<'a> {
         // objects.
         let fid = self.file_id(r.file);
         if is_object {
-            let table = self.files[fid].2;
+            let table = self.files[fid].1;
             self.objects.update(table, r.kind, r.path, |o| {
                 o.calls += 1;
                 o.total_ns += r.total_ns;
@@ -1037,7 +1024,7 @@ impl<'a> Builder<'a> {
         }
 
         if !r.file.is_empty() {
-            let f = &mut self.files[fid].1;
+            let f = &mut self.files[fid].0;
             f.calls += 1;
             f.total_ns += r.total_ns;
             match class {
@@ -1108,7 +1095,7 @@ impl<'a> Builder<'a> {
                 .collect();
             agg.procs.entry(p).or_default().merge(ps);
         }
-        for (name, stats, _) in self.files {
+        for (name, (stats, _)) in self.file_names.names.into_iter().zip(self.files) {
             if !name.is_empty() {
                 agg.files.insert(name.into(), stats);
             }
@@ -1116,6 +1103,38 @@ impl<'a> Builder<'a> {
         agg.xfer = self.xfer.into_iter().collect();
         agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
         self.agg.merge(agg);
+    }
+}
+
+/// Names numbered in the order they are first seen. The last name looked up is checked
+/// first: the records and rows of a file mostly repeat one container file.
+#[derive(Debug, Default)]
+struct Numbering {
+    names: Vec<Box<str>>,
+    index: FxHashMap<Box<str>, u32>,
+    last: u32,
+}
+
+impl Numbering {
+    /// The number of `name`, and whether it was new.
+    #[inline]
+    fn number(&mut self, name: &str) -> (usize, bool) {
+        if let Some(n) = self.names.get(self.last as usize) {
+            if &**n == name {
+                return (self.last as usize, false);
+            }
+        }
+        let (id, new) = match self.index.get(name) {
+            Some(&id) => (id, false),
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(name.into());
+                self.index.insert(name.into(), id);
+                (id, true)
+            }
+        };
+        self.last = id;
+        (id as usize, new)
     }
 }
 
@@ -1127,9 +1146,10 @@ impl<'a> Builder<'a> {
 /// touch the same object (create, write, close).
 #[derive(Debug)]
 struct ObjectTable<V> {
-    files: Vec<(Box<str>, FileObjects<V>)>,
-    index: FxHashMap<Box<str>, u32>,
-    last_file: u32,
+    /// Container files, numbered...
+    names: Numbering,
+    /// ...and their objects by that number.
+    files: Vec<FileObjects<V>>,
     /// The object `key` names: file number and value index.
     last_object: Option<(usize, u32)>,
     key: Vec<u8>,
@@ -1154,9 +1174,8 @@ impl<V> Default for FileObjects<V> {
 impl<V> Default for ObjectTable<V> {
     fn default() -> Self {
         Self {
+            names: Numbering::default(),
             files: Vec::new(),
-            index: FxHashMap::default(),
-            last_file: 0,
             last_object: None,
             key: Vec::new(),
         }
@@ -1172,25 +1191,14 @@ fn key_is(key: &[u8], kind: &str, path: &str) -> bool {
 }
 
 impl<V: Default + Send> ObjectTable<V> {
-    /// The number of `file` (rows of a file mostly repeat one container file).
+    /// The number of `file`.
     #[inline]
     fn file(&mut self, file: &str) -> usize {
-        if let Some(e) = self.files.get(self.last_file as usize) {
-            if &*e.0 == file {
-                return self.last_file as usize;
-            }
+        let (id, new) = self.names.number(file);
+        if new {
+            self.files.push(FileObjects::default());
         }
-        let id = match self.index.get(file) {
-            Some(&id) => id,
-            None => {
-                let id = self.files.len() as u32;
-                self.files.push((file.into(), FileObjects::default()));
-                self.index.insert(file.into(), id);
-                id
-            }
-        };
-        self.last_file = id;
-        id as usize
+        id
     }
 
     /// Calls `f` on the entry of object (`kind`, `path`) of file number `file`, created
@@ -1199,14 +1207,14 @@ impl<V: Default + Send> ObjectTable<V> {
     fn update(&mut self, file: usize, kind: &str, path: &str, f: impl FnOnce(&mut V)) {
         if let Some((lf, li)) = self.last_object {
             if lf == file && key_is(&self.key, kind, path) {
-                return f(&mut self.files[file].1.values[li as usize]);
+                return f(&mut self.files[file].values[li as usize]);
             }
         }
         self.key.clear();
         self.key.extend_from_slice(kind.as_bytes());
         self.key.push(0);
         self.key.extend_from_slice(path.as_bytes());
-        let fo = &mut self.files[file].1;
+        let fo = &mut self.files[file];
         let i = match fo.index.get(self.key.as_slice()) {
             Some(&i) => i,
             None => {
@@ -1223,9 +1231,9 @@ impl<V: Default + Send> ObjectTable<V> {
     /// Adds another table; `f` combines the values of one object.
     fn merge(&mut self, o: ObjectTable<V>, f: impl Fn(&mut V, V) + Copy) {
         self.last_object = None;
-        for (file, theirs) in o.files {
-            let i = self.file(&file);
-            self.files[i].1.absorb(theirs, f);
+        for (file, theirs) in o.names.names.iter().zip(o.files) {
+            let i = self.file(file);
+            self.files[i].absorb(theirs, f);
         }
     }
 
@@ -1238,7 +1246,7 @@ impl<V: Default + Send> ObjectTable<V> {
     ) -> BTreeMap<String, ObjectMap<V>> {
         let mut by_file: FxHashMap<Box<str>, Vec<FileObjects<V>>> = FxHashMap::default();
         for t in tables {
-            for (file, objects) in t.files {
+            for (file, objects) in t.names.names.into_iter().zip(t.files) {
                 if !objects.values.is_empty() {
                     by_file.entry(file).or_default().push(objects);
                 }

@@ -650,13 +650,7 @@ mod tests {
 
     #[test]
     fn comma_positions_of_plain_lines() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut next = crate::read::test_rng(0x9e37_79b9_7f4a_7c15);
         let mut data = Vec::new();
         for _ in 0..400 {
             let len = next(200);

@@ -500,13 +500,7 @@ mod tests {
 
     #[test]
     fn plain_path_agrees_with_general_path_on_random_lines() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut next = crate::read::test_rng(0x2545_f491_4f6c_dd1d);
         let typical: Vec<&str> = TYPICAL.split(',').collect();
         let odd = [
             "",

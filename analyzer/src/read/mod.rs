@@ -290,6 +290,19 @@ pub(crate) fn parse_i64(b: &[u8], empty: i64) -> Option<i64> {
     }
 }
 
+/// A small deterministic random generator for the readers' tests (xorshift64): each
+/// call `next(n)` gives a number in `0..n`.
+#[cfg(test)]
+pub(crate) fn test_rng(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut x = seed;
+    move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -173,22 +173,16 @@ mod tests {
 
     #[test]
     fn random_fields_match_parse_u64() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::read::test_rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..50_000 {
-            let n = (next() % 22) as usize;
-            let mut f: Vec<u8> = (0..n).map(|_| b'0' + (next() % 10) as u8).collect();
-            if n > 0 && next() % 4 == 0 {
-                let i = (next() % n as u64) as usize;
-                f[i] = (next() % 256) as u8;
+            let n = next(22);
+            let mut f: Vec<u8> = (0..n).map(|_| b'0' + next(10) as u8).collect();
+            if n > 0 && next(4) == 0 {
+                let i = next(n);
+                f[i] = next(256) as u8;
             }
-            let after = [(next() % 256) as u8];
-            check_in(&f, (next() % 9) as usize, &after);
+            let after = [next(256) as u8];
+            check_in(&f, next(9), &after);
         }
     }
 

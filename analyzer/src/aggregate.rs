@@ -734,8 +734,10 @@ pub struct Aggregate {
     pub collectives: Collectives,
 }
 
-fn meta_key(m: &ProcessMeta) -> (i64, u32, u64, String) {
-    (m.rank, m.pid, m.start_ns, m.host.clone())
+/// The order of [`Aggregate::metas`]: rank, pid, start, host (compared in place, without
+/// building a key per comparison).
+fn meta_order(a: &ProcessMeta, b: &ProcessMeta) -> std::cmp::Ordering {
+    (a.rank, a.pid, a.start_ns, &a.host).cmp(&(b.rank, b.pid, b.start_ns, &b.host))
 }
 
 impl Aggregate {
@@ -765,8 +767,10 @@ impl Aggregate {
         }
         self.io_sizes[0].merge(&o.io_sizes[0]);
         self.io_sizes[1].merge(&o.io_sizes[1]);
-        self.metas.extend(o.metas);
-        self.metas.sort_by_key(meta_key);
+        if !o.metas.is_empty() {
+            self.metas.extend(o.metas);
+            self.metas.sort_by(meta_order);
+        }
         self.timeline.merge(o.timeline);
         self.first_ns = min_nonzero(self.first_ns, o.first_ns);
         self.last_ns = self.last_ns.max(o.last_ns);
@@ -1344,8 +1348,8 @@ impl Accumulator {
         self.agg.diag.meta_files += 1;
         match read_meta(path) {
             Ok(m) => {
+                // Sorted when the accumulator is finished (Aggregate::merge sorts).
                 self.agg.metas.push(m);
-                self.agg.metas.sort_by_key(meta_key);
             }
             Err(e) => {
                 self.agg
@@ -1415,12 +1419,13 @@ pub fn aggregate_meta(path: &Path) -> Aggregate {
     acc.finish()
 }
 
-fn pick_error(a: Error, b: Error) -> Error {
-    if b.sort_key() < a.sort_key() {
-        b
-    } else {
-        a
-    }
+/// Keeps in `err` the error of the smallest path (and line) of those seen, so the error
+/// reported does not depend on the order of the threads.
+fn keep_first_error(err: &mut Option<Error>, e: Error) {
+    *err = Some(match err.take() {
+        Some(a) if a.sort_key() <= e.sort_key() => a,
+        _ => e,
+    });
 }
 
 /// Reads all inputs in parallel on the current rayon pool and reduces them. When several
@@ -1475,10 +1480,7 @@ pub fn aggregate_all(
             };
             progress(size);
             if let Err(e) = r {
-                err = Some(match err {
-                    Some(a) => pick_error(a, e),
-                    None => e,
-                });
+                keep_first_error(&mut err, e);
             }
         }
         (acc, err)
@@ -1493,10 +1495,7 @@ pub fn aggregate_all(
     let mut err: Option<Error> = None;
     for (acc, e) in results {
         if let Some(e) = e {
-            err = Some(match err {
-                Some(a) => pick_error(a, e),
-                None => e,
-            });
+            keep_first_error(&mut err, e);
         }
         accs.push(acc);
     }

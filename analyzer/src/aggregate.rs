@@ -636,59 +636,148 @@ fn merge_maps<K: Ord, V>(
     *a = out.into_iter().collect();
 }
 
-/// The objects of one container file, by (`kind`, `path`). Grouping by file first keeps
-/// the long file name out of every object's key (stored and compared once per file), and
-/// makes merging the maps of processes that use different files a matter of moving them.
-pub type ObjectMap<V> = BTreeMap<(String, String), V>;
+/// The objects of one container file, sorted by (`kind`, `path`). Grouping by file first
+/// keeps the long file name out of every object's key (stored and compared once per file),
+/// and makes merging the maps of processes that use different files a matter of moving
+/// them.
+///
+/// Each key is stored once, as `kind\0path`: the box the reader's hash table allocated
+/// when it first saw the object, moved here. Its byte order is the order of
+/// (`kind`, `path`), because `\0` is the smallest byte and no kind contains it. A sorted
+/// vector rather than a tree: it is built once, then only iterated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMap<V> {
+    entries: Vec<(Box<str>, V)>,
+}
 
-/// Builds an [`ObjectMap`] from `kind\0path` keys and values in any order. The sort
-/// compares integers first: the rank of the kind among the file's few kinds, then the
-/// path's first 16 bytes (paths share long prefixes and a `memcmp` call per comparison
-/// dominated), and whole paths only when those tie. The tree is built in bulk from the
-/// sorted run.
-fn object_map<V: Default>(keys: Vec<(Box<[u8]>, u32)>, values: &mut [V]) -> ObjectMap<V> {
-    let split = |k: &[u8]| -> (usize, usize) {
-        let cut = k.iter().position(|&b| b == 0).unwrap_or(k.len());
-        (cut, (cut + 1).min(k.len()))
+impl<V> Default for ObjectMap<V> {
+    fn default() -> Self {
+        Self {
+            entries: Vec::new(),
+        }
+    }
+}
+
+/// Where `kind` ends in a `kind\0path` key, and where `path` starts.
+#[inline]
+fn key_cut(k: &[u8]) -> (usize, usize) {
+    let cut = k.iter().position(|&b| b == 0).unwrap_or(k.len());
+    (cut, (cut + 1).min(k.len()))
+}
+
+/// The `path` bytes of a `kind\0path` key.
+#[inline]
+fn key_path(k: &str) -> &[u8] {
+    &k.as_bytes()[key_cut(k.as_bytes()).1..]
+}
+
+/// `(kind, path)` of a `kind\0path` key.
+#[inline]
+fn split_key(k: &str) -> (&str, &str) {
+    k.split_once('\0').unwrap_or((k, ""))
+}
+
+impl<V> ObjectMap<V> {
+    /// Number of objects.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No object.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// `((kind, path), value)` of every object, sorted by kind, then path.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = ((&str, &str), &V)> + '_ {
+        self.entries.iter().map(|(k, v)| (split_key(k), v))
+    }
+
+    /// Adds another map; `f` combines the values of one object.
+    fn merge(&mut self, o: ObjectMap<V>, mut f: impl FnMut(&mut V, V)) {
+        if o.entries.is_empty() {
+            return;
+        }
+        if self.entries.is_empty() {
+            *self = o;
+            return;
+        }
+        let a = std::mem::take(&mut self.entries);
+        self.entries = join_sorted(a, o.entries)
+            .map(|(k, x, y)| match (x, y) {
+                (Some(mut x), Some(y)) => {
+                    f(&mut x, y);
+                    (k, x)
+                }
+                (x, y) => (k, x.or(y).expect("a joined key has a value on one side")),
+            })
+            .collect();
+    }
+}
+
+/// Builds a file's [`ObjectMap`] from the hash tables of every worker that saw the file:
+/// all their entries are sorted together, and equal keys coalesced with `f` (commutative).
+/// One sort replaces merging the tables by hash and then sorting. The sort compares
+/// integers first: the rank of the kind among the file's few kinds, then the path's first
+/// 16 bytes (paths share long prefixes and a `memcmp` call per comparison dominated), and
+/// whole paths only when those tie.
+fn sorted_objects<V: Default + Send>(
+    parts: Vec<FileObjects<V>>,
+    f: impl Fn(&mut V, V),
+) -> ObjectMap<V> {
+    let n: usize = parts.iter().map(|p| p.values.len()).sum();
+    let mut keys: Vec<(Box<str>, u32, u32)> = Vec::with_capacity(n);
+    let mut values: Vec<Vec<V>> = Vec::with_capacity(parts.len());
+    for (t, p) in parts.into_iter().enumerate() {
+        keys.extend(p.index.into_iter().map(|(k, i)| (k, t as u32, i)));
+        values.push(p.values);
+    }
+    // (kind rank, path prefix high and low halves, index in `keys`).
+    let mut order: Vec<(u32, u64, u64, u32)> = {
+        let kinds: BTreeSet<&[u8]> = keys
+            .iter()
+            .map(|(k, _, _)| &k.as_bytes()[..key_cut(k.as_bytes()).0])
+            .collect();
+        let kinds: Vec<&[u8]> = kinds.into_iter().collect();
+        keys.iter()
+            .enumerate()
+            .map(|(i, (k, _, _))| {
+                let k = k.as_bytes();
+                let (cut, p) = key_cut(k);
+                let rank = kinds.binary_search(&&k[..cut]).unwrap_or(0) as u32;
+                let mut b = [0u8; 16];
+                let m = (k.len() - p).min(16);
+                b[..m].copy_from_slice(&k[p..p + m]);
+                let x = u128::from_be_bytes(b);
+                (rank, (x >> 64) as u64, x as u64, i as u32)
+            })
+            .collect()
     };
-    let kinds: BTreeSet<&[u8]> = keys.iter().map(|(k, _)| &k[..split(k).0]).collect();
-    let kinds: Vec<&[u8]> = kinds.into_iter().collect();
-    let mut order: Vec<(u32, u128, u32)> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, (k, _))| {
-            let (cut, p) = split(k);
-            let rank = kinds.binary_search(&&k[..cut]).unwrap_or(0) as u32;
-            let mut b = [0u8; 16];
-            let n = (k.len() - p).min(16);
-            b[..n].copy_from_slice(&k[p..p + n]);
-            (rank, u128::from_be_bytes(b), i as u32)
-        })
+    let cmp = |a: &(u32, u64, u64, u32), b: &(u32, u64, u64, u32)| {
+        (a.0, a.1, a.2)
+            .cmp(&(b.0, b.1, b.2))
+            .then_with(|| key_path(&keys[a.3 as usize].0).cmp(key_path(&keys[b.3 as usize].0)))
+    };
+    if order.len() > 1 << 16 {
+        order.par_sort_unstable_by(cmp);
+    } else {
+        order.sort_unstable_by(cmp);
+    }
+    // Equal keys are neighbours now: mark the repeats, then move each key once.
+    let repeat: Vec<bool> = (0..order.len())
+        .map(|j| j > 0 && cmp(&order[j - 1], &order[j]).is_eq())
         .collect();
-    order.sort_unstable_by(|a, b| {
-        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
-            let path = |i: u32| {
-                let k = &keys[i as usize].0;
-                &k[split(k).1..]
-            };
-            path(a.2).cmp(path(b.2))
-        })
-    });
-    let text = |b: &[u8]| match std::str::from_utf8(b) {
-        Ok(s) => s.to_owned(),
-        Err(_) => String::from_utf8_lossy(b).into_owned(),
-    };
-    order
-        .into_iter()
-        .map(|(_, _, j)| {
-            let (k, i) = &keys[j as usize];
-            let (cut, p) = split(k);
-            (
-                (text(&k[..cut]), text(&k[p..])),
-                std::mem::take(&mut values[*i as usize]),
-            )
-        })
-        .collect()
+    let mut entries: Vec<(Box<str>, V)> =
+        Vec::with_capacity(repeat.iter().filter(|&&r| !r).count());
+    for (&(_, _, _, i), r) in order.iter().zip(repeat) {
+        let (k, t, j) = &mut keys[i as usize];
+        let v = std::mem::take(&mut values[*t as usize][*j as usize]);
+        match entries.last_mut() {
+            Some(last) if r => f(&mut last.1, v),
+            _ => entries.push((std::mem::take(k), v)),
+        }
+    }
+    ObjectMap { entries }
 }
 
 /// `(file, path, value)` of the objects of `kind` in a by-file map, sorted by file, path.
@@ -698,8 +787,8 @@ pub fn objects_of_kind<'a, V>(
 ) -> impl Iterator<Item = ((&'a str, &'a str), &'a V)> + 'a {
     map.iter().flat_map(move |(f, m)| {
         m.iter()
-            .filter(move |((k, _), _)| k == kind)
-            .map(move |((_, p), v)| ((f.as_str(), p.as_str()), v))
+            .filter(move |((k, _), _)| *k == kind)
+            .map(move |((_, p), v)| ((f.as_str(), p), v))
     })
 }
 
@@ -756,10 +845,10 @@ impl Aggregate {
             self.procs.entry(k).or_default().merge(v);
         }
         merge_maps(&mut self.objects, o.objects, |a, b| {
-            merge_maps(a, b, |x, y| x.merge(y));
+            a.merge(b, ObjStats::merge)
         });
         merge_maps(&mut self.summaries, o.summaries, |a, b| {
-            merge_maps(a, b, |x, y| x.merge(y));
+            a.merge(b, SummaryStats::merge)
         });
         merge_maps(&mut self.files, o.files, |a, b| a.merge(b));
         for (k, v) in o.xfer {
@@ -1156,13 +1245,13 @@ struct ObjectTable<V> {
     files: Vec<FileObjects<V>>,
     /// The object `key` names: file number and value index.
     last_object: Option<(usize, u32)>,
-    key: Vec<u8>,
+    key: String,
 }
 
 /// One file's objects: values in a vector, found by `kind\0path`.
 #[derive(Debug)]
 struct FileObjects<V> {
-    index: FxHashMap<Box<[u8]>, u32>,
+    index: FxHashMap<Box<str>, u32>,
     values: Vec<V>,
 }
 
@@ -1181,17 +1270,15 @@ impl<V> Default for ObjectTable<V> {
             names: Numbering::default(),
             files: Vec::new(),
             last_object: None,
-            key: Vec::new(),
+            key: String::new(),
         }
     }
 }
 
 /// Whether `key` is `kind\0path`.
 #[inline]
-fn key_is(key: &[u8], kind: &str, path: &str) -> bool {
-    key.len() == kind.len() + 1 + path.len()
-        && key.ends_with(path.as_bytes())
-        && key.starts_with(kind.as_bytes())
+fn key_is(key: &str, kind: &str, path: &str) -> bool {
+    key.len() == kind.len() + 1 + path.len() && key.ends_with(path) && key.starts_with(kind)
 }
 
 impl<V: Default + Send> ObjectTable<V> {
@@ -1215,16 +1302,16 @@ impl<V: Default + Send> ObjectTable<V> {
             }
         }
         self.key.clear();
-        self.key.extend_from_slice(kind.as_bytes());
-        self.key.push(0);
-        self.key.extend_from_slice(path.as_bytes());
+        self.key.push_str(kind);
+        self.key.push('\0');
+        self.key.push_str(path);
         let fo = &mut self.files[file];
-        let i = match fo.index.get(self.key.as_slice()) {
+        let i = match fo.index.get(self.key.as_str()) {
             Some(&i) => i,
             None => {
                 let i = fo.values.len() as u32;
                 fo.values.push(V::default());
-                fo.index.insert(self.key.clone().into_boxed_slice(), i);
+                fo.index.insert(self.key.as_str().into(), i);
                 i
             }
         };
@@ -1260,15 +1347,7 @@ impl<V: Default + Send> ObjectTable<V> {
             .into_iter()
             .collect::<Vec<_>>()
             .into_par_iter()
-            .map(|(file, parts)| {
-                let mut objects = FileObjects::default();
-                for p in parts {
-                    objects.absorb(p, f);
-                }
-                let keys: Vec<(Box<[u8]>, u32)> = objects.index.into_iter().collect();
-                let map = object_map(keys, &mut objects.values);
-                (file.into(), map)
-            })
+            .map(|(file, parts)| (file.into(), sorted_objects(parts, f)))
             .collect()
     }
 }
@@ -1510,7 +1589,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn object_map_sorts_by_kind_then_path() {
+    fn sorted_objects_sorts_by_kind_then_path_and_coalesces_repeats() {
         let pairs: Vec<(&str, String)> = [
             ("dataset", "/Timestep_10/px"),
             ("dataset", "/Timestep_10/p"),
@@ -1530,23 +1609,33 @@ mod tests {
         .map(|(k, p)| (*k, p.to_string()))
         .chain((0..300).map(|i| ("group", format!("/g{}/{}", i * 7919 % 1000, i))))
         .collect();
-        let keys: Vec<(Box<[u8]>, u32)> = pairs
+        // Two workers' tables: every object in the first, every third one in the second
+        // too (its values must be added up), in another insertion order.
+        let mut parts: Vec<FileObjects<u64>> = vec![FileObjects::default(), FileObjects::default()];
+        for (t, part) in parts.iter_mut().enumerate() {
+            for (i, (k, p)) in pairs.iter().enumerate().rev().skip(t) {
+                if t == 0 || i % 3 == 0 {
+                    part.index
+                        .insert(format!("{k}\0{p}").into(), part.values.len() as u32);
+                    part.values.push(i as u64 + 1);
+                }
+            }
+        }
+        let got = sorted_objects(parts, |a, b| *a += b);
+        let want: BTreeMap<(String, String), u64> = pairs
             .iter()
             .enumerate()
             .map(|(i, (k, p))| {
+                let twice = i % 3 == 0 && i + 1 < pairs.len();
                 (
-                    format!("{k}\0{p}").into_bytes().into_boxed_slice(),
-                    i as u32,
+                    (k.to_string(), p.clone()),
+                    (i as u64 + 1) * if twice { 2 } else { 1 },
                 )
             })
             .collect();
-        let mut values: Vec<u64> = (0..pairs.len() as u64).collect();
-        let got = object_map(keys, &mut values);
-        let want: ObjectMap<u64> = pairs
+        assert_eq!(got.len(), want.len());
+        assert!(got
             .iter()
-            .enumerate()
-            .map(|(i, (k, p))| ((k.to_string(), p.clone()), i as u64))
-            .collect();
-        assert!(got.iter().eq(want.iter()));
+            .eq(want.iter().map(|((k, p), v)| ((k.as_str(), p.as_str()), v))));
     }
 }

@@ -1116,7 +1116,7 @@ fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
     for (f, m) in &agg.summaries {
         let sums: Vec<_> = m
             .iter()
-            .filter(|((k, _), _)| k == "file")
+            .filter(|((k, _), _)| *k == "file")
             .map(|(_, v)| v)
             .collect();
         if !f.is_empty() && !sums.is_empty() {

@@ -187,53 +187,87 @@ fn min_nonzero(a: u64, b: u64) -> u64 {
     }
 }
 
-/// The processes that touched an object or file: a sorted vector, because it usually holds
-/// one process (a tree node per object would cost ~200 bytes each).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProcSet(Vec<ProcKey>);
+/// The processes that touched an object or file. Nearly always one: that one is kept
+/// inline, so adding a record's process (once per object record) reads no other memory
+/// and a new object allocates nothing; more go to a sorted vector.
+#[derive(Debug, Clone)]
+pub enum ProcSet {
+    /// Exactly this process.
+    One(ProcKey),
+    /// These processes, sorted and unique (none when empty).
+    Many(Vec<ProcKey>),
+}
+
+impl Default for ProcSet {
+    fn default() -> Self {
+        ProcSet::Many(Vec::new())
+    }
+}
+
+/// Sets are equal when they hold the same processes, however they are stored.
+impl PartialEq for ProcSet {
+    fn eq(&self, o: &Self) -> bool {
+        self.as_slice() == o.as_slice()
+    }
+}
+
+impl Eq for ProcSet {}
 
 impl ProcSet {
-    /// Adds a process (cheap when it is the last one added).
+    /// Adds a process (cheap when it is the one there already).
     #[inline]
     pub fn insert(&mut self, p: ProcKey) {
-        if self.0.last() == Some(&p) {
-            return;
+        match self {
+            ProcSet::One(q) if *q == p => {}
+            ProcSet::One(q) => *self = ProcSet::Many(vec![p.min(*q), p.max(*q)]),
+            ProcSet::Many(v) if v.is_empty() => *self = ProcSet::One(p),
+            ProcSet::Many(v) => {
+                if v.last() == Some(&p) {
+                    return;
+                }
+                if let Err(i) = v.binary_search(&p) {
+                    v.insert(i, p);
+                }
+            }
         }
-        if let Err(i) = self.0.binary_search(&p) {
-            self.0.insert(i, p);
+    }
+
+    /// The processes, sorted.
+    pub fn as_slice(&self) -> &[ProcKey] {
+        match self {
+            ProcSet::One(p) => std::slice::from_ref(p),
+            ProcSet::Many(v) => v,
         }
     }
 
     /// Number of processes.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.as_slice().len()
     }
 
     /// No process.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.as_slice().is_empty()
     }
 
     /// The processes, in order.
     pub fn iter(&self) -> impl Iterator<Item = &ProcKey> {
-        self.0.iter()
+        self.as_slice().iter()
     }
 
     fn merge(&mut self, o: ProcSet) {
-        if o.0.is_empty() {
+        if o.is_empty() || self.as_slice() == o.as_slice() {
             return;
         }
-        if self.0.is_empty() {
+        if self.is_empty() {
             *self = o;
             return;
         }
-        let a = std::mem::take(&mut self.0);
-        self.0 = join_sorted(
-            a.into_iter().map(|p| (p, ())),
-            o.0.into_iter().map(|p| (p, ())),
-        )
-        .map(|(p, _, _)| p)
-        .collect();
+        let v: Vec<ProcKey> =
+            join_sorted(self.iter().map(|&p| (p, ())), o.iter().map(|&p| (p, ())))
+                .map(|(p, _, _)| p)
+                .collect();
+        *self = ProcSet::Many(v);
     }
 }
 
@@ -665,12 +699,6 @@ fn key_cut(k: &[u8]) -> (usize, usize) {
     (cut, (cut + 1).min(k.len()))
 }
 
-/// The `path` bytes of a `kind\0path` key.
-#[inline]
-fn key_path(k: &str) -> &[u8] {
-    &k.as_bytes()[key_cut(k.as_bytes()).1..]
-}
-
 /// `(kind, path)` of a `kind\0path` key.
 #[inline]
 fn split_key(k: &str) -> (&str, &str) {
@@ -720,7 +748,8 @@ impl<V> ObjectMap<V> {
 /// One sort replaces merging the tables by hash and then sorting. The sort compares
 /// integers first: the rank of the kind among the file's few kinds, then the path's first
 /// 16 bytes (paths share long prefixes and a `memcmp` call per comparison dominated), and
-/// whole paths only when those tie.
+/// whole keys only when those tie (equal ranks mean equal `kind\0` prefixes, so that
+/// compares the paths).
 fn sorted_objects<V: Default + Send>(
     parts: Vec<FileObjects<V>>,
     f: impl Fn(&mut V, V),
@@ -756,7 +785,7 @@ fn sorted_objects<V: Default + Send>(
     let cmp = |a: &(u32, u64, u64, u32), b: &(u32, u64, u64, u32)| {
         (a.0, a.1, a.2)
             .cmp(&(b.0, b.1, b.2))
-            .then_with(|| key_path(&keys[a.3 as usize].0).cmp(key_path(&keys[b.3 as usize].0)))
+            .then_with(|| keys[a.3 as usize].0.cmp(&keys[b.3 as usize].0))
     };
     if order.len() > 1 << 16 {
         order.par_sort_unstable_by(cmp);
@@ -1587,6 +1616,94 @@ pub fn aggregate_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn object_table_updates_the_named_object_across_merges() {
+        // Runs of repeats (the remembered last object), returns to objects a few updates
+        // back, and random ones, in two files; checked against a plain map.
+        let objects: Vec<(&str, &str, String)> = (0..12)
+            .map(|i| {
+                let kind = ["group", "dataset", "attr"][i % 3];
+                (["a.h5", "b.h5"][i % 2], kind, format!("/g{}", i / 3))
+            })
+            .collect();
+        let mut rng = crate::read::test_rng(7);
+        let mut table = ObjectTable::<u64>::default();
+        let mut want: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
+        let mut i = 0;
+        for step in 0..3000u64 {
+            i = match rng(4) {
+                0 => i,
+                1 => (i + 1) % objects.len(),
+                2 => (i + objects.len() - rng(6)) % objects.len(),
+                _ => rng(objects.len()),
+            };
+            let (file, kind, path) = &objects[i];
+            let f = table.file(file);
+            table.update(f, kind, path, |v| *v += step);
+            *want.entry((file, kind, path.as_str())).or_default() += step;
+            if step == 1500 {
+                // A merge may renumber values: the remembered object must not survive it.
+                // A smaller table absorbing a bigger one takes over the bigger one's values.
+                let mut other = ObjectTable::<u64>::default();
+                for (file, kind, path) in objects.iter().rev().take(3) {
+                    let f = other.file(file);
+                    other.update(f, kind, path, |v| *v += 1);
+                    *want.entry((file, kind, path.as_str())).or_default() += 1;
+                }
+                let mut t = other;
+                t.merge(table, |a, b| *a += b);
+                table = t;
+                // The object the absorbing table used last, once more: it must be found
+                // by name, not by an index from before the merge.
+                let (file, kind, path) = &objects[objects.len() - 3];
+                let f = table.file(file);
+                table.update(f, kind, path, |v| *v += 1);
+                *want.entry((file, kind, path.as_str())).or_default() += 1;
+            }
+        }
+        let got: BTreeMap<(String, String, String), u64> =
+            ObjectTable::into_maps(vec![table], |a, b| *a += b)
+                .into_iter()
+                .flat_map(|(f, m)| {
+                    m.iter()
+                        .map(|((k, p), v)| ((f.clone(), k.to_string(), p.to_string()), *v))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+        let want: BTreeMap<(String, String, String), u64> = want
+            .into_iter()
+            .map(|((f, k, p), v)| ((f.into(), k.into(), p.into()), v))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn proc_set_is_a_sorted_set_whatever_its_form() {
+        let p = |rank| ProcKey { rank, pid: 7 };
+        let mut a = ProcSet::default();
+        assert!(a.is_empty());
+        a.insert(p(3));
+        a.insert(p(3));
+        assert_eq!(a.as_slice(), &[p(3)]);
+        assert!(matches!(a, ProcSet::One(_)));
+        assert_eq!(a, ProcSet::Many(vec![p(3)]));
+        for r in [1, 5, 3, 2, 5, 1] {
+            a.insert(p(r));
+        }
+        assert_eq!(a.as_slice(), &[p(1), p(2), p(3), p(5)]);
+        let mut b = ProcSet::One(p(4));
+        b.merge(a.clone());
+        assert_eq!(b.as_slice(), &[p(1), p(2), p(3), p(4), p(5)]);
+        let mut c = a.clone();
+        c.merge(ProcSet::One(p(4)));
+        assert_eq!(b, c);
+        let mut d = ProcSet::One(p(2));
+        d.merge(ProcSet::One(p(2)));
+        d.merge(ProcSet::default());
+        assert_eq!(d.as_slice(), &[p(2)]);
+        assert_ne!(d, ProcSet::One(p(1)));
+    }
 
     #[test]
     fn sorted_objects_sorts_by_kind_then_path_and_coalesces_repeats() {

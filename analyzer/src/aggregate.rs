@@ -721,6 +721,29 @@ impl<V> ObjectMap<V> {
         self.entries.iter().map(|(k, v)| (split_key(k), v))
     }
 
+    /// `(path, value)` of the objects of `kind`, sorted by path. Keys sort by kind first,
+    /// so they are one range, found by binary search: the other kinds are not looked at.
+    pub fn of_kind<'a>(
+        &'a self,
+        kind: &'a str,
+    ) -> impl DoubleEndedIterator<Item = (&'a str, &'a V)> + 'a {
+        // Whether key `k` sorts before `kind` followed by byte `b` (`\0`: the first key of
+        // the kind; `\x01`: the first key after it).
+        let before = |k: &str, b: u8| {
+            let (k, n) = (k.as_bytes(), kind.len());
+            match k[..n.min(k.len())].cmp(kind.as_bytes()) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                std::cmp::Ordering::Equal => k.get(n).is_none_or(|&c| c < b),
+            }
+        };
+        let lo = self.entries.partition_point(|(k, _)| before(k, 0));
+        let hi = self.entries.partition_point(|(k, _)| before(k, 1));
+        self.entries[lo..hi]
+            .iter()
+            .map(move |(k, v)| (&k[kind.len() + 1..], v))
+    }
+
     /// Adds another map; `f` combines the values of one object.
     fn merge(&mut self, o: ObjectMap<V>, mut f: impl FnMut(&mut V, V)) {
         if o.entries.is_empty() {
@@ -814,11 +837,8 @@ pub fn objects_of_kind<'a, V>(
     map: &'a BTreeMap<String, ObjectMap<V>>,
     kind: &'a str,
 ) -> impl Iterator<Item = ((&'a str, &'a str), &'a V)> + 'a {
-    map.iter().flat_map(move |(f, m)| {
-        m.iter()
-            .filter(move |((k, _), _)| *k == kind)
-            .map(move |((_, p), v)| ((f.as_str(), p), v))
-    })
+    map.iter()
+        .flat_map(move |(f, m)| m.of_kind(kind).map(move |(p, v)| ((f.as_str(), p), v)))
 }
 
 /// Everything the analysis needs, reduced over all input files.
@@ -1754,5 +1774,19 @@ mod tests {
         assert!(got
             .iter()
             .eq(want.iter().map(|((k, p), v)| ((k.as_str(), p.as_str()), v))));
+        // Each kind's range is exactly that kind's objects: also for a kind that is a
+        // prefix of others ("attr"), a prefix that is no kind, and no kind at all.
+        let kinds: BTreeSet<&str> = pairs.iter().map(|(k, _)| *k).collect();
+        for kind in kinds
+            .into_iter()
+            .chain(["attribute_of_a_future_kin", "", "zzz", "a"])
+        {
+            let filtered: Vec<(&str, &u64)> = got
+                .iter()
+                .filter(|((k, _), _)| *k == kind)
+                .map(|((_, p), v)| (p, v))
+                .collect();
+            assert_eq!(got.of_kind(kind).collect::<Vec<_>>(), filtered, "{kind:?}");
+        }
     }
 }

@@ -1003,81 +1003,34 @@ fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
 }
 
 fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
-    // Both maps are sorted by file, then (kind, path): join their dataset entries in one
-    // pass (no key allocation or search per dataset; there can be hundreds of thousands).
-    use crate::aggregate::{join_sorted, objects_of_kind};
-    let recs = objects_of_kind(&agg.objects, "dataset");
-    let sums = objects_of_kind(&agg.summaries, "dataset");
-    let mut rows = Vec::new();
-    for ((f, p), rec, sum) in join_sorted(recs, sums) {
-        let mut row = DatasetRow {
-            file: f.to_string(),
-            path: p.to_string(),
-            layout: String::new(),
-            dims: String::new(),
-            type_size: 0,
-            procs: 0,
-            opens: 0,
-            reads: 0,
-            writes: 0,
-            bytes_read: 0,
-            bytes_written: 0,
-            read_ns: 0,
-            write_ns: 0,
-            total_ns: 0,
-            bandwidth_bps: 0.0,
-            ind_io: 0,
-            coll_io: 0,
-            broken_coll_io: 0,
-            sizes: Vec::new(),
-            source: match (rec.is_some(), sum.is_some()) {
-                (true, true) => "records+summary",
-                (true, false) => "records",
-                _ => "summary",
-            }
-            .to_string(),
-        };
-        if let Some(s) = sum {
-            let o = &s.sum;
-            row.layout.clone_from(&o.layout);
-            row.dims.clone_from(&o.dims);
-            row.type_size = o.type_size;
-            row.procs = s.rows as usize;
-            row.opens = o.opens;
-            row.reads = o.reads;
-            row.writes = o.writes;
-            row.bytes_read = o.bytes_read;
-            row.bytes_written = o.bytes_written;
-            row.read_ns = o.read_ns;
-            row.write_ns = o.write_ns;
-            row.total_ns = o.read_ns + o.write_ns;
-            row.ind_io = o.ind_io;
-            row.coll_io = o.coll_io;
-            row.broken_coll_io = o.broken_coll_io;
-        }
-        if let Some(o) = rec {
-            row.procs = o.procs.len();
-            row.opens = o.opens;
-            row.reads = o.reads;
-            row.writes = o.writes;
-            row.bytes_read = o.bytes_read;
-            row.bytes_written = o.bytes_written;
-            row.read_ns = o.read_ns;
-            row.write_ns = o.write_ns;
-            row.total_ns = o.total_ns;
-            row.sizes = o.sizes.0.clone();
-            if sum.is_none() || o.ind_io + o.coll_io + o.broken_coll_io > 0 {
-                row.ind_io = o.ind_io;
-                row.coll_io = o.coll_io;
-                row.broken_coll_io = o.broken_coll_io;
-            }
-        }
-        row.bandwidth_bps = bandwidth(
-            row.bytes_read + row.bytes_written,
-            row.read_ns + row.write_ns,
-        );
-        rows.push(row);
-    }
+    // Both maps are sorted by file, then (kind, path): per container file (files in
+    // parallel), join their dataset entries in one pass (no key allocation or search per
+    // dataset; there can be hundreds of thousands).
+    use crate::aggregate::join_sorted;
+    use rayon::prelude::*;
+    let files: BTreeSet<&str> = agg
+        .objects
+        .keys()
+        .chain(agg.summaries.keys())
+        .map(String::as_str)
+        .collect();
+    let files: Vec<&str> = files.into_iter().collect();
+    let mut rows: Vec<DatasetRow> = files
+        .into_par_iter()
+        .flat_map_iter(|f| {
+            let recs = agg
+                .objects
+                .get(f)
+                .into_iter()
+                .flat_map(|m| m.of_kind("dataset"));
+            let sums = agg
+                .summaries
+                .get(f)
+                .into_iter()
+                .flat_map(|m| m.of_kind("dataset"));
+            join_sorted(recs, sums).map(move |(p, rec, sum)| dataset_row(f, p, rec, sum))
+        })
+        .collect();
     // Most time first, then by file and path: the join made them in (file, path) order, so
     // sort small (time, index) pairs, then move each row once, in place (no second vector
     // of rows: there can be hundreds of thousands).
@@ -1090,6 +1043,82 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
     let order: Vec<usize> = order.into_iter().map(|(_, i)| i as usize).collect();
     apply_order(&mut rows, &order);
     rows
+}
+
+/// The row of one dataset from what its records and its summary rows say.
+fn dataset_row(
+    f: &str,
+    p: &str,
+    rec: Option<&crate::aggregate::ObjStats>,
+    sum: Option<&crate::aggregate::SummaryStats>,
+) -> DatasetRow {
+    let mut row = DatasetRow {
+        file: f.to_string(),
+        path: p.to_string(),
+        layout: String::new(),
+        dims: String::new(),
+        type_size: 0,
+        procs: 0,
+        opens: 0,
+        reads: 0,
+        writes: 0,
+        bytes_read: 0,
+        bytes_written: 0,
+        read_ns: 0,
+        write_ns: 0,
+        total_ns: 0,
+        bandwidth_bps: 0.0,
+        ind_io: 0,
+        coll_io: 0,
+        broken_coll_io: 0,
+        sizes: Vec::new(),
+        source: match (rec.is_some(), sum.is_some()) {
+            (true, true) => "records+summary",
+            (true, false) => "records",
+            _ => "summary",
+        }
+        .to_string(),
+    };
+    if let Some(s) = sum {
+        let o = &s.sum;
+        row.layout.clone_from(&o.layout);
+        row.dims.clone_from(&o.dims);
+        row.type_size = o.type_size;
+        row.procs = s.rows as usize;
+        row.opens = o.opens;
+        row.reads = o.reads;
+        row.writes = o.writes;
+        row.bytes_read = o.bytes_read;
+        row.bytes_written = o.bytes_written;
+        row.read_ns = o.read_ns;
+        row.write_ns = o.write_ns;
+        row.total_ns = o.read_ns + o.write_ns;
+        row.ind_io = o.ind_io;
+        row.coll_io = o.coll_io;
+        row.broken_coll_io = o.broken_coll_io;
+    }
+    if let Some(o) = rec {
+        row.procs = o.procs.len();
+        row.opens = o.opens;
+        row.reads = o.reads;
+        row.writes = o.writes;
+        row.bytes_read = o.bytes_read;
+        row.bytes_written = o.bytes_written;
+        row.read_ns = o.read_ns;
+        row.write_ns = o.write_ns;
+        row.total_ns = o.total_ns;
+        row.sizes = o.sizes.0.clone();
+        if sum.is_none() || o.ind_io + o.coll_io + o.broken_coll_io > 0 {
+            row.ind_io = o.ind_io;
+            row.coll_io = o.coll_io;
+            row.broken_coll_io = o.broken_coll_io;
+        }
+    }
+    row.bandwidth_bps = bandwidth(
+        row.bytes_read + row.bytes_written,
+        row.read_ns + row.write_ns,
+    );
+    row
 }
 
 /// Reorders `v` in place so that `v[i]` becomes the old `v[order[i]]` (`order` is a
@@ -1114,11 +1143,7 @@ fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
     // The "file" summary rows of each container file, gathered once.
     let mut file_sums: BTreeMap<&str, Vec<&crate::aggregate::SummaryStats>> = BTreeMap::new();
     for (f, m) in &agg.summaries {
-        let sums: Vec<_> = m
-            .iter()
-            .filter(|((k, _), _)| *k == "file")
-            .map(|(_, v)| v)
-            .collect();
+        let sums: Vec<_> = m.of_kind("file").map(|(_, v)| v).collect();
         if !f.is_empty() && !sums.is_empty() {
             file_sums.insert(f, sums);
         }

@@ -766,13 +766,60 @@ impl<V> ObjectMap<V> {
     }
 }
 
+/// Path bytes a [`SortKey`] holds.
+const SORT_PREFIX: usize = 24;
+
+/// What the object sort compares: the rank of the kind among the file's kinds, the path's
+/// first [`SORT_PREFIX`] bytes (zero-padded, as big-endian integers) and the path's length.
+/// Paths share long prefixes, and a `memcmp` call per comparison dominated the sort; the
+/// same object from two workers always tied on a shorter prefix.
+#[derive(Debug, Clone, Copy)]
+struct SortKey {
+    kind: u32,
+    len: u32,
+    prefix: [u64; SORT_PREFIX / 8],
+    /// The entry's index.
+    at: u32,
+}
+
+impl SortKey {
+    fn new(kind: u32, path: &[u8], at: u32) -> Self {
+        let mut prefix = [0u64; SORT_PREFIX / 8];
+        for (w, chunk) in prefix.iter_mut().zip(path.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_be_bytes(b);
+        }
+        SortKey {
+            kind,
+            len: u32::try_from(path.len()).unwrap_or(u32::MAX),
+            prefix,
+            at,
+        }
+    }
+
+    /// The order of (kind, path) as far as the integers decide it; `Equal` when both
+    /// paths are longer than the prefix and it ties (then compare the keys). When either
+    /// path fits, zero-padded bytes and then the length are exactly the byte order: where
+    /// the padded bytes tie, the path that fits is a prefix of the other one.
+    #[inline]
+    fn cmp_prefix(&self, o: &SortKey) -> std::cmp::Ordering {
+        (self.kind, self.prefix)
+            .cmp(&(o.kind, o.prefix))
+            .then_with(|| {
+                if self.len as usize <= SORT_PREFIX || o.len as usize <= SORT_PREFIX {
+                    self.len.cmp(&o.len)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+    }
+}
+
 /// Builds a file's [`ObjectMap`] from the hash tables of every worker that saw the file:
 /// all their entries are sorted together, and equal keys coalesced with `f` (commutative).
 /// One sort replaces merging the tables by hash and then sorting. The sort compares
-/// integers first: the rank of the kind among the file's few kinds, then the path's first
-/// 16 bytes (paths share long prefixes and a `memcmp` call per comparison dominated), and
-/// whole keys only when those tie (equal ranks mean equal `kind\0` prefixes, so that
-/// compares the paths).
+/// integers ([`SortKey`]) and whole keys only when a path is too long for them to decide.
 fn sorted_objects<V: Default + Send>(
     parts: Vec<FileObjects<V>>,
     f: impl Fn(&mut V, V),
@@ -784,31 +831,37 @@ fn sorted_objects<V: Default + Send>(
         keys.extend(p.index.into_iter().map(|(k, i)| (k, t as u32, i)));
         values.push(p.values);
     }
-    // (kind rank, path prefix high and low halves, index in `keys`).
-    let mut order: Vec<(u32, u64, u64, u32)> = {
-        let kinds: BTreeSet<&[u8]> = keys
-            .iter()
-            .map(|(k, _, _)| &k.as_bytes()[..key_cut(k.as_bytes()).0])
-            .collect();
-        let kinds: Vec<&[u8]> = kinds.into_iter().collect();
-        keys.iter()
-            .enumerate()
-            .map(|(i, (k, _, _))| {
-                let k = k.as_bytes();
-                let (cut, p) = key_cut(k);
-                let rank = kinds.binary_search(&&k[..cut]).unwrap_or(0) as u32;
-                let mut b = [0u8; 16];
-                let m = (k.len() - p).min(16);
-                b[..m].copy_from_slice(&k[p..p + m]);
-                let x = u128::from_be_bytes(b);
-                (rank, (x >> 64) as u64, x as u64, i as u32)
-            })
-            .collect()
-    };
-    let cmp = |a: &(u32, u64, u64, u32), b: &(u32, u64, u64, u32)| {
-        (a.0, a.1, a.2)
-            .cmp(&(b.0, b.1, b.2))
-            .then_with(|| keys[a.3 as usize].0.cmp(&keys[b.3 as usize].0))
+    // One sort key per entry. The kinds are few: numbered as first seen, ranked after.
+    let mut kinds: Vec<&[u8]> = Vec::new();
+    let mut order: Vec<SortKey> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _, _))| {
+            let k = k.as_bytes();
+            let (cut, p) = key_cut(k);
+            let kind = &k[..cut];
+            let id = match kinds.iter().rposition(|x| *x == kind) {
+                Some(id) => id,
+                None => {
+                    kinds.push(kind);
+                    kinds.len() - 1
+                }
+            };
+            SortKey::new(id as u32, &k[p..], i as u32)
+        })
+        .collect();
+    let mut rank = vec![0u32; kinds.len()];
+    let mut by_name: Vec<usize> = (0..kinds.len()).collect();
+    by_name.sort_by_key(|&id| kinds[id]);
+    for (r, id) in by_name.into_iter().enumerate() {
+        rank[id] = r as u32;
+    }
+    for o in &mut order {
+        o.kind = rank[o.kind as usize];
+    }
+    let cmp = |a: &SortKey, b: &SortKey| {
+        a.cmp_prefix(b)
+            .then_with(|| keys[a.at as usize].0.cmp(&keys[b.at as usize].0))
     };
     if order.len() > 1 << 16 {
         order.par_sort_unstable_by(cmp);
@@ -821,8 +874,8 @@ fn sorted_objects<V: Default + Send>(
         .collect();
     let mut entries: Vec<(Box<str>, V)> =
         Vec::with_capacity(repeat.iter().filter(|&&r| !r).count());
-    for (&(_, _, _, i), r) in order.iter().zip(repeat) {
-        let (k, t, j) = &mut keys[i as usize];
+    for (o, r) in order.iter().zip(repeat) {
+        let (k, t, j) = &mut keys[o.at as usize];
         let v = std::mem::take(&mut values[*t as usize][*j as usize]);
         match entries.last_mut() {
             Some(last) if r => f(&mut last.1, v),
@@ -1741,6 +1794,20 @@ mod tests {
             ("attribute_of_a_future_kinc", "/b"),
             ("group", "/"),
             ("datatype", "/t"),
+            // Around the sort key's 24-byte prefix, and NULs that look like its padding.
+            ("group", "/a"),
+            ("group", "/a\0"),
+            ("group", "/a\0\0b"),
+            ("group", "/a\0b"),
+            ("group", "/ab"),
+            ("group", "/abcdefghijklmnopqrstuv"),
+            ("group", "/abcdefghijklmnopqrstuvw"),
+            ("group", "/abcdefghijklmnopqrstuvw\0"),
+            ("group", "/abcdefghijklmnopqrstuvw\0\0"),
+            ("group", "/abcdefghijklmnopqrstuvwx"),
+            ("group", "/abcdefghijklmnopqrstuvwxy"),
+            ("group", "/abcdefghijklmnopqrstuvw\0x"),
+            ("group", "/abcdefghijklmnopqrstuv\0\0"),
         ]
         .iter()
         .map(|(k, p)| (*k, p.to_string()))

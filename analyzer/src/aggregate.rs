@@ -14,6 +14,7 @@ use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordRef};
 use crate::sketch::LogSketch;
 use crate::timeline::{OpenBin, Timeline};
+use compact_str::CompactString;
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -393,12 +394,12 @@ pub struct SummarySum {
     pub read_ns: u64,
     /// Time in writes, ns.
     pub write_ns: u64,
-    /// Dataset dimensions.
-    pub dims: String,
+    /// Dataset dimensions (stored inline when short, as they nearly always are).
+    pub dims: CompactString,
     /// Element size.
     pub type_size: u64,
-    /// Dataset layout.
-    pub layout: String,
+    /// Dataset layout (stored inline).
+    pub layout: CompactString,
     /// Independent transfers.
     pub ind_io: u64,
     /// Collective transfers.
@@ -431,12 +432,12 @@ macro_rules! add_summary_fields {
         s.bytes_written += o.bytes_written;
         s.read_ns += o.read_ns;
         s.write_ns += o.write_ns;
-        if s.dims.is_empty() || (!o.dims.is_empty() && o.dims < s.dims) {
-            s.dims.clone_from(&o.dims);
+        if s.dims.is_empty() || (!o.dims.is_empty() && o.dims.as_str() < s.dims.as_str()) {
+            s.dims = CompactString::from(o.dims.as_str());
         }
         s.type_size = s.type_size.max(o.type_size);
-        if s.layout.is_empty() || (!o.layout.is_empty() && o.layout < s.layout) {
-            s.layout.clone_from(&o.layout);
+        if s.layout.is_empty() || (!o.layout.is_empty() && o.layout.as_str() < s.layout.as_str()) {
+            s.layout = CompactString::from(o.layout.as_str());
         }
         s.ind_io += o.ind_io;
         s.coll_io += o.coll_io;

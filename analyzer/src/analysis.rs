@@ -1081,8 +1081,8 @@ fn dataset_row(
     };
     if let Some(s) = sum {
         let o = &s.sum;
-        row.layout.clone_from(&o.layout);
-        row.dims.clone_from(&o.dims);
+        row.layout = o.layout.to_string();
+        row.dims = o.dims.to_string();
         row.type_size = o.type_size;
         row.procs = s.rows as usize;
         row.opens = o.opens;

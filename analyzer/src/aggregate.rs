@@ -273,9 +273,40 @@ impl ProcSet {
 }
 
 /// Power-of-two histogram of access sizes: bucket `i` counts sizes in `[2^(i-1), 2^i)`
-/// (bucket 0 counts 0 bytes).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SizeHist(pub Vec<u64>);
+/// (bucket 0 counts 0 bytes). Nearly every object is accessed with one size: one bucket is
+/// kept inline (no allocation per object, nothing else to read per access); more are
+/// counted in a dense vector.
+#[derive(Debug, Clone)]
+pub enum SizeHist {
+    /// Only `bucket` is non-zero, and holds `count`.
+    One {
+        /// The bucket.
+        bucket: u8,
+        /// Its count (> 0).
+        count: u64,
+    },
+    /// Bucket `i` holds `counts[i]` (none when empty).
+    Dense(Vec<u64>),
+}
+
+impl Default for SizeHist {
+    fn default() -> Self {
+        SizeHist::Dense(Vec::new())
+    }
+}
+
+/// Histograms are equal when every bucket holds the same count, however they are stored.
+impl PartialEq for SizeHist {
+    fn eq(&self, o: &Self) -> bool {
+        let trim = |v: Vec<u64>| {
+            let n = v.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+            v[..n].to_vec()
+        };
+        trim(self.counts()) == trim(o.counts())
+    }
+}
+
+impl Eq for SizeHist {}
 
 impl SizeHist {
     /// The bucket of a size.
@@ -284,32 +315,94 @@ impl SizeHist {
     }
 
     /// Counts one access.
+    #[inline]
     pub fn add(&mut self, bytes: u64) {
         let b = Self::bucket(bytes);
-        if self.0.len() <= b {
-            self.0.resize(b + 1, 0);
+        match self {
+            SizeHist::One { bucket, count } if *bucket as usize == b => *count += 1,
+            SizeHist::Dense(v) if v.is_empty() => {
+                *self = SizeHist::One {
+                    bucket: b as u8,
+                    count: 1,
+                }
+            }
+            _ => self.dense_mut(b)[b] += 1,
         }
-        self.0[b] += 1;
     }
 
-    fn merge(&mut self, o: &SizeHist) {
-        if self.0.len() < o.0.len() {
-            self.0.resize(o.0.len(), 0);
+    /// The dense form, with room for bucket `b`.
+    fn dense_mut(&mut self, b: usize) -> &mut Vec<u64> {
+        if let SizeHist::One { bucket, count } = *self {
+            let mut v = vec![0; bucket as usize + 1];
+            v[bucket as usize] = count;
+            *self = SizeHist::Dense(v);
         }
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a += b;
+        let SizeHist::Dense(v) = self else {
+            unreachable!("made dense above")
+        };
+        if v.len() <= b {
+            v.resize(b + 1, 0);
+        }
+        v
+    }
+
+    /// Adds another histogram's counts.
+    pub fn merge(&mut self, o: &SizeHist) {
+        match (&mut *self, o) {
+            (_, SizeHist::Dense(w)) if w.is_empty() => {}
+            (SizeHist::Dense(v), _) if v.is_empty() => *self = o.clone(),
+            (
+                SizeHist::One { bucket, count },
+                SizeHist::One {
+                    bucket: b,
+                    count: c,
+                },
+            ) if bucket == b => *count += c,
+            (_, SizeHist::One { bucket, count }) => {
+                self.dense_mut(*bucket as usize)[*bucket as usize] += count
+            }
+            (_, SizeHist::Dense(w)) => {
+                let v = self.dense_mut(w.len() - 1);
+                for (a, b) in v.iter_mut().zip(w) {
+                    *a += b;
+                }
+            }
+        }
+    }
+
+    /// The count of every bucket from 0 to the highest non-empty one (empty: none).
+    pub fn counts(&self) -> Vec<u64> {
+        match self {
+            SizeHist::One { bucket, count } => {
+                let mut v = vec![0; *bucket as usize + 1];
+                v[*bucket as usize] = *count;
+                v
+            }
+            SizeHist::Dense(v) => v.clone(),
         }
     }
 
     /// Total accesses.
     pub fn total(&self) -> u64 {
-        self.0.iter().sum()
+        match self {
+            SizeHist::One { count, .. } => *count,
+            SizeHist::Dense(v) => v.iter().sum(),
+        }
     }
 
     /// Accesses smaller than `limit` bytes when `limit` is a power of two (exact).
     pub fn below_pow2(&self, limit: u64) -> u64 {
         let lb = Self::bucket(limit); // buckets < lb hold sizes < limit
-        self.0.iter().take(lb).sum()
+        match self {
+            SizeHist::One { bucket, count } => {
+                if (*bucket as usize) < lb {
+                    *count
+                } else {
+                    0
+                }
+            }
+            SizeHist::Dense(v) => v.iter().take(lb).sum(),
+        }
     }
 }
 
@@ -1750,6 +1843,60 @@ mod tests {
             .map(|((f, k, p), v)| ((f.into(), k.into(), p.into()), v))
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn size_hist_counts_like_a_dense_vector_whatever_its_form() {
+        // Random adds (often one size, as objects are) and merges, against a plain vector.
+        fn reference_add(v: &mut Vec<u64>, bytes: u64) {
+            let b = SizeHist::bucket(bytes);
+            if v.len() <= b {
+                v.resize(b + 1, 0);
+            }
+            v[b] += 1;
+        }
+        let mut rng = crate::read::test_rng(11);
+        let sizes = [0u64, 1, 2, 3, 1024, 1025, 4096, 1 << 20, u64::MAX];
+        for round in 0..300 {
+            let mut hs: Vec<(SizeHist, Vec<u64>)> = Vec::new();
+            for _ in 0..3 {
+                let mut h = SizeHist::default();
+                let mut v = Vec::new();
+                let one = sizes[rng(sizes.len())];
+                for _ in 0..rng(5) {
+                    let bytes = if rng(3) == 0 {
+                        sizes[rng(sizes.len())]
+                    } else {
+                        one
+                    };
+                    h.add(bytes);
+                    reference_add(&mut v, bytes);
+                }
+                hs.push((h, v));
+            }
+            let (mut h, mut v) = hs.pop().unwrap();
+            for (o, w) in &hs {
+                h.merge(o);
+                if v.len() < w.len() {
+                    v.resize(w.len(), 0);
+                }
+                for (a, b) in v.iter_mut().zip(w) {
+                    *a += b;
+                }
+            }
+            assert_eq!(h.counts(), v, "round {round}");
+            assert_eq!(h.total(), v.iter().sum::<u64>());
+            for limit in [1u64, 2, 1024, 2048, 1 << 30] {
+                let lb = SizeHist::bucket(limit);
+                assert_eq!(h.below_pow2(limit), v.iter().take(lb).sum::<u64>());
+            }
+            assert_eq!(h, SizeHist::Dense(v.clone()));
+        }
+        let mut one = SizeHist::default();
+        one.add(1000);
+        assert!(matches!(one, SizeHist::One { .. }));
+        assert_eq!(one, SizeHist::Dense(one.counts()));
+        assert_ne!(one, SizeHist::default());
     }
 
     #[test]

@@ -517,8 +517,8 @@ pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
     let files = file_rows(agg);
     let transfers = transfers(agg);
     let access_sizes = AccessSizes {
-        reads: agg.io_sizes[0].0.clone(),
-        writes: agg.io_sizes[1].0.clone(),
+        reads: agg.io_sizes[0].counts(),
+        writes: agg.io_sizes[1].counts(),
     };
     let (windows, phases) = segment(&agg.timeline, agg.first_ns, agg.last_ns);
     let mut report = Report {
@@ -1107,7 +1107,7 @@ fn dataset_row(
         row.read_ns = o.read_ns;
         row.write_ns = o.write_ns;
         row.total_ns = o.total_ns;
-        row.sizes = o.sizes.0.clone();
+        row.sizes = o.sizes.counts();
         if sum.is_none() || o.ind_io + o.coll_io + o.broken_coll_io > 0 {
             row.ind_io = o.ind_io;
             row.coll_io = o.coll_io;
@@ -1188,7 +1188,7 @@ fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
             row.bytes_written = f.bytes_written;
             row.dataset_close_ns = f.dset_close_ns;
             row.datasets_created = row.datasets_created.max(f.dset_creates);
-            row.sizes = f.sizes.0.clone();
+            row.sizes = f.sizes.counts();
             read_ns = f.read_ns;
             write_ns = f.write_ns;
         }

@@ -220,12 +220,7 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
     // Small dataset I/O.
     let sizes_all = {
         let mut h = agg.io_sizes[0].clone();
-        for (i, c) in agg.io_sizes[1].0.iter().enumerate() {
-            if h.0.len() <= i {
-                h.0.resize(i + 1, 0);
-            }
-            h.0[i] += c;
-        }
+        h.merge(&agg.io_sizes[1]);
         h
     };
     let n = sizes_all.total();

@@ -919,7 +919,7 @@ fn sorted_objects<V: Default + Send>(
     f: impl Fn(&mut V, V),
 ) -> ObjectMap<V> {
     let n: usize = parts.iter().map(|p| p.values.len()).sum();
-    let mut keys: Vec<(Box<str>, u32, u32)> = Vec::with_capacity(n);
+    let mut keys: Vec<(ObjKey, u32, u32)> = Vec::with_capacity(n);
     let mut values: Vec<Vec<V>> = Vec::with_capacity(parts.len());
     for (t, p) in parts.into_iter().enumerate() {
         keys.extend(p.index.into_iter().map(|(k, i)| (k, t as u32, i)));
@@ -954,8 +954,12 @@ fn sorted_objects<V: Default + Send>(
         o.kind = rank[o.kind as usize];
     }
     let cmp = |a: &SortKey, b: &SortKey| {
-        a.cmp_prefix(b)
-            .then_with(|| keys[a.at as usize].0.cmp(&keys[b.at as usize].0))
+        a.cmp_prefix(b).then_with(|| {
+            keys[a.at as usize]
+                .0
+                .as_bytes()
+                .cmp(keys[b.at as usize].0.as_bytes())
+        })
     };
     if order.len() > 1 << 16 {
         order.par_sort_unstable_by(cmp);
@@ -973,7 +977,8 @@ fn sorted_objects<V: Default + Send>(
         let v = std::mem::take(&mut values[*t as usize][*j as usize]);
         match entries.last_mut() {
             Some(last) if r => f(&mut last.1, v),
-            _ => entries.push((std::mem::take(k), v)),
+            // Built from `&str`s, so UTF-8: the lossy path never replaces anything.
+            _ => entries.push((String::from_utf8_lossy(k.as_bytes()).into(), v)),
         }
     }
     ObjectMap { entries }
@@ -1444,10 +1449,67 @@ struct ObjectTable<V> {
     key: String,
 }
 
+/// Longest `kind\0path` an [`ObjKey`] holds inline.
+const INLINE_KEY: usize = 30;
+
+/// An object's `kind\0path` in an accumulator's hash table: inline when it fits (nearly
+/// always), so a probe compares bytes in the bucket it has just read instead of following
+/// a pointer to a separate allocation, and a new object allocates no key. Hashed and
+/// compared as bytes (`Borrow<[u8]>`), so a lookup needs no key of its own.
+#[derive(Debug, Clone)]
+enum ObjKey {
+    Inline { len: u8, bytes: [u8; INLINE_KEY] },
+    Heap(Box<[u8]>),
+}
+
+impl ObjKey {
+    fn new(k: &[u8]) -> Self {
+        if k.len() <= INLINE_KEY {
+            let mut bytes = [0; INLINE_KEY];
+            bytes[..k.len()].copy_from_slice(k);
+            ObjKey::Inline {
+                len: k.len() as u8,
+                bytes,
+            }
+        } else {
+            ObjKey::Heap(k.into())
+        }
+    }
+
+    #[inline]
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            ObjKey::Inline { len, bytes } => &bytes[..*len as usize],
+            ObjKey::Heap(b) => b,
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for ObjKey {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+/// Hashes as its bytes, as `Borrow<[u8]>` requires.
+impl std::hash::Hash for ObjKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_bytes().hash(h)
+    }
+}
+
+impl PartialEq for ObjKey {
+    fn eq(&self, o: &Self) -> bool {
+        self.as_bytes() == o.as_bytes()
+    }
+}
+
+impl Eq for ObjKey {}
+
 /// One file's objects: values in a vector, found by `kind\0path`.
 #[derive(Debug)]
 struct FileObjects<V> {
-    index: FxHashMap<Box<str>, u32>,
+    index: FxHashMap<ObjKey, u32>,
     values: Vec<V>,
 }
 
@@ -1502,12 +1564,12 @@ impl<V: Default + Send> ObjectTable<V> {
         self.key.push('\0');
         self.key.push_str(path);
         let fo = &mut self.files[file];
-        let i = match fo.index.get(self.key.as_str()) {
+        let i = match fo.index.get(self.key.as_bytes()) {
             Some(&i) => i,
             None => {
                 let i = fo.values.len() as u32;
                 fo.values.push(V::default());
-                fo.index.insert(self.key.as_str().into(), i);
+                fo.index.insert(ObjKey::new(self.key.as_bytes()), i);
                 i
             }
         };
@@ -1967,8 +2029,10 @@ mod tests {
         for (t, part) in parts.iter_mut().enumerate() {
             for (i, (k, p)) in pairs.iter().enumerate().rev().skip(t) {
                 if t == 0 || i % 3 == 0 {
-                    part.index
-                        .insert(format!("{k}\0{p}").into(), part.values.len() as u32);
+                    part.index.insert(
+                        ObjKey::new(format!("{k}\0{p}").as_bytes()),
+                        part.values.len() as u32,
+                    );
                     part.values.push(i as u64 + 1);
                 }
             }

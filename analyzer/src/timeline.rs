@@ -364,7 +364,9 @@ fn window_class(b: &Bin<String>) -> &'static str {
 
 /// Cuts the run into at most [`PHASE_WINDOWS`] windows and merges adjacent windows of the
 /// same dominant activity into phases. Idle windows between two windows of the same class
-/// join that phase; other idle runs become `idle` phases.
+/// join that phase; other idle runs become `idle` phases. Runs shorter than
+/// [`MIN_PHASE_WINDOWS`] join a longer neighbour, except that activity never joins an idle
+/// run: an `idle` phase has no calls.
 pub fn segment(tl: &Timeline<String>, first_ns: u64, last_ns: u64) -> (Vec<Window>, Vec<Phase>) {
     if tl.bins.is_empty() {
         return (Vec::new(), Vec::new());
@@ -422,20 +424,32 @@ pub fn segment(tl: &Timeline<String>, first_ns: u64, last_ns: u64) -> (Vec<Windo
             _ => runs.push((c, k, k + 1)),
         }
     }
+    let len = |r: &(&str, usize, usize)| r.2 - r.1;
     while runs.len() > 1 {
-        let Some((ri, _)) = runs
+        // The neighbour run `i` joins: the longer one (ties to the earlier). Activity never
+        // joins an idle run, which would label calls `idle`: a short active run between
+        // idle runs (a burst after a pause) stays a phase of its own.
+        let target = |i: usize| -> Option<usize> {
+            let can = |j: usize| runs[i].0 == "idle" || runs[j].0 != "idle";
+            let prev = (i > 0 && can(i - 1)).then(|| i - 1);
+            let next = (i + 1 < runs.len() && can(i + 1)).then_some(i + 1);
+            match (prev, next) {
+                (Some(p), Some(n)) => Some(if len(&runs[p]) >= len(&runs[n]) { p } else { n }),
+                (p, n) => p.or(n),
+            }
+        };
+        let Some((ri, into)) = runs
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.2 - r.1 < MIN_PHASE_WINDOWS)
-            .min_by_key(|(i, r)| (r.2 - r.1, *i))
+            .filter(|(_, r)| len(r) < MIN_PHASE_WINDOWS)
+            .filter_map(|(i, r)| target(i).map(|t| (len(r), i, t)))
+            .min()
+            .map(|(_, i, t)| (i, t))
         else {
             break;
         };
-        let len = |r: &(&str, usize, usize)| r.2 - r.1;
-        let into_prev =
-            ri > 0 && (ri + 1 >= runs.len() || len(&runs[ri - 1]) >= len(&runs[ri + 1]));
         let r = runs.remove(ri);
-        if into_prev {
+        if into < ri {
             runs[ri - 1].2 = r.2;
         } else {
             runs[ri].1 = r.1;
@@ -578,6 +592,28 @@ mod tests {
         bb.merge(y);
         assert_eq!(x, bb);
         assert!(x.bins.len() <= MAX_BINS);
+    }
+
+    #[test]
+    fn a_short_burst_after_a_pause_is_not_idle() {
+        // Writes, a long pause, then a burst of reads shorter than MIN_PHASE_WINDOWS: the
+        // burst used to join the longer idle run and read as an `idle` phase with calls.
+        let mut t: Timeline<u32> = Timeline::default();
+        let w = 1u64 << BASE_SHIFT;
+        for i in 0..10 {
+            t.add(i * w, w, OpClass::DataWrite, 1 << 20, &0, p(0));
+        }
+        for i in 16..18 {
+            t.add(i * w, w / 2, OpClass::DataRead, 1 << 10, &1, p(1));
+        }
+        let names = ["dataset.write".to_string(), "dataset.read".to_string()];
+        let t = t.map_ops(|k| names[*k as usize].clone());
+        let (_, phases) = segment(&t, 0, 18 * w);
+        let classes: Vec<&str> = phases.iter().map(|p| p.class.as_str()).collect();
+        assert_eq!(classes, ["data write", "idle", "data read"]);
+        assert_eq!(phases[1].ops, 0);
+        assert_eq!((phases[2].ops, phases[2].bytes_read), (2, 2 << 10));
+        assert_eq!(phases[2].dominant_op, "dataset.read");
     }
 
     #[test]

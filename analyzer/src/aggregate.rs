@@ -298,11 +298,10 @@ impl Default for SizeHist {
 /// Histograms are equal when every bucket holds the same count, however they are stored.
 impl PartialEq for SizeHist {
     fn eq(&self, o: &Self) -> bool {
-        let trim = |v: Vec<u64>| {
-            let n = v.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
-            v[..n].to_vec()
-        };
-        trim(self.counts()) == trim(o.counts())
+        fn trim(v: &[u64]) -> &[u64] {
+            &v[..v.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1)]
+        }
+        trim(&self.counts()) == trim(&o.counts())
     }
 }
 
@@ -332,10 +331,8 @@ impl SizeHist {
 
     /// The dense form, with room for bucket `b`.
     fn dense_mut(&mut self, b: usize) -> &mut Vec<u64> {
-        if let SizeHist::One { bucket, count } = *self {
-            let mut v = vec![0; bucket as usize + 1];
-            v[bucket as usize] = count;
-            *self = SizeHist::Dense(v);
+        if let SizeHist::One { .. } = self {
+            *self = SizeHist::Dense(self.counts());
         }
         let SizeHist::Dense(v) = self else {
             unreachable!("made dense above")
@@ -750,7 +747,18 @@ fn merge_maps<K: Ord, V>(
         return;
     }
     let mut out = Vec::with_capacity(a.len() + b.len());
-    out.extend(join_sorted(std::mem::take(a), b).map(|(k, x, y)| {
+    out.extend(join_merge(std::mem::take(a), b, f));
+    // Sorted and unique: `collect` builds the tree in bulk.
+    *a = out.into_iter().collect();
+}
+
+/// [`join_sorted`] with the values of a key found on both sides combined by `f`.
+fn join_merge<K: Ord, V>(
+    a: impl IntoIterator<Item = (K, V)>,
+    b: impl IntoIterator<Item = (K, V)>,
+    mut f: impl FnMut(&mut V, V),
+) -> impl Iterator<Item = (K, V)> {
+    join_sorted(a, b).map(move |(k, x, y)| {
         let v = match (x, y) {
             (Some(mut x), Some(y)) => {
                 f(&mut x, y);
@@ -759,9 +767,7 @@ fn merge_maps<K: Ord, V>(
             (x, y) => x.or(y).expect("a joined key has a value on one side"),
         };
         (k, v)
-    }));
-    // Sorted and unique: `collect` builds the tree in bulk.
-    *a = out.into_iter().collect();
+    })
 }
 
 /// The objects of one container file, sorted by (`kind`, `path`). Grouping by file first
@@ -769,10 +775,11 @@ fn merge_maps<K: Ord, V>(
 /// and makes merging the maps of processes that use different files a matter of moving
 /// them.
 ///
-/// Each key is stored once, as `kind\0path`: the box the reader's hash table allocated
-/// when it first saw the object, moved here. Its byte order is the order of
-/// (`kind`, `path`), because `\0` is the smallest byte and no kind contains it. A sorted
-/// vector rather than a tree: it is built once, then only iterated.
+/// Each key is stored once, as `kind\0path` (one allocation per distinct object, made when
+/// the workers' tables are sorted; the tables themselves keep short keys inline, see
+/// [`ObjKey`]). Its byte order is the order of (`kind`, `path`), because `\0` is the
+/// smallest byte and no kind contains it. A sorted vector rather than a tree: it is built
+/// once, then only iterated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectMap<V> {
     entries: Vec<(Box<str>, V)>,
@@ -796,7 +803,8 @@ fn key_cut(k: &[u8]) -> (usize, usize) {
 /// `(kind, path)` of a `kind\0path` key.
 #[inline]
 fn split_key(k: &str) -> (&str, &str) {
-    k.split_once('\0').unwrap_or((k, ""))
+    let (cut, p) = key_cut(k.as_bytes());
+    (&k[..cut], &k[p..])
 }
 
 impl<V> ObjectMap<V> {
@@ -839,7 +847,7 @@ impl<V> ObjectMap<V> {
     }
 
     /// Adds another map; `f` combines the values of one object.
-    fn merge(&mut self, o: ObjectMap<V>, mut f: impl FnMut(&mut V, V)) {
+    fn merge(&mut self, o: ObjectMap<V>, f: impl FnMut(&mut V, V)) {
         if o.entries.is_empty() {
             return;
         }
@@ -848,15 +856,7 @@ impl<V> ObjectMap<V> {
             return;
         }
         let a = std::mem::take(&mut self.entries);
-        self.entries = join_sorted(a, o.entries)
-            .map(|(k, x, y)| match (x, y) {
-                (Some(mut x), Some(y)) => {
-                    f(&mut x, y);
-                    (k, x)
-                }
-                (x, y) => (k, x.or(y).expect("a joined key has a value on one side")),
-            })
-            .collect();
+        self.entries = join_merge(a, o.entries, f).collect();
     }
 }
 

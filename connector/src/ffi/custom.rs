@@ -13,7 +13,6 @@ use crate::ops::Op;
 use crate::trace::{self, Detail, Event, Io, Span};
 use crate::tree::{self, Key, Kind, NewNode, Node};
 use h5prov_bindings as b;
-use h5prov_bindings::sys::{h5, h5p, h5s, h5t};
 use h5prov_bindings::*;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::fmt::Write as _;
@@ -60,14 +59,19 @@ fn info_from_text(text: &str) -> Result<Info, Error> {
     let parsed = ConnectorInfo::parse(text).map_err(|e| Error(e.to_string()))?;
     let config = Config::from_options(&parsed.options).map_err(|e| Error(e.to_string()))?;
     let id = match &parsed.under {
-        // HDF5's built-in pass_through (value 1) is not registered until asked for by name,
-        // so registering it by value fails: register it directly.
-        // It returns HDF5's cached id, so take a reference of our own.
-        // SAFETY: plain registration call and reference increment.
+        // HDF5's built-in pass_through (value 1). 1.14 registers it only on request
+        // (`H5VL_pass_through_register`, so registering it by value fails); 2.x registers it
+        // when the library starts and keeps its id in `H5VL_PASSTHRU_g`. Either is HDF5's
+        // cached id, so take a reference of our own.
+        // SAFETY: a plain registration call or a read of an initialised HDF5 global, and a
+        // reference increment.
         Under::Value(1) => unsafe {
-            let id = b::H5VL_pass_through_register();
+            let id = match &b::loader::bound().ok_or("not bound to HDF5")?.line {
+                b::loader::LineSyms::V1_14(l) => (l.H5VL_pass_through_register)(),
+                b::loader::LineSyms::V2(l) => *l.H5VL_PASSTHRU_g,
+            };
             if id >= 0 {
-                h5prov_bindings::sys::h5i::H5Iinc_ref(id);
+                b::H5Iinc_ref(id);
             }
             id
         },
@@ -215,7 +219,7 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
             b::H5VLconnector_info_to_str(i.under_info, i.under.id(), &mut under_str);
             let t = cstr(under_str).into_owned();
             if !under_str.is_null() {
-                h5::H5free_memory(under_str.cast());
+                b::H5free_memory(under_str.cast());
             }
             t
         };
@@ -228,7 +232,7 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
         let bytes = text.as_bytes_with_nul();
         // SAFETY: HDF5 frees the string with its own allocator, so allocate with it.
         unsafe {
-            let dst = h5::H5allocate_memory(bytes.len(), 0).cast::<u8>();
+            let dst = b::H5allocate_memory(bytes.len(), false).cast::<u8>();
             if dst.is_null() {
                 return Err("cannot allocate the info string".into());
             }
@@ -246,7 +250,7 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
 unsafe fn fapl_info(fapl: hid_t) -> Option<Box<Info>> {
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: valid out-pointer; the returned copy was made by info_copy.
-    let r = quietly(|| unsafe { h5p::H5Pget_vol_info(fapl, &mut p) });
+    let r = quietly(|| unsafe { b::H5Pget_vol_info(fapl, &mut p) });
     if r < 0 || p.is_null() {
         return None;
     }
@@ -261,12 +265,12 @@ unsafe fn fapl_info(fapl: hid_t) -> Option<Box<Info>> {
 unsafe fn under_fapl(fapl: hid_t, info: &Info) -> Result<hid_t, Error> {
     // SAFETY: plain property list calls.
     unsafe {
-        let f = h5p::H5Pcopy(fapl);
+        let f = b::H5Pcopy(fapl);
         if f < 0 {
             return Err("cannot copy the file access property list".into());
         }
-        if h5p::H5Pset_vol(f, info.under.id(), info.under_info) < 0 {
-            h5p::H5Pclose(f);
+        if b::H5Pset_vol(f, info.under.id(), info.under_info) < 0 {
+            b::H5Pclose(f);
             return Err("cannot set the under connector on the FAPL".into());
         }
         Ok(f)
@@ -485,7 +489,7 @@ unsafe fn file_open_common(
         let under = call(ufapl);
         span.under_end();
         // SAFETY: closing our copy, without touching the error stack of a failed open.
-        quietly(|| unsafe { h5p::H5Pclose(ufapl) });
+        quietly(|| unsafe { b::H5Pclose(ufapl) });
         // SAFETY: HDF5 passes the file name as a C string.
         let fname = unsafe { cstr(name) };
         if under.is_null() {
@@ -581,7 +585,7 @@ pub unsafe extern "C" fn file_specific(
                 };
                 span.under_end();
                 // SAFETY: closing our copy, preserving the error stack.
-                quietly(|| unsafe { h5p::H5Pclose(ufapl) });
+                quietly(|| unsafe { b::H5Pclose(ufapl) });
                 // SAFETY: req per the VOL contract.
                 unsafe { wrap_req(req, &info.under, Op::FileSpecific) };
                 // SAFETY: C string from HDF5.
@@ -674,30 +678,30 @@ fn io_info(
     let xfer = requested_xfer(node, dxpl);
     // SAFETY: plain HDF5 queries on ids the application passed to this call.
     unsafe {
-        let type_size = h5t::H5Tget_size(mem_type) as u64;
+        let type_size = b::H5Tget_size(mem_type) as u64;
         let shape_points = || node.and_then(|n| n.shape.lock().as_ref().map(|s| s.npoints()));
         let shape_ndims =
             || node.and_then(|n| n.shape.lock().as_ref().map(|s| s.dims.len() as u32));
         let (npoints, sel, ndims) = if is_real_space(file_space) {
-            let n = h5s::H5Sget_select_npoints(file_space).max(0) as u64;
-            let sel = match h5s::H5Sget_select_type(file_space) {
-                h5s::H5S_sel_type::H5S_SEL_NONE => "none",
-                h5s::H5S_sel_type::H5S_SEL_POINTS => "points",
-                h5s::H5S_sel_type::H5S_SEL_HYPERSLABS => {
-                    if h5s::H5Sis_regular_hyperslab(file_space) > 0 {
+            let n = b::H5Sget_select_npoints(file_space).max(0) as u64;
+            let sel = match b::H5Sget_select_type(file_space) {
+                b::H5S_SEL_NONE => "none",
+                b::H5S_SEL_POINTS => "points",
+                b::H5S_SEL_HYPERSLABS => {
+                    if b::H5Sis_regular_hyperslab(file_space) > 0 {
                         "hyperslab"
                     } else {
                         "irregular"
                     }
                 }
-                h5s::H5S_sel_type::H5S_SEL_ALL => "all",
+                b::H5S_SEL_ALL => "all",
                 _ => "",
             };
-            let nd = h5s::H5Sget_simple_extent_ndims(file_space).max(0) as u32;
+            let nd = b::H5Sget_simple_extent_ndims(file_space).max(0) as u32;
             (n, sel, nd)
         } else {
             let n = if is_real_space(mem_space) {
-                h5s::H5Sget_select_npoints(mem_space).max(0) as u64
+                b::H5Sget_select_npoints(mem_space).max(0) as u64
             } else if file_space == H5S_ALL {
                 shape_points().unwrap_or(0)
             } else {
@@ -722,55 +726,53 @@ fn io_info(
     }
 }
 
+/// The MPI-IO queries of the bound HDF5, if it is a parallel build.
+fn mpio() -> Option<&'static b::mpio::Mpio> {
+    b::loader::bound().and_then(|b| b.mpio.as_ref())
+}
+
 /// Whether `node` lives in a file opened with the MPI-IO driver.
-#[cfg(h5prov_parallel)]
 fn in_mpio_file(node: Option<&Node>) -> bool {
     node.and_then(|n| n.file.as_ref())
         .is_some_and(|f| f.stats.lock().mpio)
 }
 
-/// The transfer mode requested on the DXPL, for files using MPI-IO.
-#[cfg(h5prov_parallel)]
+/// The transfer mode requested on the DXPL, for files using MPI-IO (empty for serial
+/// HDF5, which has no MPI-IO transfer modes).
 fn requested_xfer(node: Option<&Node>, dxpl: hid_t) -> &'static str {
+    let Some(m) = mpio() else {
+        return "";
+    };
     if !in_mpio_file(node) {
         return "";
     }
-    let mut mode: b::H5FD_mpio_xfer_t = 0;
+    let mut mode: b::mpio::H5FD_mpio_xfer_t = 0;
     // SAFETY: a property query on the application's DXPL (0 is H5P_DEFAULT, which HDF5
     // resolves to the default DXPL).
-    let r = quietly(|| unsafe { b::H5Pget_dxpl_mpio(dxpl, &mut mode) });
+    let r = quietly(|| unsafe { (m.H5Pget_dxpl_mpio)(dxpl, &mut mode) });
     match (r >= 0, mode) {
-        (true, b::H5FD_MPIO_COLLECTIVE) => "collective",
+        (true, b::mpio::H5FD_MPIO_COLLECTIVE) => "collective",
         (true, _) => "independent",
         _ => "",
     }
 }
 
-/// Serial HDF5 has no MPI-IO transfer modes.
-#[cfg(not(h5prov_parallel))]
-fn requested_xfer(_node: Option<&Node>, _dxpl: hid_t) -> &'static str {
-    ""
-}
-
 /// Whether a FAPL uses the MPI-IO driver, and its collective metadata settings
 /// (reads, writes); all false for serial HDF5.
-#[cfg(h5prov_parallel)]
 fn fapl_mpio(fapl: hid_t) -> (bool, bool, bool) {
+    let Some(m) = mpio() else {
+        return (false, false, false);
+    };
     quietly(|| {
         // SAFETY: property queries on the application's FAPL.
         unsafe {
-            let mpio = b::H5Pget_driver(fapl) == b::H5FD_mpio_init();
+            let mpio = b::H5Pget_driver(fapl) == (m.H5FD_mpio_init)();
             let (mut r, mut w) = (false, false);
-            b::H5Pget_all_coll_metadata_ops(fapl, &mut r);
-            b::H5Pget_coll_metadata_write(fapl, &mut w);
+            (m.H5Pget_all_coll_metadata_ops)(fapl, &mut r);
+            (m.H5Pget_coll_metadata_write)(fapl, &mut w);
             (mpio, r, w)
         }
     })
-}
-
-#[cfg(not(h5prov_parallel))]
-fn fapl_mpio(_fapl: hid_t) -> (bool, bool, bool) {
-    (false, false, false)
 }
 
 fn selection_detail(d: &mut Detail, space: hid_t, sel: &str, ndims: u32) {
@@ -785,7 +787,7 @@ fn selection_detail(d: &mut Detail, space: hid_t, sel: &str, ndims: u32) {
                 let n = (ndims as usize).min(32);
                 let mut a = [[0u64; 32]; 4];
                 let [start, stride, count, block] = &mut a;
-                if h5s::H5Sget_regular_hyperslab(
+                if b::H5Sget_regular_hyperslab(
                     space,
                     start.as_mut_ptr(),
                     stride.as_mut_ptr(),
@@ -808,10 +810,10 @@ fn selection_detail(d: &mut Detail, space: hid_t, sel: &str, ndims: u32) {
                 }
             }
             "irregular" => {
-                let _ = write!(d, "blocks={}", h5s::H5Sget_select_hyper_nblocks(space));
+                let _ = write!(d, "blocks={}", b::H5Sget_select_hyper_nblocks(space));
             }
             "points" => {
-                let _ = write!(d, "points={}", h5s::H5Sget_select_elem_npoints(space));
+                let _ = write!(d, "points={}", b::H5Sget_select_elem_npoints(space));
             }
             other => {
                 let _ = write!(d, "{other}");

@@ -2,7 +2,7 @@
 
 use crate::ops::Op;
 use h5prov_bindings::hid_t;
-use h5prov_bindings::sys::h5e;
+use h5prov_bindings as b;
 use parking_lot::Mutex;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -21,16 +21,12 @@ pub fn register() {
     let ver = CString::new(env!("CARGO_PKG_VERSION")).unwrap_or_default();
     // SAFETY: valid NUL-terminated strings; HDF5 copies them.
     unsafe {
-        let cls = h5e::H5Eregister_class(name.as_ptr(), lib.as_ptr(), ver.as_ptr());
+        let cls = b::H5Eregister_class(name.as_ptr(), lib.as_ptr(), ver.as_ptr());
         if cls < 0 {
             return;
         }
-        let maj = h5e::H5Ecreate_msg(
-            cls,
-            h5e::H5E_type_t::H5E_MAJOR,
-            c"h5prov connector".as_ptr(),
-        );
-        let min = h5e::H5Ecreate_msg(cls, h5e::H5E_type_t::H5E_MINOR, c"callback failed".as_ptr());
+        let maj = b::H5Ecreate_msg(cls, b::H5E_MAJOR, c"h5prov connector".as_ptr());
+        let min = b::H5Ecreate_msg(cls, b::H5E_MINOR, c"callback failed".as_ptr());
         *ids = Some((cls, maj, min));
     }
 }
@@ -40,9 +36,9 @@ pub fn unregister() {
     if let Some((cls, maj, min)) = IDS.lock().take() {
         // SAFETY: ids we registered.
         unsafe {
-            h5e::H5Eclose_msg(maj);
-            h5e::H5Eclose_msg(min);
-            h5e::H5Eunregister_class(cls);
+            b::H5Eclose_msg(maj);
+            b::H5Eclose_msg(min);
+            b::H5Eunregister_class(cls);
         }
     }
 }
@@ -52,14 +48,24 @@ pub fn unregister() {
 pub fn push(op: Op, msg: &str) {
     let text = CString::new(format!("h5prov: {}: {msg}", op.name()).replace('\0', " "))
         .unwrap_or_default();
+    // Not bound (HDF5 never loaded us): there is no error stack to push to.
+    let Some(bound) = b::loader::bound() else {
+        return;
+    };
+    let api = &bound.api;
     let ids = *IDS.lock();
-    // SAFETY: valid strings; "%s" consumes exactly one string argument.
+    // SAFETY: valid strings; "%s" consumes exactly one string argument; the globals are
+    // HDF5's error class and message ids (initialised: HDF5 is calling us).
     unsafe {
         let (cls, maj, min) = match ids {
             Some(ids) => ids,
-            None => (*h5e::H5E_ERR_CLS, *h5e::H5E_VOL, *h5e::H5E_CANTOPERATE),
+            None => (
+                *api.H5E_ERR_CLS_g,
+                *api.H5E_VOL_g,
+                *api.H5E_CANTOPERATE_g,
+            ),
         };
-        h5e::H5Epush2(
+        (api.H5Epush2)(
             0, // H5E_DEFAULT
             c"h5prov".as_ptr(),
             c"h5prov".as_ptr(),

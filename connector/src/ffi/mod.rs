@@ -72,7 +72,7 @@ impl UnderVol {
     pub fn new_ref(id: hid_t) -> UnderVol {
         // SAFETY: H5Iinc_ref accepts any id and fails cleanly on an invalid one. Public
         // HDF5 calls clear the error stack on entry, so it is preserved around the call.
-        query::quietly(|| unsafe { h5prov_bindings::sys::h5i::H5Iinc_ref(id) });
+        query::quietly(|| unsafe { h5prov_bindings::H5Iinc_ref(id) });
         UnderVol(id)
     }
 
@@ -100,7 +100,7 @@ impl Drop for UnderVol {
         // The error stack is preserved so a failed decrement (e.g. after H5close) never
         // pollutes or clears the application's stack.
         // SAFETY: a plain HDF5 call on an id.
-        query::quietly(|| unsafe { h5prov_bindings::sys::h5i::H5Idec_ref(id) });
+        query::quietly(|| unsafe { h5prov_bindings::H5Idec_ref(id) });
     }
 }
 

@@ -46,31 +46,57 @@ pub fn class_ptr() -> *const H5VL_class_t {
     &CLASS.0
 }
 
+/// Binds to the HDF5 library that is loading h5prov and returns the class, or reports why
+/// not (on that library's error stack when it is known, else on stderr) and returns NULL:
+/// HDF5 then fails to load the connector and carries on without it.
+pub fn plugin_info() -> *const H5VL_class_t {
+    let r = std::panic::catch_unwind(h5prov_bindings::loader::bind_to_caller);
+    match r {
+        Ok(Ok(_)) => class_ptr(),
+        Ok(Err(e)) => {
+            let pushed = e
+                .caller
+                .as_ref()
+                .is_some_and(|c| h5prov_bindings::loader::push_error_to(c, &e.message));
+            if !pushed {
+                eprintln!("{}", e.message);
+            }
+            std::ptr::null()
+        }
+        Err(_) => {
+            eprintln!("h5prov: internal error (panic) while binding to HDF5; not registered");
+            std::ptr::null()
+        }
+    }
+}
+
 /// Emits `H5PLget_plugin_type` and `H5PLget_plugin_info` for a VOL connector class.
 ///
 /// HDF5's loading rule (`H5PL__open`): it `dlopen`s every `lib*.so` in `HDF5_PLUGIN_PATH`,
 /// calls `H5PLget_plugin_type`, and for a VOL plugin calls `H5PLget_plugin_info` and
 /// compares the class's name or value with the one it looks for. It does so also when it
-/// searches for filters or other connectors, so neither function may have side effects:
-/// they touch no thread-locals and call no HDF5 function.
+/// searches for filters or other connectors, so `H5PLget_plugin_type` has no side effects.
+/// `H5PLget_plugin_info` binds h5prov to the calling HDF5 (once per process; see
+/// `h5prov_bindings::loader`) and touches no thread-locals.
 ///
 /// # Safety
-/// `$class` must evaluate to a `*const H5VL_class_t` valid for the life of the library.
+/// `$info` must evaluate to a `*const H5VL_class_t` valid for the life of the library, or
+/// NULL.
 macro_rules! hdf5_vol_plugin {
-    ($class:expr) => {
+    ($info:expr) => {
         /// HDF5 plugin entry point: this library is a VOL connector.
         #[no_mangle]
         pub extern "C" fn H5PLget_plugin_type() -> H5PL_type_t {
             H5PL_TYPE_VOL
         }
 
-        /// HDF5 plugin entry point: the connector class.
+        /// HDF5 plugin entry point: the connector class, or NULL when h5prov cannot bind to
+        /// the HDF5 that loads it.
         #[no_mangle]
         pub extern "C" fn H5PLget_plugin_info() -> *const c_void {
-            // Building the class cannot panic (no allocation besides the LazyLock).
-            $class.cast()
+            $info.cast()
         }
     };
 }
 
-hdf5_vol_plugin!(class_ptr());
+hdf5_vol_plugin!(plugin_info());

@@ -7,7 +7,7 @@
 use super::{cstr, Opening, VolObj};
 use crate::tree::{self, Key, Kind, NewNode, Node, Shape};
 use h5prov_bindings as b;
-use h5prov_bindings::sys::{h5e, h5p, h5s, h5t};
+
 use h5prov_bindings::{hid_t, H5VL_loc_params_t};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -20,21 +20,21 @@ use std::sync::Arc;
 /// Otherwise the stack is saved and restored, which allocates.
 pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
     // SAFETY: H5Eget_num does not clear the stack; 0 is H5E_DEFAULT.
-    if unsafe { h5e::H5Eget_num(0) } == 0 {
+    if unsafe { b::H5Eget_num(0) } == 0 {
         let r = f();
         // SAFETY: as above.
-        if unsafe { h5e::H5Eget_num(0) } != 0 {
+        if unsafe { b::H5Eget_num(0) } != 0 {
             // SAFETY: clearing what f pushed; the stack was empty before.
-            unsafe { h5e::H5Eclear2(0) };
+            unsafe { b::H5Eclear2(0) };
         }
         return r;
     }
     // SAFETY: plain HDF5 calls; the saved stack id is handed back to HDF5.
-    let saved = unsafe { h5e::H5Eget_current_stack() };
+    let saved = unsafe { b::H5Eget_current_stack() };
     let r = f();
     if saved >= 0 {
         // SAFETY: as above.
-        unsafe { h5e::H5Eset_current_stack(saved) };
+        unsafe { b::H5Eset_current_stack(saved) };
     }
     r
 }
@@ -129,19 +129,19 @@ pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape 
     let mut dims = [0u64; 32];
     // SAFETY: plain HDF5 queries on ids the caller holds; dims has room for 32 (H5S_MAX_RANK).
     unsafe {
-        let n = h5s::H5Sget_simple_extent_ndims(space_id);
+        let n = b::H5Sget_simple_extent_ndims(space_id);
         let n = if (0..=32).contains(&n) { n as usize } else { 0 };
         if n > 0 {
-            h5s::H5Sget_simple_extent_dims(space_id, dims.as_mut_ptr(), std::ptr::null_mut());
+            b::H5Sget_simple_extent_dims(space_id, dims.as_mut_ptr(), std::ptr::null_mut());
         }
         let layout = if dcpl_id > 0 {
-            h5p::H5Pget_layout(dcpl_id) as i32
+            b::H5Pget_layout(dcpl_id) as i32
         } else {
             -1
         };
         Shape {
             dims: dims[..n].to_vec(),
-            type_size: h5t::H5Tget_size(type_id) as u64,
+            type_size: b::H5Tget_size(type_id) as u64,
             layout: layout_name(layout),
         }
     }
@@ -180,13 +180,13 @@ pub unsafe fn dataset_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Opti
         // SAFETY: closing ids we own.
         unsafe {
             if space >= 0 {
-                h5s::H5Sclose(space);
+                b::H5Sclose(space);
             }
             if ty >= 0 {
-                h5t::H5Tclose(ty);
+                b::H5Tclose(ty);
             }
             if dcpl >= 0 {
-                h5p::H5Pclose(dcpl);
+                b::H5Pclose(dcpl);
             }
         }
         shape
@@ -214,12 +214,12 @@ pub unsafe fn attr_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<
         let mut dims = [0u64; 32];
         // SAFETY: queries on and close of the id we own.
         unsafe {
-            let n = h5s::H5Sget_simple_extent_ndims(space);
+            let n = b::H5Sget_simple_extent_ndims(space);
             let n = if (0..=32).contains(&n) { n as usize } else { 0 };
             if n > 0 {
-                h5s::H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut());
+                b::H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut());
             }
-            h5s::H5Sclose(space);
+            b::H5Sclose(space);
             Some(Shape {
                 dims: dims[..n].to_vec(),
                 type_size: 0,

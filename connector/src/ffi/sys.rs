@@ -23,10 +23,17 @@ pub fn uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-/// The HDF5 library version, `major.minor.release`.
+/// The version of the HDF5 library h5prov is bound to, `major.minor.release` (empty when
+/// not bound).
 pub fn hdf5_version() -> String {
-    let (mut a, mut b, mut c) = (0, 0, 0);
-    // SAFETY: three valid out-pointers.
-    unsafe { h5prov_bindings::sys::h5::H5get_libversion(&mut a, &mut b, &mut c) };
-    format!("{a}.{b}.{c}")
+    h5prov_bindings::loader::bound()
+        .map(|b| format!("{}.{}.{}", b.version.0, b.version.1, b.version.2))
+        .unwrap_or_default()
+}
+
+/// Path of the HDF5 library h5prov is bound to (empty when not bound).
+pub fn hdf5_library() -> String {
+    h5prov_bindings::loader::bound()
+        .map(|b| b.path.display().to_string())
+        .unwrap_or_default()
 }

@@ -1,0 +1,448 @@
+//! Binding to the HDF5 library that loaded h5prov, at run time.
+//!
+//! `libh5prov.so` links no `libhdf5`. When HDF5 calls `H5PLget_plugin_info`, h5prov:
+//! 1. lists the HDF5 libraries in the process: every loaded object (`dl_iterate_phdr`) that
+//!    resolves `H5get_libversion` (`dlopen(path, RTLD_NOLOAD)` + `dlsym`), deduplicated by
+//!    the object that *defines* it (`dladdr`): `dlsym` on a handle also searches that
+//!    object's dependencies, so h5py's extension modules "have" HDF5's symbols too;
+//! 2. finds which of them is calling: the first frame of the call stack whose address lies
+//!    in one of those libraries (HDF5's `H5PL__open` calls `H5PLget_plugin_info`). With one
+//!    HDF5 in the process and no such frame (an unwinder that cannot walk C frames), that
+//!    one is the caller; with two or more, no frame means h5prov refuses: it never guesses;
+//! 3. reads its version with its `H5get_libversion` and picks the ABI line (1.14 or 2.0–2.2);
+//!    anything else is refused, naming the version;
+//! 4. resolves every symbol of [`Api`] and of the line's `LineSyms` from that library, and
+//!    checks with `dladdr` that each is defined *in* it. A missing one is refused by name.
+//!
+//! The binding is made once per process. A second, different HDF5 that loads the same
+//! `libh5prov.so` (the dynamic loader gives it the same copy) is refused with a clear error.
+
+use crate::abi::{api::Api, v1_14, v2};
+use libc::RTLD_NOLOAD;
+use libloading::os::unix::{Library, RTLD_LAZY};
+use std::ffi::{c_int, c_void, CStr, CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The ABI line of the bound HDF5, with the symbols that exist in that line only.
+pub enum LineSyms {
+    /// HDF5 1.14.x.
+    V1_14(v1_14::LineSyms),
+    /// HDF5 2.0–2.2.
+    V2(v2::LineSyms),
+}
+
+impl LineSyms {
+    /// `"1.14"` or `"2.x"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LineSyms::V1_14(_) => "1.14",
+            LineSyms::V2(_) => "2.x",
+        }
+    }
+}
+
+/// The HDF5 library h5prov is bound to.
+pub struct Bound {
+    /// The common symbols.
+    pub api: Api,
+    /// The line and its own symbols.
+    pub line: LineSyms,
+    /// The MPI-IO queries, in a parallel HDF5.
+    pub mpio: Option<crate::mpio::Mpio>,
+    /// `H5get_libversion`.
+    pub version: (u32, u32, u32),
+    /// Path of the library, as the dynamic loader knows it.
+    pub path: PathBuf,
+    /// Load address (identifies the library).
+    base: usize,
+    /// Keeps a reference to the library (it is loaded anyway: HDF5 is calling us).
+    _lib: Library,
+}
+
+static BOUND: OnceLock<Bound> = OnceLock::new();
+
+/// The bound library, if h5prov is bound.
+#[inline]
+pub fn bound() -> Option<&'static Bound> {
+    BOUND.get()
+}
+
+/// The common symbol table. Panics when h5prov is not bound; every caller runs inside the
+/// connector's panic guard, and no callback can run before HDF5 loaded (and so bound) us.
+#[inline]
+pub fn api() -> &'static Api {
+    match BOUND.get() {
+        Some(b) => &b.api,
+        None => not_bound(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_bound() -> ! {
+    panic!("h5prov is not bound to an HDF5 library (it must be loaded by HDF5)")
+}
+
+/// An HDF5 library found in the process.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Path as the dynamic loader knows it (empty for the main program).
+    pub path: PathBuf,
+    /// Load address of the object that defines HDF5's symbols.
+    pub base: usize,
+}
+
+/// Why h5prov refuses to bind.
+#[derive(Debug)]
+pub struct BindError {
+    /// The message (names the library, version or symbol).
+    pub message: String,
+    /// The calling HDF5, when known (errors can be pushed on its stack).
+    pub caller: Option<Candidate>,
+}
+
+impl std::fmt::Display for BindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The object (path, base) that defines `addr`, per `dladdr`.
+fn defining_object(addr: *const c_void) -> Option<(PathBuf, usize)> {
+    let mut info: libc::Dl_info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr reads only `addr`'s value and fills `info`.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fbase.is_null() {
+        return None;
+    }
+    let path = if info.dli_fname.is_null() {
+        PathBuf::new()
+    } else {
+        // SAFETY: dladdr returned a NUL-terminated name owned by the loader.
+        PathBuf::from(OsStr::from_bytes(
+            unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes(),
+        ))
+    };
+    Some((path, info.dli_fbase as usize))
+}
+
+/// Opens an already loaded object without loading anything (`RTLD_NOLOAD`); the main
+/// program for an empty path.
+fn open_loaded(path: &Path) -> Option<Library> {
+    if path.as_os_str().is_empty() {
+        return Some(Library::this());
+    }
+    // SAFETY: RTLD_NOLOAD never loads (so runs no initialisers); it only returns a new
+    // reference to an object that is already mapped.
+    unsafe { Library::open(Some(path), RTLD_NOLOAD | RTLD_LAZY) }.ok()
+}
+
+/// The address of `name` in `lib` (or a dependency of it), or null.
+fn symbol(lib: &Library, name: &CStr) -> *mut c_void {
+    // SAFETY: we only take the symbol's address; nothing is called or read here.
+    match unsafe { lib.get::<*mut c_void>(name.to_bytes_with_nul()) } {
+        Ok(s) => *s,
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// Every loaded object's path, in load order (the main program first, as an empty path).
+fn loaded_objects() -> Vec<PathBuf> {
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info and our `data` (a Vec<PathBuf>).
+        let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<PathBuf>>()) };
+        let name = if info.dlpi_name.is_null() {
+            PathBuf::new()
+        } else {
+            // SAFETY: a NUL-terminated string owned by the loader.
+            PathBuf::from(OsStr::from_bytes(
+                unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes(),
+            ))
+        };
+        out.push(name);
+        0
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    // SAFETY: the callback only reads the info it is given and pushes to `out`.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut out as *mut Vec<PathBuf>).cast()) };
+    out
+}
+
+/// Every HDF5 library in the process, deduplicated by the object that defines
+/// `H5get_libversion`.
+pub fn candidates() -> Vec<Candidate> {
+    let mut found: Vec<Candidate> = Vec::new();
+    for path in loaded_objects() {
+        let Some(lib) = open_loaded(&path) else {
+            continue;
+        };
+        let p = symbol(&lib, c"H5get_libversion");
+        if p.is_null() {
+            continue;
+        }
+        if let Some((def_path, base)) = defining_object(p) {
+            if !found.iter().any(|c| c.base == base) {
+                found.push(Candidate {
+                    path: def_path,
+                    base,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Instruction addresses of the calling frames (innermost first), at most `max`.
+fn call_stack(max: usize) -> Vec<usize> {
+    #[repr(C)]
+    struct UnwindContext {
+        _p: [u8; 0],
+    }
+    type TraceFn = extern "C" fn(*mut UnwindContext, *mut c_void) -> c_int;
+    extern "C" {
+        // libgcc_s (linked by Rust's std on linux-gnu): walks the stack with .eh_frame.
+        fn _Unwind_Backtrace(trace: TraceFn, arg: *mut c_void) -> c_int;
+        fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
+    }
+    struct State {
+        ips: Vec<usize>,
+        max: usize,
+    }
+    extern "C" fn each(ctx: *mut UnwindContext, arg: *mut c_void) -> c_int {
+        // SAFETY: `arg` is our State; ctx is the unwinder's live context.
+        let st = unsafe { &mut *arg.cast::<State>() };
+        let ip = unsafe { _Unwind_GetIP(ctx) };
+        if ip != 0 {
+            st.ips.push(ip);
+        }
+        // _URC_NO_REASON continues; _URC_END_OF_STACK (5) stops.
+        if st.ips.len() >= st.max {
+            5
+        } else {
+            0
+        }
+    }
+    let mut st = State {
+        ips: Vec::with_capacity(max),
+        max,
+    };
+    // SAFETY: the callback only records addresses.
+    unsafe { _Unwind_Backtrace(each, (&mut st as *mut State).cast()) };
+    st.ips
+}
+
+/// Which of `cands` is on the call stack (the innermost one).
+fn calling(cands: &[Candidate]) -> Option<Candidate> {
+    call_stack(64).into_iter().find_map(|ip| {
+        // A return address points just past the call; -1 stays inside the caller.
+        let (_, base) = defining_object((ip.saturating_sub(1)) as *const c_void)?;
+        cands.iter().find(|c| c.base == base).cloned()
+    })
+}
+
+/// The HDF5 that is calling h5prov right now (see the module docs).
+pub fn caller() -> Result<Candidate, BindError> {
+    let cands = candidates();
+    if let Some(c) = calling(&cands) {
+        return Ok(c);
+    }
+    match cands.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(BindError {
+            message: "h5prov: no HDF5 library found in this process (h5prov must be loaded by \
+                      HDF5 >= 1.14 through HDF5_PLUGIN_PATH / HDF5_VOL_CONNECTOR)"
+                .into(),
+            caller: None,
+        }),
+        many => Err(BindError {
+            message: format!(
+                "h5prov: {} HDF5 libraries are loaded ({}) and none of them is on the call \
+                 stack, so h5prov cannot tell which one loaded it; refusing to register",
+                many.len(),
+                many.iter()
+                    .map(|c| c.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            caller: None,
+        }),
+    }
+}
+
+/// Resolves the symbols of one table from `lib`, each checked to be defined in the object
+/// at `base`.
+fn resolve<T>(
+    lib: &Library,
+    base: usize,
+    load: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> Result<T, &'static str>,
+) -> Result<T, String> {
+    let mut foreign: Option<String> = None;
+    let mut sym = |name: &CStr| {
+        let p = symbol(lib, name);
+        if !p.is_null() && defining_object(p).map(|(_, b)| b) != Some(base) {
+            foreign.get_or_insert_with(|| name.to_string_lossy().into_owned());
+            return std::ptr::null_mut();
+        }
+        p
+    };
+    // SAFETY: `sym` returns addresses from the one HDF5 library at `base`, whose line the
+    // caller chose from its version.
+    let r = unsafe { load(&mut sym) };
+    match (r, foreign) {
+        (Ok(t), _) => Ok(t),
+        (Err(name), Some(f)) if f == name => Err(format!(
+            "symbol {name} resolves to another library, not to this HDF5"
+        )),
+        (Err(name), _) => Err(format!("missing symbol {name}")),
+    }
+}
+
+/// The version of the HDF5 library `lib`.
+fn version_of(lib: &Library) -> Option<(u32, u32, u32)> {
+    let p = symbol(lib, c"H5get_libversion");
+    if p.is_null() {
+        return None;
+    }
+    type GetVersion = unsafe extern "C" fn(*mut u32, *mut u32, *mut u32) -> c_int;
+    // SAFETY: H5get_libversion has had this signature in every HDF5 since 1.0; it only
+    // writes three unsigned ints.
+    let f = unsafe { std::mem::transmute::<*mut c_void, GetVersion>(p) };
+    let (mut a, mut b, mut c) = (0, 0, 0);
+    // SAFETY: three valid out-pointers.
+    (unsafe { f(&mut a, &mut b, &mut c) } >= 0).then_some((a, b, c))
+}
+
+/// Binds to `cand`: version check, then every symbol.
+fn bind(cand: &Candidate) -> Result<Bound, BindError> {
+    let err = |message: String| BindError {
+        message,
+        caller: Some(cand.clone()),
+    };
+    let shown = if cand.path.as_os_str().is_empty() {
+        "the main program".to_string()
+    } else {
+        cand.path.display().to_string()
+    };
+    let lib = open_loaded(&cand.path)
+        .ok_or_else(|| err(format!("h5prov: cannot open the loaded HDF5 {shown}")))?;
+    let version = version_of(&lib)
+        .ok_or_else(|| err(format!("h5prov: H5get_libversion failed in {shown}")))?;
+    let (ma, mi, re) = version;
+    let line = match (ma, mi) {
+        (1, 14) => resolve(&lib, cand.base, v1_14::LineSyms::load).map(LineSyms::V1_14),
+        (2, 0..=2) => resolve(&lib, cand.base, v2::LineSyms::load).map(LineSyms::V2),
+        _ => {
+            return Err(err(format!(
+                "h5prov supports HDF5 1.14.x and 2.0-2.2; this process runs HDF5 {ma}.{mi}.{re} \
+                 ({shown}); h5prov is not registered and HDF5 carries on without it"
+            )))
+        }
+    }
+    .map_err(|e| err(format!("h5prov: HDF5 {ma}.{mi}.{re} ({shown}): {e}")))?;
+    let api = resolve(&lib, cand.base, Api::load)
+        .map_err(|e| err(format!("h5prov: HDF5 {ma}.{mi}.{re} ({shown}): {e}")))?;
+    let mpio = resolve(&lib, cand.base, |sym| {
+        // SAFETY: forwarded: `sym` resolves from this HDF5 library.
+        Ok(unsafe { crate::mpio::Mpio::load(sym) })
+    })
+    .ok()
+    .flatten();
+    Ok(Bound {
+        api,
+        line,
+        mpio,
+        version,
+        path: cand.path.clone(),
+        base: cand.base,
+        _lib: lib,
+    })
+}
+
+/// Binds h5prov to the HDF5 library that is calling it (once per process), or explains why
+/// not. Call it from `H5PLget_plugin_info`.
+pub fn bind_to_caller() -> Result<&'static Bound, BindError> {
+    let cand = caller()?;
+    if let Some(b) = BOUND.get() {
+        if b.base == cand.base {
+            return Ok(b);
+        }
+        return Err(BindError {
+            message: format!(
+                "h5prov is already bound to HDF5 {}.{}.{} ({}) in this process; a second HDF5 \
+                 ({}) tried to load it. h5prov serves one HDF5 per process: refusing",
+                b.version.0,
+                b.version.1,
+                b.version.2,
+                b.path.display(),
+                cand.path.display()
+            ),
+            caller: Some(cand),
+        });
+    }
+    let bound = bind(&cand)?;
+    // A racing thread may have bound first (HDF5 serialises plugin loading, so only to the
+    // same library); either way the stored one is returned.
+    let _ = BOUND.set(bound);
+    let b = BOUND.get().expect("just set");
+    if b.base != cand.base {
+        return Err(BindError {
+            message: "h5prov: two HDF5 libraries loaded h5prov at once; refusing".into(),
+            caller: Some(cand),
+        });
+    }
+    Ok(b)
+}
+
+/// Pushes `msg` on the error stack of the HDF5 library `cand` (which may be one h5prov
+/// does not support), as a VOL error. Returns false when that library lacks the symbols.
+pub fn push_error_to(cand: &Candidate, msg: &str) -> bool {
+    let Some(lib) = open_loaded(&cand.path) else {
+        return false;
+    };
+    let push = symbol(&lib, c"H5Epush2");
+    let cls = symbol(&lib, c"H5E_ERR_CLS_g");
+    let maj = symbol(&lib, c"H5E_VOL_g");
+    let min = symbol(&lib, c"H5E_CANTREGISTER_g");
+    if [push, cls, maj, min].iter().any(|p| p.is_null()) {
+        return false;
+    }
+    type Push = unsafe extern "C" fn(
+        i64,
+        *const std::ffi::c_char,
+        *const std::ffi::c_char,
+        u32,
+        i64,
+        i64,
+        i64,
+        *const std::ffi::c_char,
+        ...
+    ) -> c_int;
+    let text = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: H5Epush2(hid_t err_stack, const char *file, const char *func, unsigned line,
+    // hid_t cls_id, hid_t maj_id, hid_t min_id, const char *fmt, ...) since 1.8, hid_t is
+    // int64_t since 1.10; the globals are hid_t; "%s" takes one string.
+    unsafe {
+        let push = std::mem::transmute::<*mut c_void, Push>(push);
+        push(
+            0,
+            c"h5prov".as_ptr(),
+            c"H5PLget_plugin_info".as_ptr(),
+            0,
+            *cls.cast::<i64>(),
+            *maj.cast::<i64>(),
+            *min.cast::<i64>(),
+            c"%s".as_ptr(),
+            text.as_ptr(),
+        ) >= 0
+    }
+}

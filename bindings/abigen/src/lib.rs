@@ -322,7 +322,9 @@ fn subops(p: &Parsed) -> Result<TokenStream, String> {
     let mut groups: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
     for item in &p.body {
         let syn::Item::Const(c) = item else { continue };
-        let syn::Type::Path(tp) = &*c.ty else { continue };
+        let syn::Type::Path(tp) = &*c.ty else {
+            continue;
+        };
         let ty = tp.path.segments.last().map(|s| s.ident.to_string());
         let syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(v),
@@ -932,7 +934,7 @@ pub fn layout_probe_c(present: &[(&str, usize)]) -> String {
 
 /// The lines h5prov supports, with include directories from `H5PROV_HDF5_1_14_INCLUDE` and
 /// `H5PROV_HDF5_2_INCLUDE`, else `<repo>/.deps/hdf5/include` and
-/// `<repo>/.deps/hdf5-v2/include`.
+/// `<repo>/.deps/hdf5-2/include`.
 pub fn default_lines(repo: &Path) -> Vec<Line> {
     let dir = |var: &str, default: &str| {
         std::env::var_os(var)
@@ -946,7 +948,7 @@ pub fn default_lines(repo: &Path) -> Vec<Line> {
         },
         Line {
             module: "v2".into(),
-            include: dir("H5PROV_HDF5_2_INCLUDE", ".deps/hdf5-v2/include"),
+            include: dir("H5PROV_HDF5_2_INCLUDE", ".deps/hdf5-2/include"),
         },
     ]
 }

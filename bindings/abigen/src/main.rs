@@ -2,7 +2,7 @@
 //!
 //! Usage: `cargo run -p h5prov-abigen [-- --check]`. The include directories come from
 //! `H5PROV_HDF5_1_14_INCLUDE` and `H5PROV_HDF5_2_INCLUDE`, defaulting to the installations
-//! `hdf5-test-harness build-hdf5` prepares (`.deps/hdf5/include`, `.deps/hdf5-v2/include`).
+//! `hdf5-test-harness build-hdf5` prepares (`.deps/hdf5/include`, `.deps/hdf5-2/include`).
 //! With `--check` nothing is written: it fails when a committed file differs.
 
 use std::path::PathBuf;

@@ -30,9 +30,14 @@
 /// The generated ABI modules.
 pub mod abi {
     #![allow(missing_docs, clippy::missing_safety_doc, unused_imports)]
+    // Generated files stay byte-for-byte as h5prov-abigen wrote them (its test compares).
+    #[rustfmt::skip]
     pub mod api;
+    #[rustfmt::skip]
     pub mod common;
+    #[rustfmt::skip]
     pub mod v1_14;
+    #[rustfmt::skip]
     pub mod v2;
 
     /// The bound table (see [`crate::loader::api`]).

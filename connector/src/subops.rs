@@ -91,9 +91,15 @@ mod tests {
     #[test]
     fn names_come_from_each_lines_constants() {
         use h5prov_bindings::abi::common as c;
-        assert_eq!(name(Op::FileSpecific, c::H5VL_FILE_IS_ACCESSIBLE as u32), "is_accessible");
-        assert_eq!(name(Op::ObjectSpecific, c::H5VL_OBJECT_VISIT as u32), "visit");
-        assert_eq!(name(Op::FileOptional, c::H5VL_NATIVE_FILE_POST_OPEN), "post_open");
+        assert_eq!(
+            name(Op::FileSpecific, c::H5VL_FILE_IS_ACCESSIBLE),
+            "is_accessible"
+        );
+        assert_eq!(name(Op::ObjectSpecific, c::H5VL_OBJECT_VISIT), "visit");
+        assert_eq!(
+            name(Op::FileOptional, c::H5VL_NATIVE_FILE_POST_OPEN),
+            "post_open"
+        );
         for (a, b) in [
             (v1_14::subops::H5VL_file_get_t, v2::subops::H5VL_file_get_t),
             (v1_14::subops::NATIVE_DATASET, v2::subops::NATIVE_DATASET),

@@ -883,8 +883,8 @@ pub fn generate(lines: &[Line]) -> Result<Files, String> {
             None => "absent".into(),
             Some(t) => {
                 let s = t.to_string().replace('|', "\\|").replace('\n', " ");
-                if s.len() > 120 {
-                    format!("`{}…`", &s[..s.floor_char_boundary(117)])
+                if s.chars().count() > 120 {
+                    format!("`{}…`", s.chars().take(117).collect::<String>())
                 } else {
                     format!("`{s}`")
                 }

@@ -1,8 +1,8 @@
 //! h5prov's own HDF5 error class, and the one place errors are reported.
 
 use crate::ops::Op;
-use h5prov_bindings::hid_t;
 use h5prov_bindings as b;
+use h5prov_bindings::hid_t;
 use parking_lot::Mutex;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -59,11 +59,7 @@ pub fn push(op: Op, msg: &str) {
     unsafe {
         let (cls, maj, min) = match ids {
             Some(ids) => ids,
-            None => (
-                *api.H5E_ERR_CLS_g,
-                *api.H5E_VOL_g,
-                *api.H5E_CANTOPERATE_g,
-            ),
+            None => (*api.H5E_ERR_CLS_g, *api.H5E_VOL_g, *api.H5E_CANTOPERATE_g),
         };
         (api.H5Epush2)(
             0, // H5E_DEFAULT

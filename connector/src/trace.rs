@@ -412,6 +412,7 @@ pub fn start(cfg: &Config, info: &str) {
             .unwrap_or_default(),
         cmdline: std::env::args().collect(),
         hdf5_version: sys::hdf5_version(),
+        hdf5_library: sys::hdf5_library(),
         connector: info.to_string(),
         level: cfg.level.name().to_string(),
         format: cfg.format.ext().to_string(),

@@ -199,8 +199,12 @@ pub struct ProcessMeta {
     pub exe: String,
     /// Command line.
     pub cmdline: Vec<String>,
-    /// HDF5 library version, `major.minor.release`.
+    /// HDF5 library version, `major.minor.release`: that of the HDF5 library h5prov bound
+    /// to (the one that loaded it), e.g. the copy inside an h5py wheel.
     pub hdf5_version: String,
+    /// Path of that HDF5 library (empty in traces written before h5prov recorded it).
+    #[serde(default)]
+    pub hdf5_library: String,
     /// The connector info string h5prov was configured with.
     pub connector: String,
     /// Trace level name.

@@ -204,6 +204,7 @@ pub fn read_meta(path: &Path) -> Result<ProcessMeta, String> {
             })
             .unwrap_or_default(),
         hdf5_version: s("hdf5_version"),
+        hdf5_library: s("hdf5_library"),
         connector: s("connector"),
         level: s("level"),
         format: s("format"),

@@ -14,8 +14,11 @@
 //! 4. resolves every symbol of [`Api`] and of the line's `LineSyms` from that library, and
 //!    checks with `dladdr` that each is defined *in* it. A missing one is refused by name.
 //!
-//! The binding is made once per process. A second, different HDF5 that loads the same
-//! `libh5prov.so` (the dynamic loader gives it the same copy) is refused with a clear error.
+//! The binding is made once per instance of `libh5prov.so`. A second, different HDF5 that
+//! loads h5prov (h5py and netCDF4 in one Python process each bring their own) gets the same
+//! instance from the dynamic loader; [`bind_to_caller`] reports it as
+//! [`Binding::Other`], and the plugin serves it with a private copy of itself
+//! ([`load_private_copy`]): its own statics, bound to that HDF5, its own trace files.
 
 use crate::abi::{api::Api, v1_14, v2};
 use libc::RTLD_NOLOAD;
@@ -368,39 +371,96 @@ fn bind(cand: &Candidate) -> Result<Bound, BindError> {
     })
 }
 
-/// Binds h5prov to the HDF5 library that is calling it (once per process), or explains why
-/// not. Call it from `H5PLget_plugin_info`.
-pub fn bind_to_caller() -> Result<&'static Bound, BindError> {
+/// What [`bind_to_caller`] found.
+pub enum Binding {
+    /// This instance is bound to the calling HDF5.
+    Bound(&'static Bound),
+    /// This instance is bound to another HDF5; the caller needs an instance of its own.
+    Other {
+        /// The calling HDF5.
+        caller: Candidate,
+        /// The HDF5 this instance serves.
+        bound: &'static Bound,
+    },
+}
+
+/// Binds this instance of h5prov to the HDF5 library that is calling it (once), or
+/// explains why not. Call it from `H5PLget_plugin_info`.
+pub fn bind_to_caller() -> Result<Binding, BindError> {
     let cand = caller()?;
     if let Some(b) = BOUND.get() {
         if b.base == cand.base {
-            return Ok(b);
+            return Ok(Binding::Bound(b));
         }
-        return Err(BindError {
-            message: format!(
-                "h5prov is already bound to HDF5 {}.{}.{} ({}) in this process; a second HDF5 \
-                 ({}) tried to load it. h5prov serves one HDF5 per process: refusing",
-                b.version.0,
-                b.version.1,
-                b.version.2,
-                b.path.display(),
-                cand.path.display()
-            ),
-            caller: Some(cand),
+        return Ok(Binding::Other {
+            caller: cand,
+            bound: b,
         });
     }
     let bound = bind(&cand)?;
-    // A racing thread may have bound first (HDF5 serialises plugin loading, so only to the
-    // same library); either way the stored one is returned.
+    // A racing thread may have bound first; the stored binding decides.
     let _ = BOUND.set(bound);
     let b = BOUND.get().expect("just set");
     if b.base != cand.base {
-        return Err(BindError {
-            message: "h5prov: two HDF5 libraries loaded h5prov at once; refusing".into(),
-            caller: Some(cand),
+        return Ok(Binding::Other {
+            caller: cand,
+            bound: b,
         });
     }
-    Ok(b)
+    Ok(Binding::Bound(b))
+}
+
+/// How many private copies this process may load (one per further HDF5 library).
+const MAX_COPIES: usize = 8;
+static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Loads a private copy of this `libh5prov.so` (from an anonymous file, so the dynamic
+/// loader cannot hand back this instance) and returns what *its* `H5PLget_plugin_info`
+/// returns: the class of an instance bound to the HDF5 on the call stack, or NULL (it then
+/// reported why). The copy stays loaded for the life of the process (HDF5 holds its class).
+pub fn load_private_copy() -> Result<*const c_void, String> {
+    use std::io::Write as _;
+    use std::os::fd::FromRawFd;
+    if COPIES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_COPIES {
+        return Err(format!(
+            "h5prov: more than {} HDF5 libraries in one process",
+            MAX_COPIES + 1
+        ));
+    }
+    let me = defining_object(load_private_copy as *const c_void)
+        .map(|(p, _)| p)
+        .filter(|p| !p.as_os_str().is_empty())
+        .ok_or("h5prov: cannot find the path of libh5prov.so")?;
+    let bytes = std::fs::read(&me).map_err(|e| format!("h5prov: reading {}: {e}", me.display()))?;
+    // SAFETY: memfd_create with a valid name; the fd is owned by the File below.
+    let fd = unsafe { libc::memfd_create(c"libh5prov.so".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!(
+            "h5prov: memfd_create: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(&bytes)
+        .map_err(|e| format!("h5prov: writing the private copy: {e}"))?;
+    let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
+    // SAFETY: loading our own library again; its initialisers are Rust's (no side effects
+    // beyond its own statics). The mapping outlives the descriptor.
+    let lib = unsafe { Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+        .map_err(|e| format!("h5prov: loading the private copy: {e}"))?;
+    drop(file);
+    let info = symbol(&lib, c"H5PLget_plugin_info");
+    if info.is_null() {
+        return Err("h5prov: the private copy has no H5PLget_plugin_info".into());
+    }
+    // SAFETY: our own entry point, `extern "C" fn() -> *const c_void`.
+    let info =
+        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> *const c_void>(info) };
+    let cls = info();
+    // HDF5 keeps the class and calls into the copy from now on.
+    std::mem::forget(lib);
+    Ok(cls)
 }
 
 /// Pushes `msg` on the error stack of the HDF5 library `cand` (which may be one h5prov

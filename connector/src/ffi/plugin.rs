@@ -48,16 +48,28 @@ pub fn class_ptr() -> *const H5VL_class_t {
 
 /// Binds to the HDF5 library that is loading h5prov and returns the class, or reports why
 /// not (on that library's error stack when it is known, else on stderr) and returns NULL:
-/// HDF5 then fails to load the connector and carries on without it.
+/// HDF5 then fails to load the connector and carries on without it. A second HDF5 in the
+/// process gets a private copy of h5prov bound to it.
 pub fn plugin_info() -> *const H5VL_class_t {
-    let r = std::panic::catch_unwind(h5prov_bindings::loader::bind_to_caller);
+    use h5prov_bindings::loader::{self, Binding};
+    let r = std::panic::catch_unwind(|| match loader::bind_to_caller() {
+        Ok(Binding::Bound(_)) => Ok(class_ptr()),
+        Ok(Binding::Other { caller, .. }) => match loader::load_private_copy() {
+            Ok(cls) => Ok(cls.cast()),
+            Err(message) => Err(loader::BindError {
+                message,
+                caller: Some(caller),
+            }),
+        },
+        Err(e) => Err(e),
+    });
     match r {
-        Ok(Ok(_)) => class_ptr(),
+        Ok(Ok(cls)) => cls,
         Ok(Err(e)) => {
             let pushed = e
                 .caller
                 .as_ref()
-                .is_some_and(|c| h5prov_bindings::loader::push_error_to(c, &e.message));
+                .is_some_and(|c| loader::push_error_to(c, &e.message));
             if !pushed {
                 eprintln!("{}", e.message);
             }

@@ -1,6 +1,9 @@
 //! Helpers for h5prov's integration tests: real HDF5 programs (the installed tools and small
 //! C programs compiled against the same HDF5) run with the real `libh5prov.so` loaded.
 //!
+//! Python applications that bring their own HDF5 (h5py and netCDF4 wheels, see
+//! [`wheels_python`]) run with [`Run::app`], which keeps the workspace's HDF5 out of their way.
+//!
 //! Every test that claims to exercise h5prov proves it was loaded: HDF5 silently falls back
 //! to the native connector when a named connector cannot be loaded. [`Run::with_h5prov`]
 //! checks that the process wrote its h5prov metadata record.
@@ -64,9 +67,7 @@ pub fn plugin_dir() -> PathBuf {
 /// A directory for test outputs: `target/tmp/h5prov-tests` (from the test binary's path,
 /// `target/<profile>/deps/<binary>`).
 pub fn tmp_root() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).unwrap().to_path_buf();
-    target.join("tmp").join("h5prov-tests")
+    target_dir().join("tmp").join("h5prov-tests")
 }
 
 /// Compiles `tests/c/<name>.c` against the HDF5 installation (once per test binary).
@@ -125,24 +126,40 @@ pub fn scratch(name: &str) -> PathBuf {
 /// One program run, with or without h5prov.
 pub struct Run {
     cmd: Command,
-    desc: String,
+    program: PathBuf,
+    args: Vec<String>,
+    cwd: PathBuf,
+    /// Environment changes in the order first made: `None` removes the variable.
+    env: Vec<(String, Option<String>)>,
     traces: Option<PathBuf>,
 }
 
 impl Run {
-    /// Runs `program` with `args` in `cwd`, natively (no VOL connector variable).
-    pub fn native(program: &Path, args: &[&str], cwd: &Path) -> Run {
+    /// Runs `program` with `args` in `cwd` with no HDF5 variables at all: no VOL connector,
+    /// no plugin path, no `LD_LIBRARY_PATH`. For applications that bring their own HDF5
+    /// (Python wheels bundle theirs), which the workspace's HDF5 must not shadow.
+    pub fn app(program: &Path, args: &[&str], cwd: &Path) -> Run {
         let mut cmd = Command::new(program);
-        cmd.args(args)
-            .current_dir(cwd)
-            .env_remove("HDF5_VOL_CONNECTOR")
-            .env_remove("HDF5_PLUGIN_PATH")
-            .env("LD_LIBRARY_PATH", hdf5_dir().join("lib"));
-        Run {
+        cmd.args(args).current_dir(cwd);
+        let mut r = Run {
             cmd,
-            desc: format!("{} {}", program.display(), args.join(" ")),
+            program: program.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            cwd: cwd.to_path_buf(),
+            env: Vec::new(),
             traces: None,
+        };
+        for k in ["HDF5_VOL_CONNECTOR", "HDF5_PLUGIN_PATH", "LD_LIBRARY_PATH"] {
+            r.set_env(k, None);
         }
+        r
+    }
+
+    /// Runs `program` with `args` in `cwd`, natively (no VOL connector variable), on the
+    /// workspace's HDF5 (`LD_LIBRARY_PATH`).
+    pub fn native(program: &Path, args: &[&str], cwd: &Path) -> Run {
+        let lib = hdf5_dir().join("lib");
+        Run::app(program, args, cwd).env("LD_LIBRARY_PATH", &lib.to_string_lossy())
     }
 
     /// Runs `program` with h5prov loaded: `options` follow `under_vol=0;under_info={}`, and
@@ -154,54 +171,88 @@ impl Run {
         traces: &Path,
         options: &str,
     ) -> Run {
-        let mut r = Run::native(program, args, cwd);
+        Run::native(program, args, cwd).h5prov(traces, options)
+    }
+
+    /// Loads h5prov into this run (`HDF5_PLUGIN_PATH` = [`plugin_dir`] and
+    /// `HDF5_VOL_CONNECTOR`): `options` follow `under_vol=0;under_info={}`, and
+    /// `path=<traces>` is added. The run proves h5prov was loaded (a metadata record).
+    pub fn h5prov(self, traces: &Path, options: &str) -> Run {
         let conn = format!(
             "h5prov under_vol=0;under_info={{}};path={}{}{}",
             traces.display(),
             if options.is_empty() { "" } else { ";" },
             options
         );
-        r.cmd
-            .env("HDF5_PLUGIN_PATH", plugin_dir())
+        let mut r = self
+            .env("HDF5_PLUGIN_PATH", &plugin_dir().to_string_lossy())
             .env("HDF5_VOL_CONNECTOR", &conn);
-        r.desc = format!("HDF5_VOL_CONNECTOR='{conn}' {}", r.desc);
         r.traces = Some(traces.to_path_buf());
         r
     }
 
     /// Runs with a raw `HDF5_VOL_CONNECTOR` value (no proof of loading).
     pub fn with_connector(program: &Path, args: &[&str], cwd: &Path, conn: &str) -> Run {
-        let mut r = Run::native(program, args, cwd);
-        r.cmd
-            .env("HDF5_PLUGIN_PATH", plugin_dir())
-            .env("HDF5_VOL_CONNECTOR", conn);
-        r.desc = format!("HDF5_VOL_CONNECTOR='{conn}' {}", r.desc);
-        r
+        Run::native(program, args, cwd)
+            .env("HDF5_PLUGIN_PATH", &plugin_dir().to_string_lossy())
+            .env("HDF5_VOL_CONNECTOR", conn)
     }
 
     /// Sets an environment variable.
     pub fn env(mut self, k: &str, v: &str) -> Run {
-        self.cmd.env(k, v);
-        self.desc = format!("{k}={v} {}", self.desc);
+        self.set_env(k, Some(v));
         self
+    }
+
+    /// Removes an environment variable.
+    pub fn env_remove(mut self, k: &str) -> Run {
+        self.set_env(k, None);
+        self
+    }
+
+    fn set_env(&mut self, k: &str, v: Option<&str>) {
+        match v {
+            Some(v) => self.cmd.env(k, v),
+            None => self.cmd.env_remove(k),
+        };
+        let v = v.map(str::to_string);
+        match self.env.iter_mut().find(|(key, _)| key == k) {
+            Some(e) => e.1 = v,
+            None => self.env.push((k.to_string(), v)),
+        }
+    }
+
+    /// The command as a shell line that reproduces it:
+    /// `cd DIR && env -u VAR... VAR=value... program args...`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("cd {} && env", shell_quote(&self.cwd.to_string_lossy()));
+        // env(1) takes its options before the assignments.
+        for (k, _) in self.env.iter().filter(|(_, v)| v.is_none()) {
+            s += &format!(" -u {k}");
+        }
+        for (k, v) in &self.env {
+            if let Some(v) = v {
+                s += &format!(" {k}={}", shell_quote(v));
+            }
+        }
+        s += &format!(" {}", shell_quote(&self.program.to_string_lossy()));
+        for a in &self.args {
+            s += &format!(" {}", shell_quote(a));
+        }
+        s
     }
 
     /// Runs and returns the output, whatever the status.
     pub fn output(mut self) -> Output {
-        let out = self
-            .cmd
-            .output()
-            .unwrap_or_else(|e| panic!("{}: {e}", self.desc));
+        let desc = self.describe();
+        let out = self.cmd.output().unwrap_or_else(|e| panic!("{desc}: {e}"));
         if let Some(t) = &self.traces {
             let metas = files_with_suffix(t, ".meta.json");
             assert!(
                 !metas.is_empty(),
-                "h5prov was NOT loaded (no metadata record in {}): {}\nstatus {}\nstdout:\n{}\nstderr:\n{}",
+                "h5prov was NOT loaded (no metadata record in {}): {}",
                 t.display(),
-                self.desc,
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                describe_output(&desc, &out)
             );
         }
         out
@@ -209,17 +260,176 @@ impl Run {
 
     /// Runs and requires success; returns stdout.
     pub fn ok(self) -> String {
-        let desc = self.desc.clone();
+        let desc = self.describe();
         let out = self.output();
         assert!(
             out.status.success(),
-            "command failed: {desc}\nstatus {}\nstdout:\n{}\nstderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            "command failed: {}",
+            describe_output(&desc, &out)
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
+}
+
+/// A command and what it did, for failure messages: the command line, exit status, stdout
+/// and stderr.
+pub fn describe_output(desc: &str, out: &Output) -> String {
+    format!(
+        "{desc}\nstatus {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `s` quoted for a POSIX shell where it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./,:=@%+".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The target directory (from the test binary's path, `target/<profile>/deps/<binary>`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// The pinned PyPI wheels of the Python tests, `tests/python/requirements.txt`.
+pub fn wheels_requirements() -> PathBuf {
+    repo().join("tests/python/requirements.txt")
+}
+
+/// The Python interpreter of a virtual environment holding the pinned wheels of
+/// [`wheels_requirements`] (h5py and netCDF4, each bundling its own HDF5 2.x), created
+/// once with `$H5PROV_PYTHON -m venv` (default `python3`) and
+/// `pip install --only-binary=:all:` (nothing is compiled) under
+/// `target/py-wheels-venv/<key>`. The key hashes the requirements file and the base
+/// interpreter's version and path, so changing either builds a new environment. Needs PyPI (or the
+/// index pip is configured with) the first time; fails with pip's output when it is not
+/// reachable.
+pub fn wheels_python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(create_wheels_venv).clone()
+}
+
+fn create_wheels_venv() -> PathBuf {
+    let base = std::env::var("H5PROV_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let req_path = wheels_requirements();
+    let req = std::fs::read_to_string(&req_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", req_path.display()));
+    let run = |cmd: &mut Command, what: &str| -> Output {
+        // Nothing from outside the venv counts as installed, and pip installs into it.
+        for k in [
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "PIP_USER",
+            "PIP_TARGET",
+            "PIP_PREFIX",
+        ] {
+            cmd.env_remove(k);
+        }
+        let desc = format!("{cmd:?}");
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("{what}: cannot run {desc}: {e}"));
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            describe_output(&desc, &out)
+        );
+        out
+    };
+    let version = run(
+        Command::new(&base).args(["-c", "import sys; print(sys.version, sys.executable)"]),
+        &format!("the Python interpreter `{base}` ($H5PROV_PYTHON) does not run"),
+    );
+    let key = format!(
+        "{:016x}",
+        fnv1a64(&[req.as_bytes(), b"\0", &version.stdout].concat())
+    );
+    let root = target_dir().join("py-wheels-venv");
+    let venv = root.join(&key);
+    let python = venv.join("bin/python");
+    if python.exists() {
+        return python;
+    }
+    std::fs::create_dir_all(&root).unwrap();
+    // Build under a private name, then rename: a venv is complete when it has its name
+    // (another test process may be building the same one; the first rename wins).
+    let tmp = root.join(format!(".tmp-{key}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let mut unfinished = RemoveOnDrop(Some(tmp.clone()));
+    run(
+        Command::new(&base).arg("-m").arg("venv").arg(&tmp),
+        &format!("`{base} -m venv` failed (on Debian's own python3: apt-get install python3-venv)"),
+    );
+    let tmp_python = tmp.join("bin/python");
+    run(
+        Command::new(&tmp_python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+            ])
+            // Wheels only: nothing is compiled, and each package carries its own HDF5.
+            .arg("--only-binary=:all:")
+            // Fail in about a minute, not pip's configured minutes, without the network.
+            .args(["--timeout", "20", "--retries", "2"])
+            .arg("-r")
+            .arg(&req_path)
+            .env("PIP_NO_INPUT", "1"),
+        &format!(
+            "pip could not install the pinned wheels of {} from PyPI (is PyPI reachable? \
+             this test needs it once, to create {})",
+            req_path.display(),
+            venv.display()
+        ),
+    );
+    run(
+        Command::new(&tmp_python).args(["-c", "import h5py, netCDF4"]),
+        "the installed wheels do not import",
+    );
+    if std::fs::rename(&tmp, &venv).is_ok() {
+        unfinished.0 = None;
+    } else {
+        // Another process created it first (`unfinished` removes ours).
+        assert!(python.exists(), "could not create {}", venv.display());
+    }
+    // Environments of older pins are not used any more.
+    for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name != key && !name.starts_with(".tmp-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    python
+}
+
+/// Removes a directory when dropped (also when a failed assertion unwinds), unless its
+/// path was taken out.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(d) = self.0.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// 64-bit FNV-1a: a hash that is the same in every build (std's is not promised to be).
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Files below `dir` (recursively) whose names end with `suffix`, sorted.

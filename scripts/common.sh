@@ -21,9 +21,10 @@ need_pkgs() {
     fi
 }
 
-# cmake + a C compiler for HDF5; libclang for bindgen; faketime pins HDF5's object
-# timestamps in the byte-for-byte parity tests.
-need_pkgs cmake libclang-dev dpkg-dev zlib1g-dev faketime
+# cmake + a C compiler for HDF5; libclang for bindgen (h5prov-abigen's regeneration test);
+# faketime pins HDF5's object timestamps in the byte-for-byte parity tests; Debian 12's own
+# HDF5 1.10.8 runtime is the unsupported HDF5 that tests/tests/unsupported_hdf5.rs loads.
+need_pkgs cmake libclang-dev dpkg-dev zlib1g-dev faketime libhdf5-103-1
 
 step "HDF5 1.14 (bootstrap; cached after the first run)"
 cargo run -q --release -p hdf5-test-harness -- build-hdf5

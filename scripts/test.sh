@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting and lints, unit and integration tests (real HDF5
-# programs with libh5prov.so loaded), and HDF5's own regression suites natively, through
-# HDF5's pass_through, through h5prov (also stacked, and tracing at level=element).
+# programs with libh5prov.so loaded, h5py and netCDF4 wheels from PyPI with their own HDF5
+# 2.x), and HDF5's own regression suites natively, through HDF5's pass_through, through
+# h5prov (also stacked, and tracing at level=element), on HDF5 1.14.5 (serial, parallel)
+# and 2.2.0, always with the same libh5prov.so.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_pkgs chromium
 export H5PROV_REQUIRE_CHROMIUM=1
@@ -17,6 +19,11 @@ cargo build -q --workspace
 cargo build -q --release -p h5prov
 install_plugin
 
+step "HDF5 2.2.0 (crates.io source, PyPI cmake; cached after the first run)"
+# Needed by the tests below too: the ABI regeneration test reads its headers, and the
+# two-HDF5 tests load it next to 1.14.5.
+cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant v2
+
 step "cargo test (unit and integration tests)"
 cargo test -q --workspace 2>&1 | tee "$ROOT/target/cargo-test.log" | grep -E '^(test result|running|failures|---- |thread )' || true
 grep -q 'test result: FAILED' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }
@@ -30,6 +37,15 @@ cargo run -q --release -p hdf5-test-harness -- run \
     --mode native --mode pass_through --mode h5prov \
     --mode h5prov-over-pt --mode pt-over-h5prov \
     --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TR;max_size=256M"
+
+step "HDF5 2.2.0: HDF5 1.14.5's API suite built against it, native, pass_through, h5prov (the same libh5prov.so)"
+TRV="$ROOT/target/harness-traces-v2"
+rm -rf "$TRV"
+cargo run -q --release -p hdf5-test-harness -- run --variant v2 \
+    --plugin-path "$PLUGIN_DIR" \
+    --mode native --mode pass_through --mode h5prov \
+    --mode h5prov-over-pt --mode pt-over-h5prov \
+    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRV;max_size=256M"
 
 step "parallel HDF5 (OpenMPI; cached after the first run)"
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel

@@ -1,6 +1,8 @@
 //! An HDF5 CMake build tree: what the suites run from.
 
 use crate::error::{Context, Error, Result};
+use crate::h5version::{self, Version};
+use crate::results::Suite;
 use std::path::{Path, PathBuf};
 
 /// Facts about a configured and built HDF5 build tree, read from its `CMakeCache.txt`.
@@ -16,6 +18,12 @@ pub struct BuildTree {
     pub c_compiler: String,
     /// `HDF5_ENABLE_PARALLEL`.
     pub parallel: bool,
+    /// The HDF5 version of the source tree (`src/H5public.h`), if readable.
+    pub version: Option<Version>,
+    /// The directory whose ctest list has the `h5_api_test_<area>` tests: the build tree
+    /// itself (HDF5 1.14, `-DHDF5_TEST_API=ON`), or, for HDF5 2.x, the v2 variant's
+    /// [`crate::paths::API_TEST_DIR`] next to it (1.14.5's API tests built against it).
+    pub api_dir: Option<PathBuf>,
 }
 
 /// Reads `KEY:TYPE=value` from CMakeCache.txt text.
@@ -49,57 +57,130 @@ impl BuildTree {
                 .map(str::to_string)
                 .ok_or_else(|| Error::new(format!("{}: no {k} entry", cache_path.display())))
         };
+        let source_dir = PathBuf::from(get("CMAKE_HOME_DIRECTORY")?);
+        let version = std::fs::read_to_string(source_dir.join("src/H5public.h"))
+            .ok()
+            .and_then(|t| h5version::parse_h5public(&t, "H5public.h").ok());
+        let api_dir = if dir.join("bin/h5_api_test").is_file() {
+            Some(dir.clone())
+        } else {
+            dir.parent()
+                .map(|p| p.join(crate::paths::API_TEST_DIR))
+                .filter(|d| d.join("CTestTestfile.cmake").is_file())
+        };
         let tree = BuildTree {
-            source_dir: PathBuf::from(get("CMAKE_HOME_DIRECTORY")?),
+            source_dir,
             install_prefix: PathBuf::from(get("CMAKE_INSTALL_PREFIX")?),
             c_compiler: get("CMAKE_C_COMPILER")?,
             parallel: cmake_cache_value(&text, "HDF5_ENABLE_PARALLEL") == Some("ON"),
+            version,
+            api_dir,
             dir,
         };
-        for (what, path) in [
-            (
-                "API test program (configure with -DHDF5_TEST_API=ON and build)",
-                tree.dir.join("bin/h5_api_test"),
-            ),
-            ("HDF5 library", tree.dir.join("bin/libhdf5.so")),
-            (
-                "pass-through VOL test folder (-DHDF5_TEST_PASSTHROUGH_VOL=ON)",
-                tree.dir.join("test/vol_native/testfiles"),
-            ),
-            (
-                "tools tests (-DHDF5_BUILD_TOOLS=ON)",
-                tree.dir.join("tools/CTestTestfile.cmake"),
-            ),
-            (
-                "HDF5 source tree",
-                tree.source_dir.join("config/cmake/volTest.cmake"),
-            ),
-        ] {
-            if !path.exists() {
-                return Err(Error::new(format!(
-                    "HDF5 build tree {} is incomplete: missing {what} at {}; re-run `hdf5-test-harness build-hdf5`",
-                    tree.dir.display(),
-                    path.display()
-                )));
-            }
+        let lib = tree.dir.join("bin/libhdf5.so");
+        if !lib.exists() {
+            return Err(Error::new(format!(
+                "HDF5 build tree {} is incomplete: missing the HDF5 library at {}; re-run `hdf5-test-harness build-hdf5`",
+                tree.dir.display(),
+                lib.display()
+            )));
         }
         Ok(tree)
     }
 
-    /// Identifies this build: results are reused only for the same id.
+    /// True when the tree builds HDF5 2.x.
+    pub fn is_2x(&self) -> bool {
+        self.version.is_some_and(|v| v.major >= 2)
+    }
+
+    /// Checks that the tree has what `suites` run; the error says what is missing and how
+    /// to get it (or, for HDF5 2.x, why a suite cannot run at all).
+    pub fn require(&self, suites: &[Suite]) -> Result<()> {
+        if self.is_2x() {
+            if let Some(why) = suites
+                .iter()
+                .find_map(|&s| crate::hdf5v2::missing_suite_reason(s))
+            {
+                return Err(Error::new(format!(
+                    "{why} (build tree {})",
+                    self.dir.display()
+                )));
+            }
+            if suites.contains(&Suite::Api) && self.api_dir.is_none() {
+                let expected = self.dir.parent().map_or_else(
+                    || PathBuf::from(crate::paths::API_TEST_DIR),
+                    |p| p.join(crate::paths::API_TEST_DIR),
+                );
+                return Err(Error::new(format!(
+                    "HDF5 2.x build tree {} has no API tests next to it (expected {}); build them with \
+                     `hdf5-test-harness build-hdf5 --variant v2` and run with --variant v2",
+                    self.dir.display(),
+                    expected.join("CTestTestfile.cmake").display()
+                )));
+            }
+            return Ok(());
+        }
+        let mut needed = Vec::new();
+        for &suite in suites {
+            match suite {
+                Suite::Api => needed.push((
+                    "API test program (configure with -DHDF5_TEST_API=ON and build)",
+                    self.dir.join("bin/h5_api_test"),
+                )),
+                Suite::Vol => needed.extend([
+                    (
+                        "pass-through VOL test folder (-DHDF5_TEST_PASSTHROUGH_VOL=ON)",
+                        self.dir.join("test/vol_native/testfiles"),
+                    ),
+                    (
+                        "HDF5 source tree",
+                        self.source_dir.join("config/cmake/volTest.cmake"),
+                    ),
+                ]),
+                Suite::Tools => needed.push((
+                    "tools tests (-DHDF5_BUILD_TOOLS=ON)",
+                    self.dir.join("tools/CTestTestfile.cmake"),
+                )),
+                Suite::Testpar => needed.push((
+                    "parallel test folder (-DHDF5_TEST_PARALLEL=ON)",
+                    self.dir.join("testpar"),
+                )),
+            }
+        }
+        for (what, path) in needed {
+            if !path.exists() {
+                return Err(Error::new(format!(
+                    "HDF5 build tree {} is incomplete: missing {what} at {}; re-run `hdf5-test-harness build-hdf5`",
+                    self.dir.display(),
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Identifies this build: results are reused only for the same id. It includes the
+    /// API test program when that is built apart from the library (HDF5 2.x).
     pub fn build_id(&self) -> String {
-        let lib = self.dir.join("bin/libhdf5.so");
-        let (size, mtime) = std::fs::metadata(&lib)
-            .map(|m| {
-                let mtime = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_secs());
-                (m.len(), mtime)
-            })
-            .unwrap_or((0, 0));
-        format!("{}|libhdf5.so:{size}:{mtime}", self.dir.display())
+        let stat = |p: &Path| {
+            std::fs::metadata(p)
+                .map(|m| {
+                    let mtime = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_secs());
+                    (m.len(), mtime)
+                })
+                .unwrap_or((0, 0))
+        };
+        let (size, mtime) = stat(&self.dir.join("bin/libhdf5.so"));
+        let mut id = format!("{}|libhdf5.so:{size}:{mtime}", self.dir.display());
+        if let Some(api) = self.api_dir.as_ref().filter(|d| **d != self.dir) {
+            let (size, mtime) = stat(&api.join("bin/h5_api_test"));
+            id.push_str(&format!("|h5_api_test:{size}:{mtime}"));
+        }
+        id
     }
 
     /// Include directories for compiling against this build: the install prefix's

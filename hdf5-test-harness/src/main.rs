@@ -14,8 +14,9 @@ use hdf5_test_harness::{h5version, shellenv};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const ABOUT: &str = "Builds HDF5 1.14 with its test suites and runs HDF5's own regression suites \
-natively, through HDF5's pass_through connector and through h5prov, reporting every difference.";
+const ABOUT: &str = "Builds HDF5 1.14 (or 2.2.0: --variant v2) with its test suites and runs \
+HDF5's own regression suites natively, through HDF5's pass_through connector and through h5prov, \
+reporting every difference.";
 
 const LONG_ABOUT: &str =
     "Builds HDF5 1.14 with its test suites and runs HDF5's own regression suites \
@@ -25,6 +26,11 @@ Typical use on a fresh Debian 12 machine (as root):
   hdf5-test-harness build-hdf5                     # ~5 min once, cached afterwards
   hdf5-test-harness run --mode pass_through        # native baseline + pass_through, 3 suites
   eval \"$(hdf5-test-harness env)\"                   # HDF5_DIR, LD_LIBRARY_PATH, PATH for scripts
+
+HDF5 2.2.0 (--variant v2): the library from crates.io, built with PyPI's CMake, and HDF5 1.14.5's
+API tests (test/API) built against it; only the api suite runs:
+  hdf5-test-harness build-hdf5 --variant v2
+  hdf5-test-harness run --variant v2 --mode pass_through --mode h5prov
 
 Cache: $H5PROV_CACHE, else $XDG_CACHE_HOME/h5prov, else ~/.cache/h5prov.
 Exit status: 0 success, 1 a test regressed (or a connector was not loaded), 2 error.";
@@ -44,7 +50,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Get HDF5 >= 1.14: validate $HDF5_DIR, or build 1.14.5 from Debian's source package.
+    /// Get HDF5 >= 1.14: validate $HDF5_DIR, or build 1.14.5 from Debian's source package
+    /// (--variant v2: HDF5 2.2.0 from crates.io).
     #[command(long_about = "Get HDF5 >= 1.14 and link it into <repo>/.deps.
 
 If HDF5_DIR is set (e.g. by `module load hdf5`), checks that include/H5public.h says >= 1.14 and \
@@ -59,10 +66,21 @@ configures it with tests (API, pass-through VOL, tools), builds with all cores a
 
 Idempotent: a stamp file records the configure options; when it matches, only the links \
 .deps/hdf5 and .deps/hdf5-build (parallel: .deps/hdf5-parallel[-build]) are refreshed. \
-Prints the time of every step.")]
+Prints the time of every step.
+
+--variant v2 builds HDF5 2.2.0 into <cache>/hdf5-2.2.0-serial/{src,build,install} and links \
+.deps/hdf5-2 and .deps/hdf5-2-build: installs build-essential zlib1g-dev patch python3-venv when \
+missing; fetches the crates.io crate hdf5-metno-src 0.10.4 (which vendors the HDF5 2.2.0 library \
+source, without test/ or tools/) with `cargo vendor` on a throwaway manifest in download/; uses \
+PyPI's cmake (>= 3.26, in the venv cmake-venv/) when the system's is older; configures the shared \
+C and HL libraries with zlib, no tests, tools, Fortran, C++ or Java; then builds HDF5 1.14.5's \
+API tests (test/API from the serial variant's Debian source package, fetched if missing) against \
+it in api-test/, patched as hdf5-test-harness/patches/api-test-1.14.5-on-hdf5-2.patch explains. \
+HDF5_DIR counts only when it holds HDF5 >= 2.0.")]
     BuildHdf5 {
-        /// serial, or parallel (OpenMPI, CC=mpicc, HDF5_ENABLE_PARALLEL=ON).
-        #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+        /// serial, parallel (OpenMPI, CC=mpicc, HDF5_ENABLE_PARALLEL=ON), or v2 (HDF5 2.2.0,
+        /// serial, with 1.14.5's API tests).
+        #[arg(long, default_value = "serial", value_name = "serial|parallel|v2")]
         variant: Variant,
         /// Build jobs (default: all cores).
         #[arg(long, short = 'j')]
@@ -78,8 +96,9 @@ Uses $HDF5_DIR when set (after checking it is >= 1.14), else the variant's insta
 cache (run build-hdf5 first). Directories already present are not added again."
     )]
     Env {
-        /// Which cached installation when HDF5_DIR is unset.
-        #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+        /// Which cached installation when HDF5_DIR is unset (v2: HDF5 2.2.0; HDF5_DIR counts
+        /// for v2 only when it holds HDF5 >= 2.0).
+        #[arg(long, default_value = "serial", value_name = "serial|parallel|v2")]
         variant: Variant,
     },
 
@@ -91,14 +110,17 @@ cache (run build-hdf5 first). Directories already present are not added again."
         #[arg(long = "mode", short = 'm', value_name = "MODE")]
         modes: Vec<String>,
         /// A suite: api, vol, tools or testpar (parallel builds only). Repeatable.
-        /// Default: api, vol and tools; with --variant parallel, testpar.
+        /// Default: api, vol and tools; with --variant parallel, testpar; with --variant v2,
+        /// api (the only one HDF5 2.x has sources for).
         #[arg(long = "suite", short = 's', value_name = "api|vol|tools|testpar")]
         suites: Vec<Suite>,
-        /// HDF5_PLUGIN_PATH for modes other than native [default: <repo>/.deps/plugins;
-        /// with --variant parallel, <repo>/.deps/plugins-parallel].
+        /// HDF5_PLUGIN_PATH for modes other than native [default: <repo>/.deps/plugins (also
+        /// for v2: one libh5prov.so serves 1.14 and 2.x); with --variant parallel,
+        /// <repo>/.deps/plugins-parallel].
         #[arg(long, value_name = "DIR")]
         plugin_path: Option<PathBuf>,
-        /// Where results (<mode>/<suite>.json), logs and work folders go [default: <repo>/target/harness].
+        /// Where results (<mode>/<suite>.json), logs and work folders go [default:
+        /// <repo>/target/harness; with --variant v2, <repo>/target/harness-v2].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Parallel jobs for the vol and tools suites (default: all cores).
@@ -107,9 +129,10 @@ cache (run build-hdf5 first). Directories already present are not added again."
         /// HDF5 build tree [default: <repo>/.deps/hdf5-build, else the variant's cached build].
         #[arg(long, value_name = "DIR")]
         build_dir: Option<PathBuf>,
-        /// Which build: serial (.deps/hdf5-build) or parallel (.deps/hdf5-parallel-build,
-        /// plugins from .deps/plugins-parallel, default suite testpar).
-        #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+        /// Which build: serial (.deps/hdf5-build), parallel (.deps/hdf5-parallel-build,
+        /// plugins from .deps/plugins-parallel, default suite testpar) or v2 (HDF5 2.2.0,
+        /// .deps/hdf5-2-build, suite api only, results in target/harness-v2).
+        #[arg(long, default_value = "serial", value_name = "serial|parallel|v2")]
         variant: Variant,
         /// Expected-differences file [default: <repo>/hdf5-test-harness/expected-differences.txt].
         #[arg(long, value_name = "FILE")]
@@ -273,8 +296,7 @@ fn user_hdf5_dir(repo: &Path) -> Option<PathBuf> {
     // Compare paths as written: the link's target may well be what the user chose. Both
     // variants' links count: cargo exports the serial `.deps/hdf5` even to
     // `build-hdf5 --variant parallel`, and that is not a parallel HDF5 the user picked.
-    let own =
-        [Variant::Serial, Variant::Parallel].map(|v| Path::new(".deps").join(v.link_names().0));
+    let own = Variant::ALL.map(|v| Path::new(".deps").join(v.link_names().0));
     if own.iter().any(|o| dir == repo.join(o) || dir.ends_with(o)) {
         None
     } else {
@@ -288,12 +310,20 @@ fn absolute(p: PathBuf) -> Result<PathBuf> {
 }
 
 /// [`user_hdf5_dir`] for `variant`: a serial `HDF5_DIR` does not count for the parallel
-/// variant (scripts export the serial installation for everything else), with a note.
+/// variant, nor an HDF5 1.x one for v2 (scripts export the serial 1.14.5 installation for
+/// everything else), with a note.
 fn user_hdf5_dir_for(repo: &Path, variant: Variant) -> Option<PathBuf> {
     let dir = user_hdf5_dir(repo)?;
     if variant == Variant::Parallel && !hdf5_test_harness::bootstrap::is_parallel_install(&dir) {
         eprintln!(
             "hdf5-test-harness: note: HDF5_DIR={} is not a parallel HDF5; using the parallel variant's own build instead",
+            dir.display()
+        );
+        return None;
+    }
+    if variant.is_v2() && h5version::read_installation(&dir).is_ok_and(|v| v.major < 2) {
+        eprintln!(
+            "hdf5-test-harness: note: HDF5_DIR={} is not HDF5 2.x; using the v2 variant's own build instead",
             dir.display()
         );
         return None;
@@ -416,12 +446,17 @@ fn real_main(cli: Cli) -> Result<bool> {
             let suites = match (suites.is_empty(), variant) {
                 (true, Variant::Parallel) => vec![Suite::Testpar],
                 (true, Variant::Serial) => Suite::ALL.to_vec(),
+                (true, Variant::V2) => vec![Suite::Api],
                 (false, _) => suites,
             };
-            let plugins = match variant {
-                Variant::Serial => ".deps/plugins",
-                Variant::Parallel => ".deps/plugins-parallel",
-            };
+            if variant.is_v2() {
+                if let Some(why) = suites
+                    .iter()
+                    .find_map(|&s| hdf5_test_harness::hdf5v2::missing_suite_reason(s))
+                {
+                    return Err(Error::new(why));
+                }
+            }
             let build_dir = match build_dir {
                 Some(d) => d,
                 None => {
@@ -437,9 +472,11 @@ fn real_main(cli: Cli) -> Result<bool> {
                 modes,
                 suites,
                 // Absolute, like `out`: the tests run in other directories.
-                plugin_path: absolute(plugin_path.unwrap_or_else(|| repo.join(plugins)))?,
+                plugin_path: absolute(
+                    plugin_path.unwrap_or_else(|| repo.join(variant.default_plugin_dir())),
+                )?,
                 // Absolute: the probe and the tests run in directories below it.
-                out: absolute(out.unwrap_or_else(|| repo.join("target/harness")))?,
+                out: absolute(out.unwrap_or_else(|| repo.join(variant.default_results_dir())))?,
                 jobs: jobs.unwrap_or_else(default_jobs).max(1),
                 build: BuildTree::open(&build_dir)?,
                 expected: load_expected(&repo, expected)?,

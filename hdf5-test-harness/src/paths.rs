@@ -5,32 +5,59 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// Upstream HDF5 version the bootstrap builds.
+/// Upstream HDF5 version the bootstrap builds for the `serial` and `parallel` variants.
 pub const HDF5_VERSION: &str = "1.14.5";
 /// The Debian source package version that provides it (suite `trixie`).
 pub const DEBIAN_SOURCE_VERSION: &str = "1.14.5+repack-3";
+/// Upstream HDF5 version of the `v2` variant (see [`crate::hdf5v2`]).
+pub const HDF5_2_VERSION: &str = "2.2.0";
 
-/// Which HDF5 build: serial, or parallel (MPI, issue 7).
+/// Which HDF5 build: serial, parallel (MPI, issue 7), or serial HDF5 2.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
-    /// Serial HDF5 (the default).
+    /// Serial HDF5 1.14.5 (the default).
     Serial,
-    /// Parallel HDF5 built with OpenMPI's `mpicc`.
+    /// Parallel HDF5 1.14.5 built with OpenMPI's `mpicc`.
     Parallel,
+    /// Serial HDF5 2.2.0, from the crates.io crate that vendors its library source. It has no
+    /// `test/` or `tools/`: only the API suite runs (HDF5 1.14.5's `test/API`, built against it).
+    V2,
 }
 
 impl Variant {
-    /// `serial` or `parallel`.
+    /// Every variant, in the order help texts list them.
+    pub const ALL: [Variant; 3] = [Variant::Serial, Variant::Parallel, Variant::V2];
+
+    /// `serial`, `parallel` or `v2`: the `--variant` value.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Serial => "serial",
             Variant::Parallel => "parallel",
+            Variant::V2 => "v2",
         }
     }
 
-    /// The variant's directory name under the cache root, e.g. `hdf5-1.14.5-serial`.
+    /// The upstream HDF5 version the variant builds.
+    pub fn hdf5_version(self) -> &'static str {
+        match self {
+            Variant::Serial | Variant::Parallel => HDF5_VERSION,
+            Variant::V2 => HDF5_2_VERSION,
+        }
+    }
+
+    /// True for the HDF5 2.x variant.
+    pub fn is_v2(self) -> bool {
+        self == Variant::V2
+    }
+
+    /// The variant's directory name under the cache root: `hdf5-1.14.5-serial`,
+    /// `hdf5-1.14.5-parallel`, `hdf5-2.2.0-serial`.
     pub fn dir_name(self) -> String {
-        format!("hdf5-{HDF5_VERSION}-{}", self.name())
+        let kind = match self {
+            Variant::Parallel => "parallel",
+            Variant::Serial | Variant::V2 => "serial",
+        };
+        format!("hdf5-{}-{kind}", self.hdf5_version())
     }
 
     /// Names of the links under `<repo>/.deps` to the install and build trees.
@@ -38,6 +65,25 @@ impl Variant {
         match self {
             Variant::Serial => ("hdf5", "hdf5-build"),
             Variant::Parallel => ("hdf5-parallel", "hdf5-parallel-build"),
+            Variant::V2 => ("hdf5-2", "hdf5-2-build"),
+        }
+    }
+
+    /// The default plugin directory of `run` (relative to the repository): the one
+    /// `libh5prov.so` serves HDF5 1.14 and 2.x alike; the parallel build has its own.
+    pub fn default_plugin_dir(self) -> &'static str {
+        match self {
+            Variant::Serial | Variant::V2 => ".deps/plugins",
+            Variant::Parallel => ".deps/plugins-parallel",
+        }
+    }
+
+    /// The default results directory of `run` (relative to the repository). The v2
+    /// variant has its own: its api results would otherwise replace those of 1.14.5.
+    pub fn default_results_dir(self) -> &'static str {
+        match self {
+            Variant::Serial | Variant::Parallel => "target/harness",
+            Variant::V2 => "target/harness-v2",
         }
     }
 }
@@ -54,8 +100,9 @@ impl FromStr for Variant {
         match s {
             "serial" => Ok(Variant::Serial),
             "parallel" => Ok(Variant::Parallel),
+            "v2" | "hdf5-2" => Ok(Variant::V2),
             _ => Err(Error::new(format!(
-                "unknown variant {s:?} (expected serial or parallel)"
+                "unknown variant {s:?} (expected serial, parallel or v2)"
             ))),
         }
     }
@@ -84,11 +131,12 @@ pub fn cache_root(var: impl Fn(&str) -> Option<String>) -> Result<PathBuf> {
 /// The directories of one HDF5 variant in the cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VariantDirs {
-    /// `<root>/hdf5-1.14.5-<variant>`.
+    /// `<root>/hdf5-1.14.5-<variant>` (`hdf5-2.2.0-serial` for v2).
     pub root: PathBuf,
-    /// Downloaded Debian source package files.
+    /// Downloaded Debian source package files (v2: the throwaway cargo manifest whose
+    /// `cargo vendor` fetches the source crate).
     pub download: PathBuf,
-    /// Extracted upstream source (Debian patches not applied).
+    /// Extracted upstream source (Debian patches not applied; v2: the crate's `ext/hdf5`).
     pub src: PathBuf,
     /// CMake build tree, kept: the suites run from it.
     pub build: PathBuf,
@@ -98,6 +146,11 @@ pub struct VariantDirs {
     pub logs: PathBuf,
     /// Stamp recording the configure options of a complete build.
     pub stamp: PathBuf,
+    /// v2 only: HDF5 1.14.5's API tests built against this HDF5 (`src/`, `bin/h5_api_test`,
+    /// a `CTestTestfile.cmake` listing one test per area).
+    pub api_test: PathBuf,
+    /// v2 only: a Python venv with PyPI's `cmake` when the system's is older than HDF5 2.x needs.
+    pub cmake_venv: PathBuf,
 }
 
 impl VariantDirs {
@@ -111,13 +164,21 @@ impl VariantDirs {
             install: root.join("install"),
             logs: root.join("logs"),
             stamp: root.join("h5prov-build.stamp"),
+            api_test: root.join(API_TEST_DIR),
+            cmake_venv: root.join("cmake-venv"),
             root,
         }
     }
 }
 
+/// Name of the v2 variant's API test directory, a sibling of its build tree.
+pub const API_TEST_DIR: &str = "api-test";
+
 /// CMake configure arguments for `variant` (the command is `cmake <args>`).
 pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
+    if variant.is_v2() {
+        return configure_args_v2(dirs);
+    }
     let parallel = if variant == Variant::Parallel {
         "ON"
     } else {
@@ -159,10 +220,42 @@ pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
     args
 }
 
+/// CMake configure arguments of HDF5 2.2.0: the shared C and high-level libraries with
+/// zlib. The crate's source has no `test/`, `tools/`, examples, C++, Fortran or Java, so
+/// those are off; deprecated symbols stay on (the default) because the 1.14.5 API tests are
+/// compiled with `H5_USE_114_API`.
+fn configure_args_v2(dirs: &VariantDirs) -> Vec<String> {
+    vec![
+        "-S".to_string(),
+        dirs.src.display().to_string(),
+        "-B".to_string(),
+        dirs.build.display().to_string(),
+        "-DCMAKE_BUILD_TYPE=Release".to_string(),
+        format!("-DCMAKE_INSTALL_PREFIX={}", dirs.install.display()),
+        "-DBUILD_SHARED_LIBS=ON".into(),
+        "-DBUILD_STATIC_LIBS=OFF".into(),
+        "-DHDF5_ONLY_SHARED_LIBS=ON".into(),
+        "-DBUILD_TESTING=OFF".into(),
+        "-DHDF5_BUILD_TOOLS=OFF".into(),
+        "-DHDF5_BUILD_UTILS=OFF".into(),
+        "-DHDF5_BUILD_HL_LIB=ON".into(),
+        "-DHDF5_BUILD_FORTRAN=OFF".into(),
+        "-DHDF5_BUILD_CPP_LIB=OFF".into(),
+        "-DHDF5_BUILD_JAVA=OFF".into(),
+        "-DHDF5_BUILD_EXAMPLES=OFF".into(),
+        "-DHDF5_BUILD_DOC=OFF".into(),
+        "-DHDF5_ENABLE_PARALLEL=OFF".into(),
+        "-DHDF5_ENABLE_ZLIB_SUPPORT=ON".into(),
+        "-DHDF5_ENABLE_SZIP_SUPPORT=OFF".into(),
+        "-DHDF5_ENABLE_DEPRECATED_SYMBOLS=ON".into(),
+        "-DHDF5_NO_PACKAGES=ON".into(),
+    ]
+}
+
 /// Environment for the configure step (`CC=mpicc` for the parallel variant).
 pub fn configure_env(variant: Variant) -> Vec<(String, String)> {
     match variant {
-        Variant::Serial => vec![],
+        Variant::Serial | Variant::V2 => vec![],
         Variant::Parallel => vec![("CC".into(), "mpicc".into())],
     }
 }
@@ -171,7 +264,13 @@ pub fn configure_env(variant: Variant) -> Vec<(String, String)> {
 ///
 /// `build-essential` (C compiler, make) is listed explicitly: `cmake` does not depend on it
 /// and `dpkg-dev` only recommends it. `libclang-dev` is for the workspace's bindgen.
+///
+/// v2: a C compiler, zlib, `patch` (for the API tests) and `python3-venv` (for PyPI's cmake).
+/// CMake itself comes from PyPI when Debian's is too old.
 pub fn required_packages(variant: Variant) -> Vec<&'static str> {
+    if variant.is_v2() {
+        return vec!["build-essential", "zlib1g-dev", "patch", "python3-venv"];
+    }
     let mut p = vec![
         "build-essential",
         "cmake",
@@ -187,10 +286,19 @@ pub fn required_packages(variant: Variant) -> Vec<&'static str> {
 
 /// The text of the stamp file for a complete build with these settings.
 pub fn stamp_contents(variant: Variant, dirs: &VariantDirs) -> String {
+    let source = if variant.is_v2() {
+        format!(
+            "crate={}={}",
+            crate::hdf5v2::SOURCE_CRATE,
+            crate::hdf5v2::SOURCE_CRATE_VERSION
+        )
+    } else {
+        format!("hdf5={DEBIAN_SOURCE_VERSION}")
+    };
     let mut s = format!(
         "# Written by hdf5-test-harness build-hdf5 after a complete build and install.\n\
          # The build is reused only while every line below is unchanged.\n\
-         source=hdf5={DEBIAN_SOURCE_VERSION}\nvariant={variant}\n"
+         source={source}\nvariant={variant}\n"
     );
     for (k, v) in configure_env(variant) {
         s.push_str(&format!("env={k}={v}\n"));
@@ -294,5 +402,40 @@ mod tests {
         );
         assert!(stamp_contents(Variant::Serial, &d)
             .contains("configure=-DHDF5_ENABLE_SZIP_SUPPORT=OFF\n"));
+    }
+
+    #[test]
+    fn v2_variant() {
+        assert_eq!("v2".parse::<Variant>().unwrap(), Variant::V2);
+        assert_eq!("hdf5-2".parse::<Variant>().unwrap(), Variant::V2);
+        let err = "v3".parse::<Variant>().unwrap_err().to_string();
+        assert!(err.contains("serial, parallel or v2"), "{err}");
+        let d = VariantDirs::new(Path::new("/c"), Variant::V2);
+        assert_eq!(d.root, PathBuf::from("/c/hdf5-2.2.0-serial"));
+        assert_eq!(d.src, PathBuf::from("/c/hdf5-2.2.0-serial/src"));
+        assert_eq!(d.install, PathBuf::from("/c/hdf5-2.2.0-serial/install"));
+        assert_eq!(d.api_test, PathBuf::from("/c/hdf5-2.2.0-serial/api-test"));
+        assert_eq!(Variant::V2.link_names(), ("hdf5-2", "hdf5-2-build"));
+        assert_eq!(Variant::V2.default_plugin_dir(), ".deps/plugins");
+        assert_eq!(Variant::V2.default_results_dir(), "target/harness-v2");
+        let args = configure_args(Variant::V2, &d);
+        for a in [
+            "-DBUILD_TESTING=OFF",
+            "-DHDF5_BUILD_TOOLS=OFF",
+            "-DHDF5_ENABLE_ZLIB_SUPPORT=ON",
+            "-DHDF5_ENABLE_DEPRECATED_SYMBOLS=ON",
+            "-DCMAKE_INSTALL_PREFIX=/c/hdf5-2.2.0-serial/install",
+        ] {
+            assert!(args.contains(&a.to_string()), "{a} missing from {args:?}");
+        }
+        // HDF5 1.14's zlib option name does not exist in 2.x.
+        assert!(!args.iter().any(|a| a.contains("Z_LIB")));
+        let stamp = stamp_contents(Variant::V2, &d);
+        assert!(
+            stamp.contains("source=crate=hdf5-metno-src=0.10.4\nvariant=v2\n"),
+            "{stamp}"
+        );
+        assert!(required_packages(Variant::V2).contains(&"python3-venv"));
+        assert!(!required_packages(Variant::V2).contains(&"cmake"));
     }
 }

@@ -204,3 +204,41 @@ fn help_lists_subcommands_and_modes() {
         assert!(r.stdout().contains(m), "{}", r.stdout());
     }
 }
+
+#[test]
+fn v2_variant_runs_only_the_api_suite_and_says_why() {
+    let dir = scratch("v2");
+    for suite in ["vol", "tools", "testpar"] {
+        let r = harness(&[
+            "run",
+            "--variant",
+            "v2",
+            "--suite",
+            suite,
+            "--build-dir",
+            dir.join("missing").to_str().unwrap(),
+        ]);
+        r.expect_code(2);
+        let e = r.stderr();
+        assert!(
+            e.contains(&format!("suite '{suite}' cannot run on HDF5 2.x")),
+            "{e}"
+        );
+        assert!(e.contains("no test/, testpar/ or tools/"), "{e}");
+        assert!(e.contains("--suite api"), "{e}");
+    }
+    let r = harness(&["build-hdf5", "--variant", "v3"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr().contains("serial, parallel or v2"),
+        "{}",
+        r.stderr()
+    );
+    let r = harness(&["build-hdf5", "--help"]);
+    r.expect_code(0);
+    assert!(
+        r.stdout().contains("hdf5-metno-src 0.10.4"),
+        "{}",
+        r.stdout()
+    );
+}

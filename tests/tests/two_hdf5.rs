@@ -115,8 +115,10 @@ fn with_two_hdf5s_and_no_caller_on_the_stack_h5prov_refuses() {
     }
     let open = |p: &PathBuf, flags| {
         // SAFETY: loading shared libraries whose initialisers have no side effects we rely on.
-        unsafe { libloading::os::unix::Library::open(Some(p), flags) }
-            .unwrap_or_else(|e| panic!("dlopen {}: {e}", p.display()))
+        let lib = unsafe { libloading::os::unix::Library::open(Some(p), flags) }
+            .unwrap_or_else(|e| panic!("dlopen {}: {e}", p.display()));
+        // Never closed: a library with thread-specific destructors must stay mapped.
+        &*Box::leak(Box::new(lib))
     };
     let local = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL;
     let _a = open(&v114, local);

@@ -325,6 +325,42 @@ fn version_of(lib: &Library) -> Option<(u32, u32, u32)> {
     (unsafe { f(&mut a, &mut b, &mut c) } >= 0).then_some((a, b, c))
 }
 
+/// An HDF5 ABI line h5prov supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// 1.14.x.
+    V1_14,
+    /// 2.0-2.2.
+    V2,
+}
+
+impl Line {
+    /// The line of HDF5 `major.minor.release`, if h5prov supports it.
+    pub fn of_version((major, minor, _): (u32, u32, u32)) -> Option<Line> {
+        match (major, minor) {
+            (1, 14) => Some(Line::V1_14),
+            (2, 0..=2) => Some(Line::V2),
+            _ => None,
+        }
+    }
+}
+
+/// Resolves the line's own symbols and the common table from `lib`.
+fn resolve_line(lib: &Library, base: usize, line: Line) -> Result<(LineSyms, Api), String> {
+    let own = match line {
+        Line::V1_14 => resolve(lib, base, v1_14::LineSyms::load).map(LineSyms::V1_14),
+        Line::V2 => resolve(lib, base, v2::LineSyms::load).map(LineSyms::V2),
+    }?;
+    Ok((own, resolve(lib, base, Api::load)?))
+}
+
+/// Checks, without binding, that `cand` defines every symbol h5prov needs for `line`:
+/// the first missing (or foreign) one is named. For tests and diagnostics.
+pub fn check_symbols(cand: &Candidate, line: Line) -> Result<(), String> {
+    let lib = open_loaded(&cand.path).ok_or("cannot open the library")?;
+    resolve_line(&lib, cand.base, line).map(|_| ())
+}
+
 /// Binds to `cand`: version check, then every symbol.
 fn bind(cand: &Candidate) -> Result<Bound, BindError> {
     let err = |message: String| BindError {
@@ -341,18 +377,13 @@ fn bind(cand: &Candidate) -> Result<Bound, BindError> {
     let version = version_of(&lib)
         .ok_or_else(|| err(format!("h5prov: H5get_libversion failed in {shown}")))?;
     let (ma, mi, re) = version;
-    let line = match (ma, mi) {
-        (1, 14) => resolve(&lib, cand.base, v1_14::LineSyms::load).map(LineSyms::V1_14),
-        (2, 0..=2) => resolve(&lib, cand.base, v2::LineSyms::load).map(LineSyms::V2),
-        _ => {
-            return Err(err(format!(
-                "h5prov supports HDF5 1.14.x and 2.0-2.2; this process runs HDF5 {ma}.{mi}.{re} \
-                 ({shown}); h5prov is not registered and HDF5 carries on without it"
-            )))
-        }
-    }
-    .map_err(|e| err(format!("h5prov: HDF5 {ma}.{mi}.{re} ({shown}): {e}")))?;
-    let api = resolve(&lib, cand.base, Api::load)
+    let Some(line) = Line::of_version(version) else {
+        return Err(err(format!(
+            "h5prov supports HDF5 1.14.x and 2.0-2.2; this process runs HDF5 {ma}.{mi}.{re} \
+             ({shown}); h5prov is not registered and HDF5 carries on without it"
+        )));
+    };
+    let (line, api) = resolve_line(&lib, cand.base, line)
         .map_err(|e| err(format!("h5prov: HDF5 {ma}.{mi}.{re} ({shown}): {e}")))?;
     let mpio = resolve(&lib, cand.base, |sym| {
         // SAFETY: forwarded: `sym` resolves from this HDF5 library.
@@ -504,5 +535,26 @@ pub fn push_error_to(cand: &Candidate, msg: &str) -> bool {
             c"%s".as_ptr(),
             text.as_ptr(),
         ) >= 0
+    }
+}
+
+/// Keeps this `libh5prov.so` mapped for the life of the process (`RTLD_NODELETE`), so
+/// process-wide hooks into it (`pthread_atfork` handlers) stay valid after HDF5 `dlclose`s
+/// its plugins at `H5close`. Returns false when the library could not be pinned.
+pub fn pin_self() -> bool {
+    let Some((path, _)) = defining_object(pin_self as *const c_void) else {
+        return false;
+    };
+    if path.as_os_str().is_empty() {
+        return false;
+    }
+    // SAFETY: RTLD_NOLOAD only takes a new reference to this already-loaded library;
+    // RTLD_NODELETE marks it never to be unloaded.
+    match unsafe { Library::open(Some(&path), RTLD_NOLOAD | RTLD_LAZY | libc::RTLD_NODELETE) } {
+        Ok(lib) => {
+            std::mem::forget(lib);
+            true
+        }
+        Err(_) => false,
     }
 }

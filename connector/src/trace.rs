@@ -176,6 +176,9 @@ fn process() -> Process {
 /// One process's trace output.
 pub struct Session {
     cfg: Config,
+    /// The connector string (the metadata's `connector`), to start the same session again
+    /// in a forked child.
+    info: String,
     pid: u32,
     rank: i64,
     anchor: Instant,
@@ -192,6 +195,12 @@ pub struct Session {
     warned: AtomicBool,
     /// The trace file reached `max_size` (noted once on stderr).
     capped: AtomicBool,
+    /// The size no file of ours may pass: the process's `RLIMIT_FSIZE` (soft limit) less a
+    /// margin for headers and the metadata record. Writing past it would raise `SIGXFSZ`,
+    /// which kills the application; records beyond it are dropped and counted instead.
+    fsize_cap: Option<u64>,
+    /// Bytes written to the objects file.
+    objects_bytes: AtomicU64,
     threshold: usize,
     buffers: Mutex<Vec<Arc<Mutex<Chunk>>>>,
     coll_md_reads: AtomicBool,
@@ -233,6 +242,19 @@ impl Session {
         };
         let mut file = f.lock();
         let written = self.bytes.load(Ordering::Relaxed);
+        if let Some(limit) = self.fsize_cap {
+            if written + bytes.len() as u64 > limit {
+                self.dropped.fetch_add(records(), Ordering::Relaxed);
+                if !self.capped.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "h5prov: note: the trace file reached this process's file-size limit \
+                         (ulimit -f, {limit} bytes usable); later records are dropped and \
+                         counted, the application is not affected"
+                    );
+                }
+                return;
+            }
+        }
         if let Some(cap) = self.cfg.max_size {
             if written + bytes.len() as u64 > cap {
                 self.dropped.fetch_add(records(), Ordering::Relaxed);
@@ -268,7 +290,20 @@ impl Session {
     /// Writes the pending object summary rows.
     fn drain_objects(&self, objects: &mut (File, Vec<u8>)) {
         let (file, pending) = objects;
+        let done = self.objects_bytes.load(Ordering::Relaxed);
+        if self
+            .fsize_cap
+            .is_some_and(|limit| done + pending.len() as u64 > limit)
+        {
+            // Summary rows past the file-size limit: counted as dropped, never a SIGXFSZ.
+            let rows = pending.iter().filter(|&&b| b == b'\n').count() as u64;
+            self.dropped.fetch_add(rows, Ordering::Relaxed);
+            pending.clear();
+            return;
+        }
         let res = file.write_all(pending);
+        self.objects_bytes
+            .fetch_add(pending.len() as u64, Ordering::Relaxed);
         pending.clear();
         if let Err(e) = res {
             self.warn_once("cannot write the objects file", &e);
@@ -400,9 +435,7 @@ pub fn start(cfg: &Config, info: &str) {
     let meta = ProcessMeta {
         format_version: FORMAT_VERSION,
         uid: sys::uid(),
-        user: std::env::var("USER")
-            .or_else(|_| std::env::var("LOGNAME"))
-            .unwrap_or_default(),
+        user: sys::user_name(),
         host: p.host.clone(),
         pid: p.pid,
         rank: p.rank,
@@ -428,6 +461,7 @@ pub fn start(cfg: &Config, info: &str) {
     let session = Session {
         threshold: (cfg.buffer / 4).clamp(4096, 256 << 10),
         cfg: cfg.clone(),
+        info: info.to_string(),
         pid: p.pid,
         rank: p.rank,
         anchor,
@@ -442,6 +476,9 @@ pub fn start(cfg: &Config, info: &str) {
         errors: AtomicU64::new(0),
         warned: AtomicBool::new(false),
         capped: AtomicBool::new(false),
+        // Headers and the metadata record stay well inside the margin.
+        fsize_cap: sys::file_size_limit().map(|l| l.saturating_sub(64 << 10)),
+        objects_bytes: AtomicU64::new(0),
         buffers: Mutex::new(Vec::new()),
         coll_md_reads: AtomicBool::new(false),
         coll_md_writes: AtomicBool::new(false),
@@ -452,6 +489,60 @@ pub fn start(cfg: &Config, info: &str) {
     *slot = Some(Arc::new(session));
     EPOCH.fetch_add(1, Ordering::Release);
     LEVEL.store(level_to_u8(cfg.level), Ordering::Relaxed);
+}
+
+// ---------------------------------------------------------------------------------------
+// fork()
+
+/// Incremented in a forked child: thread states cached before the fork belong to the
+/// parent and are dropped unwritten.
+static FORK_GEN: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The session lock, held by the forking thread across `fork()` so the child never
+    /// inherits it half-taken.
+    static HELD_ACROSS_FORK: RefCell<Option<parking_lot::RwLockWriteGuard<'static, Option<Arc<Session>>>>> =
+        const { RefCell::new(None) };
+}
+
+/// `pthread_atfork` prepare handler: takes the session lock.
+pub fn before_fork() {
+    let g = SESSION.write();
+    let _ = HELD_ACROSS_FORK.try_with(|h| *h.borrow_mut() = Some(g));
+}
+
+/// `pthread_atfork` parent handler: releases the session lock.
+pub fn after_fork_parent() {
+    // Dropping the guard releases the lock.
+    if let Ok(guard) = HELD_ACROSS_FORK.try_with(|h| h.borrow_mut().take()) {
+        drop(guard);
+    }
+}
+
+/// `pthread_atfork` child handler. The child is a new process: it gets trace files of its
+/// own (its pid, a fresh buffer and sequence) and per-object counters that start at zero.
+/// Nothing the parent buffered is written by the child: the parent writes it.
+pub fn after_fork_child() {
+    let held = HELD_ACROSS_FORK
+        .try_with(|h| h.borrow_mut().take())
+        .ok()
+        .flatten();
+    let Some(mut slot) = held else {
+        return;
+    };
+    FORK_GEN.fetch_add(1, Ordering::SeqCst);
+    let old = slot.take();
+    drop(slot);
+    LEVEL.store(0, Ordering::Relaxed);
+    EPOCH.fetch_add(1, Ordering::Release);
+    SESSIONS_STARTED.store(0, Ordering::Relaxed);
+    let Some(old) = old else { return };
+    crate::tree::forget_counts_after_fork();
+    let (cfg, info) = (old.cfg.clone(), old.info.clone());
+    // The parent's files and buffers: never written, closed or freed here (the parent
+    // owns them; the child keeps its inherited descriptors open until it exits).
+    std::mem::forget(old);
+    start(&cfg, &info);
 }
 
 /// Notes collective-metadata settings seen on a FAPL (parallel HDF5).
@@ -512,6 +603,8 @@ pub fn finish() {
 
 struct ThreadState {
     epoch: u64,
+    /// [`FORK_GEN`] when this state was filled.
+    fork_gen: u64,
     tid: u64,
     session: Option<Arc<Session>>,
     chunk: Option<Arc<Mutex<Chunk>>>,
@@ -523,6 +616,7 @@ impl ThreadState {
         if e == self.epoch && self.session.is_some() {
             return;
         }
+        self.forget_if_forked();
         self.flush_mine();
         self.epoch = e;
         self.session = SESSION.read().clone();
@@ -531,6 +625,18 @@ impl ThreadState {
             s.buffers.lock().push(c.clone());
             c
         });
+    }
+
+    /// In a forked child, what this thread cached is the parent's: dropped unwritten (the
+    /// parent writes its own buffers), and the thread id is the child's.
+    fn forget_if_forked(&mut self) {
+        let g = FORK_GEN.load(Ordering::SeqCst);
+        if g != self.fork_gen {
+            self.fork_gen = g;
+            self.session = None;
+            self.chunk = None;
+            self.tid = sys::gettid();
+        }
     }
 
     fn flush_mine(&mut self) {
@@ -542,6 +648,7 @@ impl ThreadState {
 
 impl Drop for ThreadState {
     fn drop(&mut self) {
+        self.forget_if_forked();
         self.flush_mine();
         if let (Some(s), Some(c)) = (&self.session, &self.chunk) {
             s.buffers.lock().retain(|b| !Arc::ptr_eq(b, c));
@@ -552,6 +659,7 @@ impl Drop for ThreadState {
 thread_local! {
     static THREAD: RefCell<ThreadState> = RefCell::new(ThreadState {
         epoch: u64::MAX,
+        fork_gen: FORK_GEN.load(Ordering::SeqCst),
         tid: sys::gettid(),
         session: None,
         chunk: None,

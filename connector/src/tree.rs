@@ -156,6 +156,23 @@ static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
 static UNIQUE: AtomicU64 = AtomicU64::new(1);
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
+/// In a forked child: every object's counters start again at zero, so the child's summary
+/// rows count only the child's accesses (the parent writes its own). Nodes whose lock another
+/// thread held at `fork()` (a lock that thread can never release in the child) are skipped.
+pub fn forget_counts_after_fork() {
+    let Some(reg) = REGISTRY.try_lock() else {
+        return;
+    };
+    for node in reg.values().filter_map(Weak::upgrade) {
+        if let Some(mut st) = node.stats.try_lock() {
+            *st = Stats {
+                mpio: st.mpio,
+                ..Stats::default()
+            };
+        }
+    }
+}
+
 /// Number of state nodes alive (for leak tests and the `H5close` check).
 pub fn live_nodes() -> u64 {
     LIVE.load(Ordering::Relaxed)

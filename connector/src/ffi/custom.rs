@@ -243,7 +243,9 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
     })
 }
 
-/// Takes the h5prov info out of a FAPL (a copy we own), if it has one.
+/// Takes the h5prov info out of a FAPL (a copy we own), if it has one. A FAPL without
+/// info gets the documented defaults when `HDF5_VOL_CONNECTOR` names h5prov bare (see
+/// [`bare_name_info`]).
 ///
 /// # Safety
 /// `fapl` is a property list id.
@@ -252,10 +254,25 @@ unsafe fn fapl_info(fapl: hid_t) -> Option<Box<Info>> {
     // SAFETY: valid out-pointer; the returned copy was made by info_copy.
     let r = quietly(|| unsafe { b::H5Pget_vol_info(fapl, &mut p) });
     if r < 0 || p.is_null() {
-        return None;
+        return bare_name_info();
     }
     // SAFETY: HDF5 copied our info with info_copy; we own it now.
     Some(unsafe { Box::from_raw(p.cast::<Info>()) })
+}
+
+/// `HDF5_VOL_CONNECTOR=h5prov` (or `"h5prov "`) with no options:
+/// HDF5 then puts no connector info at all on the default FAPL, and the user expects the
+/// documented defaults (native underneath, `./h5prov-traces`). Only then: a FAPL without
+/// info while the variable names another connector is HDF5 probing plugins after a failed
+/// open, which must stay a clean failure with no trace written.
+fn bare_name_info() -> Option<Box<Info>> {
+    let v = std::env::var_os("HDF5_VOL_CONNECTOR")?;
+    let v = v.to_str()?.trim();
+    if v == "h5prov" {
+        info_from_text("").ok().map(Box::new)
+    } else {
+        None
+    }
 }
 
 /// A copy of `fapl` whose VOL is the under connector.
@@ -284,6 +301,7 @@ pub unsafe extern "C" fn initialize(_vipl: hid_t) -> herr_t {
     guard(-1, Op::Initialize, || {
         super::error::register();
         super::error::load_test_hook();
+        super::sys::register_fork_handlers();
         Ok(0)
     })
 }

@@ -17,6 +17,48 @@ pub fn mono_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The process's file-size limit (`RLIMIT_FSIZE`, soft), if it has one.
+pub fn file_size_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid out-pointer.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+/// The name of the real user (`getpwuid_r`), else `$USER`/`$LOGNAME` (which anyone can
+/// set), else empty.
+pub fn user_name() -> String {
+    let uid = uid();
+    let mut pw: libc::passwd = empty_passwd();
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: valid pointers; buf's length is passed; out is set to &pw or null.
+    let r = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut out) };
+    if r == 0 && !out.is_null() && !pw.pw_name.is_null() {
+        // SAFETY: getpwuid_r filled pw_name with a NUL-terminated string inside buf.
+        let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
+        return name.to_string_lossy().into_owned();
+    }
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_default()
+}
+
+fn empty_passwd() -> libc::passwd {
+    libc::passwd {
+        pw_name: std::ptr::null_mut(),
+        pw_passwd: std::ptr::null_mut(),
+        pw_uid: 0,
+        pw_gid: 0,
+        pw_gecos: std::ptr::null_mut(),
+        pw_dir: std::ptr::null_mut(),
+        pw_shell: std::ptr::null_mut(),
+    }
+}
+
 /// Real user id.
 pub fn uid() -> u32 {
     // SAFETY: getuid has no preconditions.
@@ -36,4 +78,28 @@ pub fn hdf5_library() -> String {
     h5prov_bindings::loader::bound()
         .map(|b| b.path.display().to_string())
         .unwrap_or_default()
+}
+
+/// Registers the `fork()` handlers of the tracer once per process (see
+/// `trace::after_fork_child`): a forked child gets trace files of its own.
+pub fn register_fork_handlers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        extern "C" fn prepare() {
+            let _ = std::panic::catch_unwind(crate::trace::before_fork);
+        }
+        extern "C" fn parent() {
+            let _ = std::panic::catch_unwind(crate::trace::after_fork_parent);
+        }
+        extern "C" fn child() {
+            let _ = std::panic::catch_unwind(crate::trace::after_fork_child);
+        }
+        // The handlers must outlive HDF5's dlclose of its plugins.
+        if !h5prov_bindings::loader::pin_self() {
+            return;
+        }
+        // SAFETY: three handlers that never unwind into C (each catches panics), in a
+        // library pinned in memory for the life of the process.
+        unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    });
 }

@@ -32,6 +32,9 @@ pub struct ConnectorInfo {
     pub under_info: String,
     /// h5prov's own options, in the order given.
     pub options: Vec<(String, String)>,
+    /// The `path=` value exactly as given when it is not UTF-8 (paths are bytes on Linux);
+    /// `options` then holds its lossy form, for display only.
+    pub path_bytes: Option<Vec<u8>>,
 }
 
 /// A malformed info string; `key` names the offending item.
@@ -92,6 +95,27 @@ fn split_items(s: &str) -> Result<Vec<&str>, ParseError> {
     }
     items.push(&s[start..]);
     Ok(items)
+}
+
+/// [`split_items`] over bytes: `;` on brace depth zero (unbalanced braces are left to
+/// [`ConnectorInfo::parse`] to report).
+fn split_items_bytes(s: &[u8]) -> Vec<&[u8]> {
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0usize;
+    for (i, &c) in s.iter().enumerate() {
+        match c {
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            b';' if depth == 0 => {
+                items.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&s[start..]);
+    items
 }
 
 impl ConnectorInfo {
@@ -160,7 +184,71 @@ impl ConnectorInfo {
             under: under.unwrap_or(Under::Value(0)),
             under_info: under_info.unwrap_or_default(),
             options,
+            path_bytes: None,
         })
+    }
+
+    /// Parses an info string as HDF5 hands it over: bytes. A `path=` value that is not
+    /// UTF-8 is kept exactly ([`ConnectorInfo::path_bytes`]); any other key or value that is
+    /// not UTF-8 is an error naming it.
+    pub fn parse_bytes(raw: &[u8]) -> Result<Self, ParseError> {
+        if let Ok(text) = std::str::from_utf8(raw) {
+            return Self::parse(text);
+        }
+        let mut text = Vec::with_capacity(raw.len());
+        let mut path_bytes = None;
+        for (n, item) in split_items_bytes(raw).into_iter().enumerate() {
+            if n > 0 {
+                text.push(b';');
+            }
+            if std::str::from_utf8(item).is_ok() {
+                text.extend_from_slice(item);
+                continue;
+            }
+            let (key, value) = match item.iter().position(|&b| b == b'=') {
+                Some(i) => (item[..i].trim_ascii(), item[i + 1..].trim_ascii()),
+                None => (item.trim_ascii(), &[][..]),
+            };
+            let Ok(key) = std::str::from_utf8(key) else {
+                return Err(err(
+                    &String::from_utf8_lossy(key),
+                    "this key is not valid UTF-8",
+                ));
+            };
+            if key != "path" {
+                return Err(err(
+                    key,
+                    "the value is not valid UTF-8 (only path= may hold arbitrary bytes)",
+                ));
+            }
+            path_bytes = Some(value.to_vec());
+            text.extend_from_slice(b"path=");
+            text.extend_from_slice(String::from_utf8_lossy(value).as_bytes());
+        }
+        let mut info = Self::parse(&String::from_utf8_lossy(&text))?;
+        info.path_bytes = path_bytes;
+        Ok(info)
+    }
+
+    /// [`ConnectorInfo::to_info_string`] as bytes, with a non-UTF-8 `path=` exactly as given.
+    pub fn to_info_bytes(&self) -> Vec<u8> {
+        let text = self.to_info_string();
+        let Some(raw) = &self.path_bytes else {
+            return text.into_bytes();
+        };
+        let mut out = Vec::with_capacity(text.len());
+        for (n, item) in split_items_bytes(text.as_bytes()).into_iter().enumerate() {
+            if n > 0 {
+                out.push(b';');
+            }
+            if item.starts_with(b"path=") {
+                out.extend_from_slice(b"path=");
+                out.extend_from_slice(raw);
+            } else {
+                out.extend_from_slice(item);
+            }
+        }
+        out
     }
 
     /// Renders the canonical string: `under_vol=V;under_info={...}[;key=value]*`.
@@ -193,6 +281,28 @@ impl ConnectorInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_utf8_path_is_kept_as_bytes_and_other_non_utf8_is_named() {
+        let raw = b"under_vol=0;under_info={};path=/tmp/tr\xff\xfe;level=dataset";
+        let p = ConnectorInfo::parse_bytes(raw).unwrap();
+        assert_eq!(p.path_bytes.as_deref(), Some(&b"/tmp/tr\xff\xfe"[..]));
+        assert_eq!(p.option("level"), Some("dataset"));
+        assert_eq!(p.to_info_bytes(), raw.to_vec(), "lossless round trip");
+        let e =
+            ConnectorInfo::parse_bytes(b"under_vol=0;under_info={};level=dat\xffset").unwrap_err();
+        assert_eq!(e.key, "level");
+        let e =
+            ConnectorInfo::parse_bytes(b"under_vol=0;under_info={};le\xffvel=dataset").unwrap_err();
+        assert!(e.message.contains("key is not valid UTF-8"), "{e}");
+        let e = ConnectorInfo::parse_bytes(b"under_vol=0;under_info={x=\xff}").unwrap_err();
+        assert_eq!(e.key, "under_info");
+        // UTF-8 input takes the plain path.
+        assert_eq!(
+            ConnectorInfo::parse_bytes(b"path=/t").unwrap(),
+            ConnectorInfo::parse("path=/t").unwrap()
+        );
+    }
 
     fn rt(s: &str) {
         let p = ConnectorInfo::parse(s).unwrap();

@@ -186,3 +186,71 @@ fn the_user_comes_from_the_uid() {
     let me = String::from_utf8_lossy(&id.stdout).trim().to_string();
     assert_eq!(metas[0].user, me);
 }
+
+/// Paths are bytes on Linux: a non-UTF-8 `path=` in `HDF5_VOL_CONNECTOR` is used exactly
+/// as given, not rewritten with U+FFFD into a directory nobody named. A non-UTF-8 key or
+/// value elsewhere is rejected with a message that names it (HDF5 itself only says "unable
+/// to set default VOL connector").
+#[test]
+fn non_utf8_connector_strings() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let dir = scratch("non-utf8");
+    let prog = c_program("small_writes");
+    let run = |conn: Vec<u8>| {
+        std::process::Command::new(&prog)
+            .args(["f.h5", "5"])
+            .current_dir(&dir)
+            .env("LD_LIBRARY_PATH", h5prov_tests::hdf5_dir().join("lib"))
+            .env("HDF5_PLUGIN_PATH", plugin_dir())
+            .env("HDF5_VOL_CONNECTOR", OsString::from_vec(conn))
+            .output()
+            .unwrap()
+    };
+    let mut traces = dir.as_os_str().as_bytes().to_vec();
+    traces.extend_from_slice(b"/tr\xff\xfe");
+    let mut conn = b"h5prov under_vol=0;under_info={};path=".to_vec();
+    conn.extend_from_slice(&traces);
+    let out = run(conn);
+    assert!(
+        out.status.success(),
+        "{}",
+        h5prov_tests::describe_output("small_writes", &out)
+    );
+    let exact = std::path::PathBuf::from(OsString::from_vec(traces));
+    assert_eq!(
+        read_metas(&exact).len(),
+        1,
+        "traces in the directory named, byte for byte"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    // U+FFFD in UTF-8: a name rewritten lossily would hold these bytes.
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.as_bytes().windows(3).any(|w| w == "\u{fffd}".as_bytes())),
+        "no lossy directory: {names:?}"
+    );
+
+    for (bad, named) in [
+        (
+            &b"h5prov under_vol=0;under_info={};level=dat\xffset"[..],
+            "'level'",
+        ),
+        (
+            &b"h5prov under_vol=0;under_info={};lev\xffel=dataset"[..],
+            "key is not valid UTF-8",
+        ),
+    ] {
+        let out = run(bad.to_vec());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("h5prov: HDF5_VOL_CONNECTOR rejected") && stderr.contains(named),
+            "{}",
+            h5prov_tests::describe_output("small_writes", &out)
+        );
+    }
+}

@@ -56,8 +56,18 @@ impl Drop for Info {
 
 /// Parses and validates an info string, registering the under connector.
 fn info_from_text(text: &str) -> Result<Info, Error> {
-    let parsed = ConnectorInfo::parse(text).map_err(|e| Error(e.to_string()))?;
-    let config = Config::from_options(&parsed.options).map_err(|e| Error(e.to_string()))?;
+    info_from_bytes(text.as_bytes())
+}
+
+/// [`info_from_text`] over the bytes HDF5 hands over: a non-UTF-8 `path=` is used exactly
+/// as given; any other non-UTF-8 key or value is an error naming it.
+fn info_from_bytes(raw: &[u8]) -> Result<Info, Error> {
+    let parsed = ConnectorInfo::parse_bytes(raw).map_err(|e| Error(e.to_string()))?;
+    let mut config = Config::from_options(&parsed.options).map_err(|e| Error(e.to_string()))?;
+    if let Some(p) = &parsed.path_bytes {
+        use std::os::unix::ffi::OsStrExt;
+        config.path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(p));
+    }
     let id = match &parsed.under {
         // HDF5's built-in pass_through (value 1). 1.14 registers it only on request
         // (`H5VL_pass_through_register`, so registering it by value fails); 2.x registers it
@@ -119,8 +129,7 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
         }
         // SAFETY: HDF5 passes a NUL-terminated C string.
         let raw = unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes();
-        let text = String::from_utf8_lossy(raw);
-        let parsed = info_from_text(&text).or_else(|e| {
+        let parsed = info_from_bytes(raw).or_else(|e| {
             // HDF5 1.14.5's pass_through (H5VL_pass_through_str_to_info) copies the under
             // connector's string one byte short and writes the NUL one byte too far, so
             // when pass_through is stacked over h5prov our string arrives with one
@@ -129,7 +138,7 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
                 [head @ .., b'}', _] => {
                     let mut fixed = head.to_vec();
                     fixed.push(b'}');
-                    info_from_text(&String::from_utf8_lossy(&fixed)).map_err(|_| e)
+                    info_from_bytes(&fixed).map_err(|_| e)
                 }
                 _ => Err(e),
             }
@@ -138,10 +147,13 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
             // When the string comes from HDF5_VOL_CONNECTOR, HDF5 replaces our error record
             // with "unable to set default VOL connector" and carries on natively: say why
             // on stderr once, so nobody believes a run is traced when it is not.
-            let from_env = std::env::var("HDF5_VOL_CONNECTOR").is_ok_and(|v| {
-                v.trim()
-                    .strip_prefix("h5prov")
-                    .is_some_and(|rest| rest.trim() == text.trim())
+            // Compared as bytes: the variable need not be UTF-8.
+            let from_env = std::env::var_os("HDF5_VOL_CONNECTOR").is_some_and(|v| {
+                use std::os::unix::ffi::OsStrExt;
+                v.as_bytes()
+                    .trim_ascii()
+                    .strip_prefix(b"h5prov")
+                    .is_some_and(|rest| rest.trim_ascii() == raw.trim_ascii())
             });
             if from_env {
                 eprintln!(
@@ -227,8 +239,9 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
             under: Under::Value(value.max(0) as u32),
             under_info: under_text,
             options: i.parsed.options.clone(),
+            path_bytes: i.parsed.path_bytes.clone(),
         };
-        let text = CString::new(p.to_info_string()).map_err(|_| "NUL in info")?;
+        let text = CString::new(p.to_info_bytes()).map_err(|_| "NUL in info")?;
         let bytes = text.as_bytes_with_nul();
         // SAFETY: HDF5 frees the string with its own allocator, so allocate with it.
         unsafe {

@@ -24,6 +24,10 @@ step "HDF5 2.2.0 (crates.io source, PyPI cmake; cached after the first run)"
 # two-HDF5 tests load it next to 1.14.5.
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant v2
 
+step "parallel HDF5 (OpenMPI; cached after the first run)"
+# Needed by the tests below too: mpi_stderr.rs runs a parallel program under mpirun.
+cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel
+
 step "cargo test (unit and integration tests)"
 cargo test -q --workspace 2>&1 | tee "$ROOT/target/cargo-test.log" | grep -E '^(test result|running|failures|---- |thread )' || true
 grep -q 'test result: FAILED' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }
@@ -47,8 +51,6 @@ cargo run -q --release -p hdf5-test-harness -- run --variant v2 \
     --mode h5prov-over-pt --mode pt-over-h5prov \
     --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRV;max_size=256M"
 
-step "parallel HDF5 (OpenMPI; cached after the first run)"
-cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel
 PAR_PLUGIN_DIR="$ROOT/.deps/plugins-parallel"
 # The same libh5prov.so: it binds to the parallel HDF5 at run time and finds its MPI-IO
 # queries there.

@@ -702,11 +702,12 @@ fn io_info(
     mem_type: hid_t,
     mem_space: hid_t,
     file_space: hid_t,
-    dxpl: hid_t,
+    dxpl: Option<hid_t>,
     write: bool,
     detail: Option<&mut Detail>,
 ) -> Io {
-    let xfer = requested_xfer(node, dxpl);
+    // Attribute I/O (no DXPL here) goes through the metadata cache: no transfer mode.
+    let xfer = dxpl.map_or("", |dxpl| requested_xfer(node, dxpl));
     // SAFETY: plain HDF5 queries on ids the application passed to this call.
     unsafe {
         let type_size = b::H5Tget_size(mem_type) as u64;
@@ -777,9 +778,13 @@ fn requested_xfer(node: Option<&Node>, dxpl: hid_t) -> &'static str {
     if !in_mpio_file(node) {
         return "";
     }
+    // H5P_DEFAULT is the default DXPL, whose mode is independent. Asking HDF5 about it
+    // fails ("not a dxpl"), and HDF5 prints that failure into the application's stderr.
+    if dxpl == b::H5P_DEFAULT_ID {
+        return "independent";
+    }
     let mut mode: b::mpio::H5FD_mpio_xfer_t = 0;
-    // SAFETY: a property query on the application's DXPL (0 is H5P_DEFAULT, which HDF5
-    // resolves to the default DXPL).
+    // SAFETY: a property query on the application's DXPL.
     let r = quietly(|| unsafe { (m.H5Pget_dxpl_mpio)(dxpl, &mut mode) });
     match (r >= 0, mode) {
         (true, b::mpio::H5FD_MPIO_COLLECTIVE) => "collective",
@@ -910,7 +915,7 @@ unsafe fn dataset_io(
                         mtypes[i],
                         mspaces[i],
                         fspaces[i],
-                        dxpl,
+                        Some(dxpl),
                         write,
                         want_detail.then_some(&mut detail),
                     );
@@ -1013,7 +1018,7 @@ unsafe fn attr_io(
         // Before the under call (see dataset_io).
         let io = span
             .active()
-            .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, 0, write, None));
+            .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, None, write, None));
         span.under_start();
         let r = call(o.under, o.vol.id());
         span.under_end();

@@ -8,8 +8,9 @@
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
 //! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
 
+use crate::check::{self, Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
 use crate::collective::{self, Collectives, Recorder};
-use crate::read::objects::{read_meta, read_objects};
+use crate::read::objects::{read_meta_checked, read_objects, MetaError};
 use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordRef};
 use crate::sketch::LogSketch;
@@ -652,6 +653,14 @@ pub struct Diagnostics {
     pub first_malformed: Option<(String, u64, String)>,
     /// Meta files that could not be parsed: file and reason.
     pub bad_metas: BTreeSet<(String, String)>,
+    /// Meta files with keys of the wrong type (ignored): file and which keys.
+    pub wrong_type_metas: BTreeSet<(String, String)>,
+    /// Problems found in records and metas while reading, by kind ([`check`]).
+    pub issues: BTreeMap<WarningKind, Issue>,
+    /// What each trace file held, by stem ([`check::stem`]).
+    pub trace_facts: BTreeMap<String, TraceFacts>,
+    /// What each meta file says, by stem (the smallest path, should two share a stem).
+    pub meta_facts: BTreeMap<String, MetaFacts>,
 }
 
 impl Diagnostics {
@@ -669,6 +678,28 @@ impl Diagnostics {
             (a, b) => a.or(b),
         };
         self.bad_metas.extend(o.bad_metas);
+        self.wrong_type_metas.extend(o.wrong_type_metas);
+        check::merge_issues(&mut self.issues, o.issues);
+        for (k, v) in o.trace_facts {
+            self.trace_facts.entry(k).or_default().merge(v);
+        }
+        for (k, v) in o.meta_facts {
+            self.meta_fact(k, v);
+        }
+    }
+
+    /// Keeps what the meta with stem `stem` says (of two with one stem, the smaller).
+    fn meta_fact(&mut self, stem: String, v: MetaFacts) {
+        match self.meta_facts.entry(stem) {
+            std::collections::btree_map::Entry::Occupied(mut e) => {
+                if v < *e.get() {
+                    e.insert(v);
+                }
+            }
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(v);
+            }
+        }
     }
 
     fn file(&mut self, path: &Path, d: &FileDiag) {
@@ -1131,6 +1162,8 @@ pub struct Builder<'a> {
     last_op: u32,
     first_ns: u64,
     last_ns: u64,
+    /// The per-record consistency checks.
+    checks: RecordChecks,
 }
 
 impl<'a> Builder<'a> {
@@ -1154,6 +1187,7 @@ impl<'a> Builder<'a> {
             last_op: 0,
             first_ns: 0,
             last_ns: 0,
+            checks: RecordChecks::default(),
         }
     }
 
@@ -1198,8 +1232,34 @@ impl<'a> Builder<'a> {
         id
     }
 
-    /// Adds one record.
-    pub fn add(&mut self, r: &RecordRef<'_>) {
+    /// Adds one record, read at `line` of its file, after checking it ([`RecordChecks`]).
+    pub fn add(&mut self, line: u64, r: &RecordRef<'_>) {
+        if self.checks.check(line, r) {
+            self.add_record::<true>(r);
+        } else {
+            self.add_untimed(r);
+        }
+    }
+
+    /// A record whose start or duration is no time: counted like any other, but left out
+    /// of wall time, the timeline, per-process spans and arrival skew (where the call keeps
+    /// its index among the process's collective calls). Its duration counts as 0 when it is
+    /// not a time, and its start as 0.
+    #[cold]
+    #[inline(never)]
+    fn add_untimed(&mut self, r: &RecordRef<'_>) {
+        let mut c = *r;
+        c.start_ns = 0;
+        if c.total_ns >= check::TIME_LIMIT {
+            c.total_ns = 0;
+            c.under_ns = 0;
+        }
+        self.add_record::<false>(&c);
+    }
+
+    /// Adds one record; `TIMED`: its start and duration are used for time spans.
+    #[inline(always)]
+    fn add_record<const TIMED: bool>(&mut self, r: &RecordRef<'_>) {
         let id = self.op_id(r.op);
         let proc = r.proc();
         let lo = &mut self.ops[id as usize];
@@ -1245,8 +1305,10 @@ impl<'a> Builder<'a> {
             pops.resize(id as usize + 1, ProcOpStats::default());
         }
         pops[id as usize].add(r);
-        ps.first_ns = min_nonzero(ps.first_ns, r.start_ns.max(1));
-        ps.last_ns = ps.last_ns.max(r.end_ns());
+        if TIMED {
+            ps.first_ns = min_nonzero(ps.first_ns, r.start_ns.max(1));
+            ps.last_ns = ps.last_ns.max(r.end_ns());
+        }
         let is_data = class != OpClass::Metadata;
         match class {
             OpClass::DataWrite => ps.bytes_written += r.bytes,
@@ -1350,24 +1412,37 @@ impl<'a> Builder<'a> {
             f.procs.insert(proc);
         }
 
-        self.timeline.add_buffered(
-            &mut self.open_bin,
-            r.start_ns,
-            r.total_ns,
-            class,
-            r.bytes,
-            &id,
-            proc,
-        );
-        if coll_kind != collective::Kind::No {
-            self.collectives.add(id, coll_kind, r);
+        if TIMED {
+            self.timeline.add_buffered(
+                &mut self.open_bin,
+                r.start_ns,
+                r.total_ns,
+                class,
+                r.bytes,
+                &id,
+                proc,
+            );
         }
-        self.first_ns = min_nonzero(self.first_ns, r.start_ns.max(1));
-        self.last_ns = self.last_ns.max(r.end_ns());
+        if coll_kind != collective::Kind::No {
+            if TIMED {
+                self.collectives.add(id, coll_kind, r);
+            } else {
+                let untimed = RecordRef {
+                    start_ns: collective::NO_TIME,
+                    ..*r
+                };
+                self.collectives.add(id, coll_kind, &untimed);
+            }
+        }
+        if TIMED {
+            self.first_ns = min_nonzero(self.first_ns, r.start_ns.max(1));
+            self.last_ns = self.last_ns.max(r.end_ns());
+        }
     }
 
-    /// Adds what the builder holds to its accumulator, keyed by names.
-    pub fn finish(mut self) {
+    /// Adds what the builder holds to its accumulator, keyed by names, and returns the
+    /// record checks' findings.
+    pub fn finish(mut self) -> RecordChecks {
         self.timeline.flush(&mut self.open_bin);
         let names: Vec<String> = self.ops.iter().map(|o| o.name.clone()).collect();
         let mut agg = Aggregate {
@@ -1397,6 +1472,7 @@ impl<'a> Builder<'a> {
         agg.xfer = self.xfer.into_iter().collect();
         agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
         self.agg.merge(agg);
+        self.checks
     }
 }
 
@@ -1652,13 +1728,25 @@ impl Accumulator {
     ) -> Result<(), Error> {
         let mut b = Builder::new(self);
         let d = match enc {
-            Encoding::Csv => csv_trace::read_csv_trace(path, opts, |r| b.add(r))?,
-            _ => jsonl_trace::read_jsonl_trace(path, opts, |r| b.add(r))?,
+            Encoding::Csv => csv_trace::read_csv_trace_lines(path, opts, |l, r| b.add(l, r))?,
+            _ => jsonl_trace::read_jsonl_trace_lines(path, opts, |l, r| b.add(l, r))?,
         };
-        b.finish();
-        self.agg.diag.trace_files += 1;
-        self.agg.diag.records += d.rows;
-        self.agg.diag.file(path, &d);
+        let checks = b.finish();
+        let diag = &mut self.agg.diag;
+        diag.trace_files += 1;
+        diag.records += d.rows;
+        diag.file(path, &d);
+        check::merge_issues(&mut diag.issues, checks.issues(path));
+        diag.trace_facts
+            .entry(check::stem(path))
+            .or_default()
+            .merge(TraceFacts {
+                path: path.display().to_string(),
+                files: 1,
+                rows: d.rows,
+                malformed: d.malformed,
+                data_bytes: d.data_bytes,
+            });
         Ok(())
     }
 
@@ -1680,21 +1768,61 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Reads one meta file; an unreadable one is recorded, not fatal.
+    /// Reads one meta file; an unreadable one, or one with keys of the wrong type, is
+    /// recorded and ignored. One from a newer format is read anyway and recorded (as with
+    /// `--lenient`; [`Accumulator::add_meta_checked`] refuses it).
     pub fn add_meta(&mut self, path: &Path) {
-        self.agg.diag.meta_files += 1;
-        match read_meta(path) {
+        let lenient = ReadOptions { lenient: true };
+        self.add_meta_checked(path, &lenient)
+            .expect("a lenient meta read does not fail");
+    }
+
+    /// [`Accumulator::add_meta`], but a meta whose `format_version` is newer than this
+    /// analyzer's is an [`Error::NewerFormat`] unless `opts.lenient`.
+    pub fn add_meta_checked(&mut self, path: &Path, opts: &ReadOptions) -> Result<(), Error> {
+        let diag = &mut self.agg.diag;
+        diag.meta_files += 1;
+        let p = path.display().to_string();
+        match read_meta_checked(path) {
             Ok(m) => {
+                let supported = h5prov_format::FORMAT_VERSION;
+                if m.format_version > supported {
+                    if !opts.lenient {
+                        return Err(Error::NewerFormat {
+                            path: path.to_path_buf(),
+                            found: m.format_version,
+                            supported,
+                        });
+                    }
+                    diag.issues
+                        .entry(WarningKind::NewerFormat)
+                        .or_default()
+                        .note(
+                            1,
+                            (p.clone(), 0, format!("format_version {}", m.format_version)),
+                        );
+                }
+                let facts = MetaFacts {
+                    path: p,
+                    format_version: m.format_version,
+                    records: m.records,
+                    dropped: m.dropped,
+                    bytes_written: m.bytes_written,
+                    write_errors: m.write_errors,
+                    end_ns: m.end_ns,
+                };
+                diag.meta_fact(check::stem(path), facts);
                 // Sorted when the accumulator is finished (Aggregate::merge sorts).
                 self.agg.metas.push(m);
             }
-            Err(e) => {
-                self.agg
-                    .diag
-                    .bad_metas
-                    .insert((path.display().to_string(), e));
+            Err(MetaError::Unreadable(e)) => {
+                diag.bad_metas.insert((p, e));
+            }
+            Err(MetaError::WrongType(e)) => {
+                diag.wrong_type_metas.insert((p, e));
             }
         }
+        Ok(())
     }
 
     /// Adds everything in `o` (commutative and associative, like [`Aggregate::merge`]).
@@ -1810,10 +1938,7 @@ pub fn aggregate_all(
             let (r, size) = match *job {
                 Job::Trace(p, e, s) => (acc.add_trace(p, e, opts), s),
                 Job::Objects(p, e, s) => (acc.add_objects(p, e, opts), s),
-                Job::Meta(p, s) => {
-                    acc.add_meta(p);
-                    (Ok(()), s)
-                }
+                Job::Meta(p, s) => (acc.add_meta_checked(p, opts), s),
             };
             progress(size);
             if let Err(e) = r {

@@ -3,6 +3,7 @@
 //! same report.
 
 use crate::aggregate::{Aggregate, SlowCall};
+use crate::check::TraceWarning;
 use crate::collective::CollectiveSkew;
 use crate::insights::{self, Insight, Thresholds};
 use crate::record::{OpClass, ProcKey};
@@ -17,6 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Report {
     /// What was read.
     pub run: RunInfo,
+    /// Inconsistencies in what was read, one per kind ([`crate::check`]); left out of the
+    /// JSON when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<TraceWarning>,
     /// Thresholds in force.
     pub thresholds: Thresholds,
     /// Per operation, by total time (descending).
@@ -94,6 +99,9 @@ pub struct RunInfo {
     pub recording_ns: u64,
     /// Records the connector dropped (meta files).
     pub dropped: u64,
+    /// Trace write errors the connector counted (meta files); left out of the JSON when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub write_errors: u64,
     /// Processes whose meta has no `end_ns` (did not finish).
     pub unfinished: usize,
     /// Files with a truncated last line, as `path:line`.
@@ -102,7 +110,8 @@ pub struct RunInfo {
     pub malformed_rows: u64,
     /// The first malformed row, as `path:line: reason`.
     pub first_malformed: Option<String>,
-    /// Meta files that could not be parsed, as `path: reason`.
+    /// Meta files that could not be parsed or have keys of the wrong type (both ignored),
+    /// as `path: reason`.
     pub bad_metas: Vec<String>,
     /// Whether any process had collective metadata reads enabled.
     pub coll_metadata_reads: bool,
@@ -472,6 +481,10 @@ pub struct AccessSizes {
     pub writes: Vec<u64>,
 }
 
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
 fn r(x: f64) -> u64 {
     x.round() as u64
 }
@@ -523,6 +536,7 @@ pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
     let (windows, phases) = segment(&agg.timeline, agg.first_ns, agg.last_ns);
     let mut report = Report {
         run,
+        warnings: crate::check::warnings(&agg.diag),
         thresholds: th.clone(),
         ops,
         families,
@@ -579,6 +593,7 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
         self_ns: agg.ops.values().map(|o| o.total_ns - o.under_ns).sum(),
         recording_ns: ms.iter().map(|m| m.self_ns).sum(),
         dropped: ms.iter().map(|m| m.dropped).sum(),
+        write_errors: ms.iter().map(|m| m.write_errors).sum(),
         unfinished: ms.iter().filter(|m| m.end_ns.is_none()).count(),
         truncated: d
             .truncated
@@ -593,6 +608,9 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
         bad_metas: d
             .bad_metas
             .iter()
+            .chain(&d.wrong_type_metas)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .map(|(p, r)| format!("{p}: {r}"))
             .collect(),
         coll_metadata_reads: ms.iter().any(|m| m.coll_metadata_reads),

@@ -93,6 +93,10 @@ pub fn is_collective(op: &str, xfer: &str) -> bool {
 /// `(start_ns, total_ns)` of one call.
 pub type Call = (u64, u64);
 
+/// The `start_ns` of a call whose record had no valid times (see [`crate::check`]; a valid
+/// start is below 2^63): kept so that later calls keep their index, never matched.
+pub const NO_TIME: u64 = u64::MAX;
+
 /// The calls of one process to one operation on one file: call `i * stride` for each kept
 /// `i` (stride 1 keeps them all).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,7 +310,12 @@ pub fn analyze(c: &Collectives, min_wait_share: f64, min_wait_ns: u64) -> Vec<Co
         let mut parts: Vec<(ProcKey, Call)> = Vec::with_capacity(kept.len());
         for k in 0..depth {
             parts.clear();
-            parts.extend(kept.iter().filter_map(|(p, v)| v.get(k).map(|c| (*p, *c))));
+            // A call without a time keeps its place in the order of calls, but takes no part
+            // in the match.
+            parts.extend(
+                kept.iter()
+                    .filter_map(|(p, v)| v.get(k).filter(|c| c.0 != NO_TIME).map(|c| (*p, *c))),
+            );
             if parts.len() < 2 {
                 continue;
             }

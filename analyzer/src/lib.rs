@@ -8,7 +8,8 @@
 //! 2. [`aggregate`]: one [`aggregate::Accumulator`] per worker thread reads files one
 //!    after another, and a commutative merge combines the workers';
 //! 3. [`analysis`]: detection (hot functions, stragglers, objects, phases, insights) into a
-//!    serialisable [`analysis::Report`];
+//!    serialisable [`analysis::Report`], with [`check`]'s warnings about inconsistent
+//!    traces (checked as the data is read);
 //! 4. [`render`]: pure renderers (terminal, JSON, CSV, HTML) that return bytes;
 //!    [`export`] writes Chrome/Perfetto trace-event JSON; [`compare`] compares two runs.
 #![forbid(unsafe_code)]
@@ -16,6 +17,7 @@
 
 pub mod aggregate;
 pub mod analysis;
+pub mod check;
 pub mod collective;
 pub mod compare;
 pub mod export;

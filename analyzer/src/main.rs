@@ -299,11 +299,13 @@ fn warn_diag(agg: &Aggregate) {
             d.malformed_rows, d.malformed_files
         );
     }
-    if let Some((p, r)) = d.bad_metas.iter().next() {
-        eprintln!(
-            "warning: {} unreadable meta.json file(s), e.g. {p}: {r}",
-            d.bad_metas.len()
-        );
+}
+
+/// Prints the report's warnings about inconsistent traces (unreadable meta files among
+/// them), one line per kind.
+fn warn_report(rep: &Report) {
+    for w in &rep.warnings {
+        eprintln!("warning: {}", w.message);
     }
 }
 
@@ -342,6 +344,7 @@ fn report(a: ReportArgs) -> Result<(), Error> {
     let pool = pool(a.read.threads)?;
     let agg = load(&a.dir, &a.read, &pool)?;
     let rep: Report = analyze(&agg, &th, &[a.dir.display().to_string()]);
+    warn_report(&rep);
     if let Some(dir) = &a.csv {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Other(format!("--csv {}: {e}", dir.display())))?;
@@ -417,6 +420,8 @@ fn compare_cmd(a: CompareArgs) -> Result<(), Error> {
     let rb = load(&a.run_b, &a.read, &pool)?;
     let rep_a = analyze(&ra, &th, &[a.run_a.display().to_string()]);
     let rep_b = analyze(&rb, &th, &[a.run_b.display().to_string()]);
+    warn_report(&rep_a);
+    warn_report(&rep_b);
     let c = compare::compare(&rep_a, &rep_b);
     if a.json {
         stdout_write(&compare::render_json(&c))

@@ -656,7 +656,7 @@ fn make_set(
         let pid = PID_BASE + i as u32;
         let stem = format!("h5prov-r{i}-p{pid}");
         let want = quota(spec.records, spec.files, i);
-        let mut copied = 0;
+        let (mut copied, mut record_bytes) = (0, 0u64);
         for ext in ["trace.csv", "objects.csv"] {
             let from = src.with_file_name(format!("{src_stem}.{ext}"));
             let data = fs::read(&from).map_err(ctx(&from))?;
@@ -677,6 +677,9 @@ fn make_set(
                 }
                 copied = rows;
                 trace_bytes += buf.len() as u64;
+                // The meta counts record bytes, not the header line.
+                let header = buf.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1);
+                record_bytes = (buf.len() - header) as u64;
             }
         }
         let from = src.with_file_name(format!("{src_stem}.meta.json"));
@@ -685,6 +688,11 @@ fn make_set(
         meta["rank"] = i.into();
         meta["pid"] = pid.into();
         meta["world_size"] = spec.files.into();
+        // The set copies the first rows of the source trace: its meta says so, or the
+        // analyzer rightly reports the trace as shorter than its meta.
+        meta["records"] = copied.into();
+        meta["bytes_written"] = record_bytes.into();
+        meta["dropped"] = 0.into();
         let text = serde_json::to_string(&meta).unwrap_or_default() + "\n";
         fs::write(tmp.join(format!("{stem}.meta.json")), &text)?;
         bytes += text.len() as u64;

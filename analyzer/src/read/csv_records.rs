@@ -14,7 +14,7 @@
 //! no allocation per row.
 
 use super::swar::{eq_mask, pack};
-use memchr::{memchr, memchr2, memchr_iter};
+use memchr::{memchr, memchr2, memchr_iter, memrchr};
 use std::io::{self, Read};
 
 /// Default read buffer: large enough that a refill (and its memmove of a partial line)
@@ -253,6 +253,10 @@ pub(crate) struct CsvRecords<R> {
     eof: bool,
     /// The last byte read from the stream so far (its last byte once `eof`).
     last_byte: Option<u8>,
+    /// Bytes read from the stream so far.
+    total: u64,
+    /// Stream offset just after the last `\n` read so far (0: none yet).
+    after_nl: u64,
     /// 1 + the number of `\n` consumed.
     line: u64,
     /// The line number of the next record, when `has_more` already skipped blank lines.
@@ -294,6 +298,8 @@ impl<R: Read> CsvRecords<R> {
             end: 0,
             eof: false,
             last_byte: None,
+            total: 0,
+            after_nl: 0,
             line: 1,
             pending_line: None,
             scanned: 0,
@@ -310,6 +316,17 @@ impl<R: Read> CsvRecords<R> {
     /// read or [`CsvRecords::has_more`] returned false).
     pub fn terminated(&self) -> bool {
         self.last_byte.is_none_or(|b| b == b'\n')
+    }
+
+    /// Bytes of the stream consumed so far (read and handed out as records or skipped).
+    pub fn consumed(&self) -> u64 {
+        self.total - (self.end - self.pos) as u64
+    }
+
+    /// Bytes of the stream up to and including its last `\n` (meaningful at the end, like
+    /// [`CsvRecords::terminated`]): the complete lines.
+    pub fn complete_bytes(&self) -> u64 {
+        self.after_nl
     }
 
     /// Reads more data into `buf`, keeping `buf[pos..end]` (moved to the front) and growing
@@ -340,6 +357,11 @@ impl<R: Read> CsvRecords<R> {
                     return Ok(false);
                 }
                 Ok(n) => {
+                    // One search from the end of each read (not of each line).
+                    if let Some(i) = memrchr(b'\n', &self.buf[self.end..self.end + n]) {
+                        self.after_nl = self.total + i as u64 + 1;
+                    }
+                    self.total += n as u64;
                     self.end += n;
                     self.last_byte = Some(self.buf[self.end - 1]);
                     return Ok(true);
@@ -681,6 +703,32 @@ mod tests {
             assert_eq!(l.commas(&mut few).is_some(), readable && want.len() <= 3);
         }
         assert!(full > 300 && short > 0, "{full} {short}");
+    }
+
+    #[test]
+    fn counts_header_and_complete_bytes_across_refills() {
+        // (input, bytes consumed by the header record, bytes up to the last `\n`)
+        for (data, header, complete) in [
+            ("h,x\n1,2\n3,4\n", 4, 12),
+            ("h,x\n1,2\n3,", 4, 8),
+            ("h,x\n\n\n1,2\n", 4, 10),
+            ("\u{feff}h\n1\n", 5, 7),
+            ("h,\"q\nq\"\n1,2\n", 8, 12),
+            ("h", 1, 0),
+            ("", 0, 0),
+        ] {
+            for (cap, chunk) in [(4096, usize::MAX), (1, 1), (4, 3), (7, 2)] {
+                let mut r = CsvRecords::with_capacity(cap, Dribble(data.as_bytes(), chunk));
+                let got_header = r.next_record().unwrap().map(|_| ());
+                let consumed = r.consumed();
+                while r.next_record().unwrap().is_some() {}
+                assert_eq!(
+                    (got_header.is_some(), consumed, r.complete_bytes()),
+                    (!data.is_empty(), header, complete),
+                    "{data:?} cap {cap} chunk {chunk}"
+                );
+            }
+        }
     }
 
     #[test]

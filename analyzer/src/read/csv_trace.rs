@@ -21,18 +21,19 @@ pub(crate) fn drive_csv<H>(
     on_header: impl FnOnce(&Row<'_>) -> Result<H, String>,
     mut on_row: impl FnMut(&H, &Row<'_>) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
-    drive_records(path, opts, on_header, |h, rec, spans| {
+    drive_records(path, opts, on_header, |h, _, rec, spans| {
         on_row(h, &rec.row(spans))
     })
 }
 
-/// [`drive_csv`] with the records as they come: a plain line is split only if the
-/// callback asks for its fields ([`Record::row`], with the storage passed along).
+/// [`drive_csv`] with the records as they come, each with its line number: a plain line is
+/// split only if the callback asks for its fields ([`Record::row`], with the storage
+/// passed along).
 pub(crate) fn drive_records<H>(
     path: &Path,
     opts: &ReadOptions,
     on_header: impl FnOnce(&Row<'_>) -> Result<H, String>,
-    mut on_row: impl FnMut(&H, Record<'_>, &mut Vec<(usize, usize)>) -> Result<(), String>,
+    mut on_row: impl FnMut(&H, u64, Record<'_>, &mut Vec<(usize, usize)>) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
     let mut rdr = CsvRecords::new(input::open(path)?);
     let io = |e| Error::io(path, e);
@@ -55,9 +56,10 @@ pub(crate) fn drive_records<H>(
             });
         }
     };
+    let header_bytes = rdr.consumed();
     let mut spans = Vec::with_capacity(32);
     while let Some((line, rec)) = rdr.next_raw().map_err(io)? {
-        match on_row(&state, rec, &mut spans) {
+        match on_row(&state, line, rec, &mut spans) {
             Ok(()) => diag.rows += 1,
             Err(reason) => {
                 let last = !rdr.has_more().map_err(io)?;
@@ -65,6 +67,7 @@ pub(crate) fn drive_records<H>(
             }
         }
     }
+    diag.data_bytes = rdr.complete_bytes().saturating_sub(header_bytes);
     Ok(diag)
 }
 
@@ -269,8 +272,8 @@ impl<'a> Plain<'a, '_> {
 /// `op`, or the line too close to the end of the buffer to read it by words); the caller
 /// then takes the general path, which decides.
 #[inline]
-fn plain_row(l: &RawLine<'_>, sink: &mut dyn FnMut(&RecordRef<'_>)) -> bool {
-    plain_record(l).map(|r| sink(&r)).is_some()
+fn plain_row(l: &RawLine<'_>, line: u64, sink: &mut dyn FnMut(u64, &RecordRef<'_>)) -> bool {
+    plain_record(l).map(|r| sink(line, &r)).is_some()
 }
 
 #[inline(always)]
@@ -388,6 +391,16 @@ pub fn read_csv_trace(
     opts: &ReadOptions,
     mut sink: impl FnMut(&RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
+    read_csv_trace_dyn(path, opts, &mut |_, r| sink(r))
+}
+
+/// [`read_csv_trace`] with each record's (first) line number.
+#[inline]
+pub fn read_csv_trace_lines(
+    path: &Path,
+    opts: &ReadOptions,
+    mut sink: impl FnMut(u64, &RecordRef<'_>),
+) -> Result<FileDiag, Error> {
     read_csv_trace_dyn(path, opts, &mut sink)
 }
 
@@ -397,7 +410,7 @@ pub fn read_csv_trace(
 fn read_csv_trace_dyn(
     path: &Path,
     opts: &ReadOptions,
-    sink: &mut dyn FnMut(&RecordRef<'_>),
+    sink: &mut dyn FnMut(u64, &RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
     drive_records(
         path,
@@ -407,24 +420,24 @@ fn read_csv_trace_dyn(
                 && h.iter().zip(TRACE_COLUMNS).all(|(a, b)| a == b.as_bytes());
             Ok((Columns::from_header(h)?, h.len(), standard))
         },
-        |(cols, width, standard), rec, spans| {
+        |(cols, width, standard), line, rec, spans| {
             if let (true, Record::Line(l)) = (*standard, rec) {
-                if plain_row(&l, sink) {
+                if plain_row(&l, line, sink) {
                     return Ok(());
                 }
             }
             let r = &rec.row(spans);
             if let Some(rec) = fast_row(r, cols, *width) {
-                sink(&rec);
+                sink(line, &rec);
                 return Ok(());
             }
             match parse_row(r, cols, *width) {
-                Ok(rec) => sink(&rec),
+                Ok(rec) => sink(line, &rec),
                 Err(RowError::Bad(reason)) => return Err(reason),
                 Err(RowError::LineNotUtf8) => {
                     let o = OwnedRow::concatenated(r);
                     match parse_row(&o.row(), cols, *width) {
-                        Ok(rec) => sink(&rec),
+                        Ok(rec) => sink(line, &rec),
                         Err(RowError::Bad(reason)) => return Err(reason),
                         Err(RowError::LineNotUtf8) => unreachable!("not a raw line"),
                     }

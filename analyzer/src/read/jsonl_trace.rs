@@ -9,12 +9,12 @@ use std::borrow::Cow;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-/// Drives a JSONL file: one callback per non-blank line with the line's bytes. A failing
-/// line without a final `\n` is the file's truncated last line.
+/// Drives a JSONL file: one callback per non-blank line with its line number and bytes. A
+/// failing line without a final `\n` is the file's truncated last line.
 pub(crate) fn drive_jsonl(
     path: &Path,
     opts: &ReadOptions,
-    mut on_row: impl FnMut(&[u8]) -> Result<(), String>,
+    mut on_row: impl FnMut(u64, &[u8]) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
     let mut rdr = BufReader::with_capacity(256 * 1024, input::open(path)?);
     let mut diag = FileDiag::default();
@@ -30,12 +30,15 @@ pub(crate) fn drive_jsonl(
         }
         line += 1;
         let has_nl = buf.last() == Some(&b'\n');
+        if has_nl {
+            diag.data_bytes += n as u64;
+        }
         let body = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let body = body.strip_suffix(b"\r").unwrap_or(body);
         if body.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match on_row(body) {
+        match on_row(line, body) {
             Ok(()) => diag.rows += 1,
             // Only the last line of a file can lack its `\n`.
             Err(reason) => diag.bad_row(path, line, reason, !has_nl, opts)?,
@@ -86,7 +89,16 @@ pub fn read_jsonl_trace(
     opts: &ReadOptions,
     mut sink: impl FnMut(&RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    drive_jsonl(path, opts, |body| {
+    read_jsonl_trace_lines(path, opts, |_, r| sink(r))
+}
+
+/// [`read_jsonl_trace`] with each record's line number.
+pub fn read_jsonl_trace_lines(
+    path: &Path,
+    opts: &ReadOptions,
+    mut sink: impl FnMut(u64, &RecordRef<'_>),
+) -> Result<FileDiag, Error> {
+    drive_jsonl(path, opts, |line, body| {
         let j: JsonRecord<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
         if j.op.is_empty() {
             return Err("missing or empty `op`".into());
@@ -115,7 +127,7 @@ pub fn read_jsonl_trace(
             batch: j.batch.max(1),
             detail: &j.detail,
         };
-        sink(&rec);
+        sink(line, &rec);
         Ok(())
     })
 }

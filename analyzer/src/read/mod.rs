@@ -52,6 +52,15 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A `meta.json` written by a newer h5prov than this analyzer understands.
+    NewerFormat {
+        /// The meta file.
+        path: PathBuf,
+        /// Its `format_version`.
+        found: u32,
+        /// The newest version this analyzer reads ([`h5prov_format::FORMAT_VERSION`]).
+        supported: u32,
+    },
     /// The input path holds no h5prov trace, objects or meta files.
     NoInput {
         /// The directory given.
@@ -71,6 +80,17 @@ impl fmt::Display for Error {
                 path.display(),
                 line,
                 reason
+            ),
+            Error::NewerFormat {
+                path,
+                found,
+                supported,
+            } => write!(
+                f,
+                "{}: format_version {found} is newer than this analyzer understands (version \
+                 {supported}); use the h5prov analyzer of the h5prov that wrote the trace, or \
+                 rerun with --lenient to read it as version {supported} anyway",
+                path.display()
             ),
             Error::NoInput { path } => write!(
                 f,
@@ -96,7 +116,9 @@ impl Error {
     /// The file an error is about, for choosing deterministically among parallel errors.
     pub fn sort_key(&self) -> (String, u64) {
         match self {
-            Error::Io { path, .. } | Error::NoInput { path } => (path.display().to_string(), 0),
+            Error::Io { path, .. } | Error::NoInput { path } | Error::NewerFormat { path, .. } => {
+                (path.display().to_string(), 0)
+            }
             Error::Malformed { path, line, .. } => (path.display().to_string(), *line),
             Error::Other(s) => (s.clone(), 0),
         }
@@ -114,6 +136,10 @@ pub struct FileDiag {
     pub malformed: u64,
     /// The first malformed row: line and reason.
     pub first_malformed: Option<(u64, String)>,
+    /// Bytes of the complete lines after the header (decompressed, up to and including the
+    /// last `\n`): what the connector counts as the meta's `bytes_written`. A truncated last
+    /// line is not counted.
+    pub data_bytes: u64,
 }
 
 impl FileDiag {

@@ -149,7 +149,7 @@ pub fn read_objects(
                 Ok(())
             },
         ),
-        _ => drive_jsonl(path, opts, |body| {
+        _ => drive_jsonl(path, opts, |_, body| {
             let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
             let obj = v.as_object().ok_or("not a JSON object")?;
             // JSON rows may name different keys: start each from blank.
@@ -171,53 +171,149 @@ pub fn read_objects(
     }
 }
 
+/// Why a `meta.json` could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MetaError {
+    /// Not readable, not JSON, or not a JSON object.
+    Unreadable(String),
+    /// JSON, but keys hold values of the wrong type (`"pid": "abc"`, a negative
+    /// `records`, a `uid` beyond `u32`): which keys, what they hold and what was expected.
+    WrongType(String),
+}
+
+impl std::fmt::Display for MetaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetaError::Unreadable(s) | MetaError::WrongType(s) => f.write_str(s),
+        }
+    }
+}
+
 /// Reads a `meta.json`. Missing keys keep their defaults (`rank`/`world_size` −1,
 /// `end_ns` null), so a meta file from an unfinished process still reads. The error does
-/// not repeat the path.
+/// not repeat the path. A key of the wrong type is an error (see [`read_meta_checked`]).
 pub fn read_meta(path: &Path) -> Result<ProcessMeta, String> {
-    let bytes = input::read_all(path).map_err(|e| match e {
-        Error::Io { source, .. } => source.to_string(),
-        other => other.to_string(),
+    read_meta_checked(path).map_err(|e| e.to_string())
+}
+
+/// A short rendering of a JSON value for messages.
+fn show(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s,
+    }
+}
+
+/// The keys of a meta object, read with their types checked: a present key of the wrong
+/// type is noted (and reads as its default) instead of silently becoming 0 or "".
+struct Keys<'a> {
+    o: &'a serde_json::Map<String, serde_json::Value>,
+    wrong: Vec<String>,
+}
+
+impl Keys<'_> {
+    fn get<T>(
+        &mut self,
+        k: &str,
+        default: T,
+        what: &str,
+        conv: impl FnOnce(&serde_json::Value) -> Option<T>,
+    ) -> T {
+        match self.o.get(k) {
+            None => default,
+            Some(v) => conv(v).unwrap_or_else(|| {
+                self.wrong
+                    .push(format!("key `{k}`: expected {what}, found {}", show(v)));
+                default
+            }),
+        }
+    }
+
+    fn u64(&mut self, k: &str) -> u64 {
+        self.get(k, 0, "an unsigned integer", |v| v.as_u64())
+    }
+
+    fn u32(&mut self, k: &str) -> u32 {
+        self.get(k, 0, "an unsigned 32-bit integer", |v| {
+            v.as_u64().and_then(|x| u32::try_from(x).ok())
+        })
+    }
+
+    fn i64(&mut self, k: &str) -> i64 {
+        self.get(k, -1, "an integer", |v| v.as_i64())
+    }
+
+    fn str(&mut self, k: &str) -> String {
+        self.get(k, String::new(), "a string", |v| {
+            v.as_str().map(str::to_string)
+        })
+    }
+
+    fn bool(&mut self, k: &str) -> bool {
+        self.get(k, false, "true or false", |v| v.as_bool())
+    }
+}
+
+/// [`read_meta`], telling an unreadable file from one whose keys have the wrong types.
+pub fn read_meta_checked(path: &Path) -> Result<ProcessMeta, MetaError> {
+    let bytes = input::read_all(path).map_err(|e| {
+        MetaError::Unreadable(match e {
+            Error::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        })
     })?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-    let o = v.as_object().ok_or("not a JSON object")?;
-    let u = |k: &str| o.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-    let i = |k: &str| o.get(k).and_then(|v| v.as_i64()).unwrap_or(-1);
-    let s = |k: &str| o.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    let b = |k: &str| o.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
-    Ok(ProcessMeta {
-        format_version: u("format_version") as u32,
-        uid: u("uid") as u32,
-        user: s("user"),
-        host: s("host"),
-        pid: u("pid") as u32,
-        rank: i("rank"),
-        world_size: i("world_size"),
-        exe: s("exe"),
-        cmdline: o
-            .get("cmdline")
-            .and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        hdf5_version: s("hdf5_version"),
-        hdf5_library: s("hdf5_library"),
-        connector: s("connector"),
-        level: s("level"),
-        format: s("format"),
-        anchor_wall_ns: u("anchor_wall_ns"),
-        anchor_mono_ns: u("anchor_mono_ns"),
-        start_ns: u("start_ns"),
-        end_ns: o.get("end_ns").and_then(|v| v.as_u64()),
-        records: u("records"),
-        bytes_written: u("bytes_written"),
-        self_ns: u("self_ns"),
-        dropped: u("dropped"),
-        write_errors: u("write_errors"),
-        coll_metadata_reads: b("coll_metadata_reads"),
-        coll_metadata_writes: b("coll_metadata_writes"),
-    })
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| MetaError::Unreadable(e.to_string()))?;
+    let o = v
+        .as_object()
+        .ok_or_else(|| MetaError::Unreadable("not a JSON object".into()))?;
+    let mut k = Keys {
+        o,
+        wrong: Vec::new(),
+    };
+    let meta = ProcessMeta {
+        format_version: k.u32("format_version"),
+        uid: k.u32("uid"),
+        user: k.str("user"),
+        host: k.str("host"),
+        pid: k.u32("pid"),
+        rank: k.i64("rank"),
+        world_size: k.i64("world_size"),
+        exe: k.str("exe"),
+        cmdline: k.get("cmdline", Vec::new(), "an array of strings", |v| {
+            v.as_array()?
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect()
+        }),
+        hdf5_version: k.str("hdf5_version"),
+        hdf5_library: k.str("hdf5_library"),
+        connector: k.str("connector"),
+        level: k.str("level"),
+        format: k.str("format"),
+        anchor_wall_ns: k.u64("anchor_wall_ns"),
+        anchor_mono_ns: k.u64("anchor_mono_ns"),
+        start_ns: k.u64("start_ns"),
+        // null: the process did not finish.
+        end_ns: k.get("end_ns", None, "an unsigned integer or null", |v| {
+            if v.is_null() {
+                Some(None)
+            } else {
+                v.as_u64().map(Some)
+            }
+        }),
+        records: k.u64("records"),
+        bytes_written: k.u64("bytes_written"),
+        self_ns: k.u64("self_ns"),
+        dropped: k.u64("dropped"),
+        write_errors: k.u64("write_errors"),
+        coll_metadata_reads: k.bool("coll_metadata_reads"),
+        coll_metadata_writes: k.bool("coll_metadata_writes"),
+    };
+    if k.wrong.is_empty() {
+        Ok(meta)
+    } else {
+        Err(MetaError::WrongType(k.wrong.join("; ")))
+    }
 }

@@ -238,5 +238,9 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
     v.push(("phases.csv", table(&rep.phases)));
     v.push(("windows.csv", table(&rep.windows)));
     v.push(("insights.csv", table(&rep.insights)));
+    // Only when there is something to say: consistent traces give the same tables as ever.
+    if !rep.warnings.is_empty() {
+        v.push(("warnings.csv", table(&rep.warnings)));
+    }
     v
 }

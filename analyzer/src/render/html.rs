@@ -57,6 +57,18 @@ pub fn render(rep: &Report, top: usize) -> String {
         esc(&pct(run.quantile_relative_error))
     );
 
+    if !rep.warnings.is_empty() {
+        o.push_str("<h2>Warnings about the traces</h2>");
+        for w in &rep.warnings {
+            let _ = write!(
+                o,
+                "<div class=\"ins WARN\"><span class=\"lvl\">{}</span> {}</div>",
+                w.kind.name(),
+                esc(&w.message)
+            );
+        }
+    }
+
     o.push_str("<h2>Insights</h2>");
     for i in &rep.insights {
         let _ = write!(

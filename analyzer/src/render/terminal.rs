@@ -162,8 +162,9 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
             run.malformed_rows
         );
     }
-    for m in &run.bad_metas {
-        let _ = writeln!(o, "  {} unreadable meta file {m}", st.paint("33", "note:"));
+    // Unreadable meta files are among the warnings (`meta_unreadable`, `meta_wrong_type`).
+    for w in &rep.warnings {
+        let _ = writeln!(o, "  {} {}", st.paint("1;33", "warning:"), w.message);
     }
 
     section(&st, &mut o, "INSIGHTS");

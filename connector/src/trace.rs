@@ -538,11 +538,25 @@ pub fn after_fork_child() {
     SESSIONS_STARTED.store(0, Ordering::Relaxed);
     let Some(old) = old else { return };
     crate::tree::forget_counts_after_fork();
-    let (cfg, info) = (old.cfg.clone(), old.info.clone());
+    let level = level_to_u8(old.cfg.level);
+    *AFTER_FORK.lock() = Some((old.cfg.clone(), old.info.clone()));
     // The parent's files and buffers: never written, closed or freed here (the parent
     // owns them; the child keeps its inherited descriptors open until it exits).
     std::mem::forget(old);
-    start(&cfg, &info);
+    // Spans stay active; the child's session starts with its first record, so a child
+    // that only execs (system(), popen()) leaves no trace files behind.
+    LEVEL.store(level, Ordering::Relaxed);
+}
+
+/// The session a forked child starts when it first records: (config, connector string).
+static AFTER_FORK: Mutex<Option<(Config, String)>> = Mutex::new(None);
+
+/// Starts the session a forked child inherited the settings of, if any.
+fn start_after_fork() {
+    let pending = AFTER_FORK.lock().take();
+    if let Some((cfg, info)) = pending {
+        start(&cfg, &info);
+    }
 }
 
 /// Notes collective-metadata settings seen on a FAPL (parallel HDF5).
@@ -618,6 +632,10 @@ impl ThreadState {
         }
         self.forget_if_forked();
         self.flush_mine();
+        if FORK_GEN.load(Ordering::Relaxed) != 0 && SESSION.read().is_none() {
+            start_after_fork();
+        }
+        let e = EPOCH.load(Ordering::Acquire);
         self.epoch = e;
         self.session = SESSION.read().clone();
         self.chunk = self.session.as_ref().map(|s| {

@@ -1,11 +1,12 @@
 /* A few thousand one-element writes, as a simulation writing small records does.
  *
- * Usage: small_writes FILE N [fork]
+ * Usage: small_writes FILE N [fork|system]
  * Creates FILE with a dataset "d" of N ints and writes it one element per H5Dwrite, then
  * reads it back and checks it. With "fork", it forks after the writes while FILE is still
  * open (so the parent has records buffered): the child creates FILE.child, makes its own N
  * writes there and exits; the parent waits for it, then closes FILE. Prints "parent PID" and
- * "child PID". Exit 0 on success. */
+ * "child PID". With "system", it runs system("true") (a fork that only execs) while FILE is
+ * open. Exit 0 on success. */
 #include "hdf5.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,11 +53,14 @@ int main(int argc, char **argv)
     }
     int   n       = atoi(argv[2]);
     int   do_fork = argc > 3 && strcmp(argv[3], "fork") == 0;
+    int   do_sys  = argc > 3 && strcmp(argv[3], "system") == 0;
     hid_t f;
     if (write_file(argv[1], n, &f) < 0)
         return 1;
     printf("parent %d\n", (int)getpid());
     fflush(stdout);
+    if (do_sys && system("true") != 0)
+        return 1;
     if (do_fork) {
         pid_t pid = fork();
         if (pid < 0)

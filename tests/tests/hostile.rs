@@ -163,6 +163,19 @@ fn a_forked_child_gets_its_own_trace() {
     assert_eq!(written, n as u64);
 }
 
+/// A child that only execs (`system()`, `popen()`) leaves no trace files: the child's
+/// session starts with its first record.
+#[test]
+fn a_fork_that_only_execs_leaves_no_trace() {
+    let dir = scratch("system");
+    let traces = dir.join("traces");
+    Run::with_h5prov(&c_program("small_writes"), &["f.h5", "20", "system"], &dir, &traces, "")
+        .ok();
+    let metas = read_metas(&traces);
+    assert_eq!(metas.len(), 1, "{metas:?}");
+    assert!(metas[0].end_ns.is_some());
+}
+
 /// The metadata's user comes from the uid, not from `$USER`, which anyone can set.
 #[test]
 fn the_user_comes_from_the_uid() {

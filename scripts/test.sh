@@ -2,8 +2,8 @@
 # The whole test suite: formatting and lints, unit and integration tests (real HDF5
 # programs with libh5prov.so loaded, h5py and netCDF4 wheels from PyPI with their own HDF5
 # 2.x), and HDF5's own regression suites natively, through HDF5's pass_through, through
-# h5prov (also stacked, and tracing at level=element), on HDF5 1.14.5 (serial, parallel)
-# and 2.2.0, always with the same libh5prov.so.
+# h5prov (also stacked, and tracing at level=element), on HDF5 1.14.5 (serial, parallel,
+# thread-safe) and 2.2.0, always with the same libh5prov.so.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_pkgs chromium
 export H5PROV_REQUIRE_CHROMIUM=1
@@ -28,6 +28,10 @@ step "parallel HDF5 (OpenMPI; cached after the first run)"
 # Needed by the tests below too: mpi_stderr.rs runs a parallel program under mpirun.
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel
 
+step "thread-safe HDF5 1.14.5 (cached after the first run)"
+# Needed by the tests below too: threads.rs runs 8 threads in it.
+cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant threadsafe
+
 step "cargo test (unit and integration tests)"
 cargo test -q --workspace 2>&1 | tee "$ROOT/target/cargo-test.log" | grep -E '^(test result|running|failures|---- |thread )' || true
 grep -q 'test result: FAILED' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }
@@ -50,6 +54,11 @@ cargo run -q --release -p hdf5-test-harness -- run --variant v2 \
     --mode native --mode pass_through --mode h5prov \
     --mode h5prov-over-pt --mode pt-over-h5prov \
     --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRV;max_size=256M"
+
+step "thread-safe HDF5 1.14.5: api and vol (with ttsafe): native, pass_through, h5prov (the same libh5prov.so)"
+cargo run -q --release -p hdf5-test-harness -- run --variant threadsafe \
+    --plugin-path "$PLUGIN_DIR" --suite api --suite vol \
+    --mode native --mode pass_through --mode h5prov
 
 PAR_PLUGIN_DIR="$ROOT/.deps/plugins-parallel"
 # The same libh5prov.so: it binds to the parallel HDF5 at run time and finds its MPI-IO

@@ -18,7 +18,7 @@ use std::time::Instant;
 /// Settings of one bootstrap.
 #[derive(Debug, Clone)]
 pub struct Bootstrap {
-    /// serial or parallel.
+    /// serial, parallel, threadsafe or v2.
     pub variant: Variant,
     /// The cache root (see [`paths::cache_root`]).
     pub cache_root: PathBuf,
@@ -103,13 +103,42 @@ pub fn set_link(link: &Path, target: &Path) -> Result<()> {
         .context(|| format!("linking {} -> {}", link.display(), target.display()))
 }
 
+/// True when the C header `text` has a line `#define NAME 1` (also `# define`, as
+/// `H5pubconf.h` writes `H5_HAVE_THREADSAFE` inside an `#if`). Commented-out lines
+/// (`/* #undef NAME */`) do not count.
+pub fn header_defines_one(text: &str, name: &str) -> bool {
+    text.lines().any(|l| {
+        let Some(rest) = l.trim_start().strip_prefix('#') else {
+            return false;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            return false;
+        };
+        let mut words = rest.split_whitespace();
+        rest.starts_with(char::is_whitespace)
+            && words.next() == Some(name)
+            && words.next() == Some("1")
+            && words.next().is_none()
+    })
+}
+
+/// True when the `H5pubconf.h` of the HDF5 installation `dir` defines `name` to 1; false
+/// when unreadable.
+fn install_defines(dir: &Path, name: &str) -> bool {
+    std::fs::read_to_string(dir.join("include/H5pubconf.h"))
+        .is_ok_and(|text| header_defines_one(&text, name))
+}
+
 /// True when the HDF5 installation `dir` was built with MPI (`H5_HAVE_PARALLEL` in its
 /// `include/H5pubconf.h`); false when unreadable.
 pub fn is_parallel_install(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("include/H5pubconf.h")).is_ok_and(|text| {
-        text.lines()
-            .any(|l| l.trim_start().starts_with("#define H5_HAVE_PARALLEL 1"))
-    })
+    install_defines(dir, "H5_HAVE_PARALLEL")
+}
+
+/// True when the HDF5 installation `dir` is thread-safe (`H5_HAVE_THREADSAFE` in its
+/// `include/H5pubconf.h`); false when unreadable.
+pub fn is_threadsafe_install(dir: &Path) -> bool {
+    install_defines(dir, "H5_HAVE_THREADSAFE")
 }
 
 fn is_root() -> bool {
@@ -309,6 +338,14 @@ impl Bootstrap {
                 )));
             }
         }
+        if self.variant == Variant::Threadsafe && !is_threadsafe_install(dir) {
+            return Err(Error::new(format!(
+                "HDF5_DIR={} is not a thread-safe HDF5 ({} does not define H5_HAVE_THREADSAFE); \
+                 --variant threadsafe needs one built with --enable-threadsafe / HDF5_ENABLE_THREADSAFE=ON",
+                dir.display(),
+                dir.join("include/H5pubconf.h").display()
+            )));
+        }
         let (install_link, build_link) = self.variant.link_names();
         let deps = self.repo_root.join(".deps");
         set_link(&deps.join(install_link), dir)?;
@@ -367,8 +404,11 @@ impl Bootstrap {
             .collect();
         let sources_current =
             std::fs::read_to_string(APT_SOURCES_PATH).ok().as_deref() == Some(APT_SOURCES_TEXT);
-        // The v2 source comes from crates.io, not from apt.
-        let need_source = !self.variant.is_v2() && !dirs.src.join("CMakeLists.txt").is_file();
+        // The v2 source comes from crates.io, not from apt; a 1.14.5 variant whose source
+        // package another variant already downloaded needs no apt either.
+        let need_source = !self.variant.is_v2()
+            && !dirs.src.join("CMakeLists.txt").is_file()
+            && self.downloaded_dsc(dirs).is_none();
         if missing.is_empty() && (sources_current || !need_source) {
             println!(
                 "[build-hdf5] build dependencies already installed: {}",
@@ -428,12 +468,39 @@ impl Bootstrap {
         Ok(())
     }
 
+    /// The Debian source package's `.dsc` when it is downloaded already: in this variant's
+    /// `download/`, else in another 1.14.5 variant's (serial, parallel, thread-safe: one
+    /// source package serves them all; `dpkg-source` finds the tarballs next to the `.dsc`).
+    fn downloaded_dsc(&self, dirs: &VariantDirs) -> Option<PathBuf> {
+        let dsc_name = format!("hdf5_{DEBIAN_SOURCE_VERSION}.dsc");
+        std::iter::once(dirs.download.clone())
+            .chain(
+                Variant::ALL
+                    .into_iter()
+                    .filter(|v| v.is_debian_source() && *v != self.variant)
+                    .map(|v| VariantDirs::new(&self.cache_root, v).download),
+            )
+            .map(|d| d.join(&dsc_name))
+            .find(|dsc| dsc.is_file())
+    }
+
     fn fetch_source(&self, dirs: &VariantDirs, timer: &mut Timer) -> Result<()> {
         let step = "download HDF5 source package";
         std::fs::create_dir_all(&dirs.download)
             .context(|| format!("creating {}", dirs.download.display()))?;
         let dsc_name = format!("hdf5_{DEBIAN_SOURCE_VERSION}.dsc");
-        let dsc = dirs.download.join(&dsc_name);
+        let dsc = match self.downloaded_dsc(dirs) {
+            Some(d) => {
+                if d.parent() != Some(dirs.download.as_path()) {
+                    println!(
+                        "[build-hdf5] reusing the downloaded source package {}",
+                        d.display()
+                    );
+                }
+                d
+            }
+            None => dirs.download.join(&dsc_name),
+        };
         if !dsc.is_file() {
             let log = dirs.logs.join("apt-source.log");
             let mut cmd = Command::new("apt-get");
@@ -480,12 +547,11 @@ impl Bootstrap {
             .context(|| format!("renaming {} to {}", tmp.display(), dirs.src.display()))?;
         // dpkg-source leaves a copy of the orig tarball next to the target directory; the
         // download directory already has it.
+        let dsc_dir = dsc.parent().unwrap_or(&dirs.download).to_path_buf();
         if let Ok(entries) = std::fs::read_dir(&dirs.root) {
             for e in entries.flatten() {
                 let name = e.file_name();
-                if name.to_string_lossy().contains(".orig.tar.")
-                    && dirs.download.join(&name).is_file()
-                {
+                if name.to_string_lossy().contains(".orig.tar.") && dsc_dir.join(&name).is_file() {
                     let _ = std::fs::remove_file(e.path());
                 }
             }
@@ -913,5 +979,27 @@ impl Bootstrap {
         );
         timer.record("build h5_api_test", start.elapsed().as_secs_f64());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header_defines_one;
+
+    #[test]
+    fn reads_h5pubconf_defines() {
+        // As HDF5 1.14.5's CMake writes them (thread-safe build, serial build).
+        let ts = "/* #undef H5_HAVE_PARALLEL */\n#if defined(_WIN32) && !defined(H5_BUILT_AS_DYNAMIC_LIB)\n\
+                  /* #undef H5_HAVE_THREADSAFE */\n#else\n# define H5_HAVE_THREADSAFE 1\n#endif\n";
+        assert!(header_defines_one(ts, "H5_HAVE_THREADSAFE"));
+        assert!(!header_defines_one(ts, "H5_HAVE_PARALLEL"));
+        let serial = "/* #undef H5_HAVE_THREADSAFE */\n#define H5_HAVE_PARALLEL 1\n";
+        assert!(!header_defines_one(serial, "H5_HAVE_THREADSAFE"));
+        assert!(header_defines_one(serial, "H5_HAVE_PARALLEL"));
+        // Other names and values do not count.
+        assert!(!header_defines_one(
+            "#define H5_HAVE_THREADSAFE_X 1\n#define H5_HAVE_THREADSAFE 0\n#defineH5_HAVE_THREADSAFE 1\n",
+            "H5_HAVE_THREADSAFE"
+        ));
     }
 }

@@ -18,6 +18,8 @@ pub struct BuildTree {
     pub c_compiler: String,
     /// `HDF5_ENABLE_PARALLEL`.
     pub parallel: bool,
+    /// `HDF5_ENABLE_THREADSAFE` (the `threadsafe` variant).
+    pub threadsafe: bool,
     /// The HDF5 version of the source tree (`src/H5public.h`), if readable.
     pub version: Option<Version>,
     /// The directory whose ctest list has the `h5_api_test_<area>` tests: the build tree
@@ -73,6 +75,7 @@ impl BuildTree {
             install_prefix: PathBuf::from(get("CMAKE_INSTALL_PREFIX")?),
             c_compiler: get("CMAKE_C_COMPILER")?,
             parallel: cmake_cache_value(&text, "HDF5_ENABLE_PARALLEL") == Some("ON"),
+            threadsafe: cmake_cache_value(&text, "HDF5_ENABLE_THREADSAFE") == Some("ON"),
             version,
             api_dir,
             dir,

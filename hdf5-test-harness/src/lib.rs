@@ -1,7 +1,8 @@
 //! h5prov's HDF5 regression harness.
 //!
 //! - [`bootstrap`]: `build-hdf5`, HDF5 1.14 from `HDF5_DIR` or from Debian's source package,
-//!   built into a cache and linked into `<repo>/.deps`; with `--variant v2`, HDF5 2.2.0 from
+//!   built into a cache (serial, parallel or thread-safe) and linked into `<repo>/.deps`;
+//!   with `--variant v2`, HDF5 2.2.0 from
 //!   crates.io and HDF5 1.14.5's API tests built against it ([`hdf5v2`]).
 //! - [`runner`]: `run`/`diff`, HDF5's API, pass-through-VOL and tools suites per connector
 //!   mode, each diffed against native, with a probe proving that the connector was loaded.

@@ -14,7 +14,8 @@ use hdf5_test_harness::{h5version, shellenv};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const ABOUT: &str = "Builds HDF5 1.14 (or 2.2.0: --variant v2) with its test suites and runs \
+const ABOUT: &str = "Builds HDF5 1.14 (serial, parallel or thread-safe; or 2.2.0: --variant v2) \
+with its test suites and runs \
 HDF5's own regression suites natively, through HDF5's pass_through connector and through h5prov, \
 reporting every difference.";
 
@@ -31,6 +32,11 @@ HDF5 2.2.0 (--variant v2): the library from crates.io, built with PyPI's CMake, 
 API tests (test/API) built against it; only the api suite runs:
   hdf5-test-harness build-hdf5 --variant v2
   hdf5-test-harness run --variant v2 --mode pass_through --mode h5prov
+
+Thread-safe HDF5 1.14.5 (--variant threadsafe: HDF5_ENABLE_THREADSAFE, no high-level library;
+api, vol and tools suites, results in target/harness-threadsafe):
+  hdf5-test-harness build-hdf5 --variant threadsafe
+  hdf5-test-harness run --variant threadsafe --mode native --mode pass_through --mode h5prov
 
 Cache: $H5PROV_CACHE, else $XDG_CACHE_HOME/h5prov, else ~/.cache/h5prov.
 Exit status: 0 success, 1 a test regressed (or a connector was not loaded), 2 error.";
@@ -51,7 +57,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Get HDF5 >= 1.14: validate $HDF5_DIR, or build 1.14.5 from Debian's source package
-    /// (--variant v2: HDF5 2.2.0 from crates.io).
+    /// (serial, parallel or thread-safe; --variant v2: HDF5 2.2.0 from crates.io).
     #[command(long_about = "Get HDF5 >= 1.14 and link it into <repo>/.deps.
 
 If HDF5_DIR is set (e.g. by `module load hdf5`), checks that include/H5public.h says >= 1.14 and \
@@ -65,8 +71,13 @@ configures it with tests (API, pass-through VOL, tools), builds with all cores a
 <cache>/hdf5-1.14.5-<variant>/{src,build,install}. The build tree is kept: `run` needs it.
 
 Idempotent: a stamp file records the configure options; when it matches, only the links \
-.deps/hdf5 and .deps/hdf5-build (parallel: .deps/hdf5-parallel[-build]) are refreshed. \
-Prints the time of every step.
+.deps/hdf5 and .deps/hdf5-build (parallel: .deps/hdf5-parallel[-build], threadsafe: \
+.deps/hdf5-threadsafe[-build]) are refreshed. Prints the time of every step.
+
+--variant threadsafe builds 1.14.5 with -DHDF5_ENABLE_THREADSAFE=ON and without the high-level \
+library (HDF5 1.14 supports thread-safety only without HL, C++ and Fortran) into \
+<cache>/hdf5-1.14.5-threadsafe, from the source package another 1.14.5 variant already \
+downloaded when there is one; its test/ (with ttsafe), test/API and tools tests are built.
 
 --variant v2 builds HDF5 2.2.0 into <cache>/hdf5-2.2.0-serial/{src,build,install} and links \
 .deps/hdf5-2 and .deps/hdf5-2-build: installs build-essential zlib1g-dev patch python3-venv when \
@@ -78,9 +89,14 @@ API tests (test/API from the serial variant's Debian source package, fetched if 
 it in api-test/, patched as hdf5-test-harness/patches/api-test-1.14.5-on-hdf5-2.patch explains. \
 HDF5_DIR counts only when it holds HDF5 >= 2.0.")]
     BuildHdf5 {
-        /// serial, parallel (OpenMPI, CC=mpicc, HDF5_ENABLE_PARALLEL=ON), or v2 (HDF5 2.2.0,
-        /// serial, with 1.14.5's API tests).
-        #[arg(long, default_value = "serial", value_name = "serial|parallel|v2")]
+        /// serial, parallel (OpenMPI, CC=mpicc, HDF5_ENABLE_PARALLEL=ON), threadsafe
+        /// (HDF5_ENABLE_THREADSAFE=ON, no high-level library), or v2 (HDF5 2.2.0, serial,
+        /// with 1.14.5's API tests).
+        #[arg(
+            long,
+            default_value = "serial",
+            value_name = "serial|parallel|threadsafe|v2"
+        )]
         variant: Variant,
         /// Build jobs (default: all cores).
         #[arg(long, short = 'j')]
@@ -97,8 +113,12 @@ cache (run build-hdf5 first). Directories already present are not added again."
     )]
     Env {
         /// Which cached installation when HDF5_DIR is unset (v2: HDF5 2.2.0; HDF5_DIR counts
-        /// for v2 only when it holds HDF5 >= 2.0).
-        #[arg(long, default_value = "serial", value_name = "serial|parallel|v2")]
+        /// for v2 only when it holds HDF5 >= 2.0, for threadsafe only when it is thread-safe).
+        #[arg(
+            long,
+            default_value = "serial",
+            value_name = "serial|parallel|threadsafe|v2"
+        )]
         variant: Variant,
     },
 
@@ -110,17 +130,18 @@ cache (run build-hdf5 first). Directories already present are not added again."
         #[arg(long = "mode", short = 'm', value_name = "MODE")]
         modes: Vec<String>,
         /// A suite: api, vol, tools or testpar (parallel builds only). Repeatable.
-        /// Default: api, vol and tools; with --variant parallel, testpar; with --variant v2,
-        /// api (the only one HDF5 2.x has sources for).
+        /// Default: api, vol and tools (also with --variant threadsafe); with --variant
+        /// parallel, testpar; with --variant v2, api (the only one HDF5 2.x has sources for).
         #[arg(long = "suite", short = 's', value_name = "api|vol|tools|testpar")]
         suites: Vec<Suite>,
         /// HDF5_PLUGIN_PATH for modes other than native [default: <repo>/.deps/plugins (also
-        /// for v2: one libh5prov.so serves 1.14 and 2.x); with --variant parallel,
+        /// for threadsafe and v2: one libh5prov.so serves them all); with --variant parallel,
         /// <repo>/.deps/plugins-parallel].
         #[arg(long, value_name = "DIR")]
         plugin_path: Option<PathBuf>,
         /// Where results (<mode>/<suite>.json), logs and work folders go [default:
-        /// <repo>/target/harness; with --variant v2, <repo>/target/harness-v2].
+        /// <repo>/target/harness; with --variant v2, <repo>/target/harness-v2; with
+        /// --variant threadsafe, <repo>/target/harness-threadsafe].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Parallel jobs for the vol and tools suites (default: all cores).
@@ -130,9 +151,14 @@ cache (run build-hdf5 first). Directories already present are not added again."
         #[arg(long, value_name = "DIR")]
         build_dir: Option<PathBuf>,
         /// Which build: serial (.deps/hdf5-build), parallel (.deps/hdf5-parallel-build,
-        /// plugins from .deps/plugins-parallel, default suite testpar) or v2 (HDF5 2.2.0,
-        /// .deps/hdf5-2-build, suite api only, results in target/harness-v2).
-        #[arg(long, default_value = "serial", value_name = "serial|parallel|v2")]
+        /// plugins from .deps/plugins-parallel, default suite testpar), threadsafe
+        /// (.deps/hdf5-threadsafe-build, results in target/harness-threadsafe) or v2 (HDF5
+        /// 2.2.0, .deps/hdf5-2-build, suite api only, results in target/harness-v2).
+        #[arg(
+            long,
+            default_value = "serial",
+            value_name = "serial|parallel|threadsafe|v2"
+        )]
         variant: Variant,
         /// Expected-differences file [default: <repo>/hdf5-test-harness/expected-differences.txt].
         #[arg(long, value_name = "FILE")]
@@ -310,13 +336,21 @@ fn absolute(p: PathBuf) -> Result<PathBuf> {
 }
 
 /// [`user_hdf5_dir`] for `variant`: a serial `HDF5_DIR` does not count for the parallel
-/// variant, nor an HDF5 1.x one for v2 (scripts export the serial 1.14.5 installation for
-/// everything else), with a note.
+/// variant, nor one that is not thread-safe for threadsafe, nor an HDF5 1.x one for v2
+/// (scripts export the serial 1.14.5 installation for everything else), with a note.
 fn user_hdf5_dir_for(repo: &Path, variant: Variant) -> Option<PathBuf> {
     let dir = user_hdf5_dir(repo)?;
     if variant == Variant::Parallel && !hdf5_test_harness::bootstrap::is_parallel_install(&dir) {
         eprintln!(
             "hdf5-test-harness: note: HDF5_DIR={} is not a parallel HDF5; using the parallel variant's own build instead",
+            dir.display()
+        );
+        return None;
+    }
+    if variant == Variant::Threadsafe && !hdf5_test_harness::bootstrap::is_threadsafe_install(&dir)
+    {
+        eprintln!(
+            "hdf5-test-harness: note: HDF5_DIR={} is not a thread-safe HDF5; using the threadsafe variant's own build instead",
             dir.display()
         );
         return None;
@@ -445,7 +479,7 @@ fn real_main(cli: Cli) -> Result<bool> {
             }
             let suites = match (suites.is_empty(), variant) {
                 (true, Variant::Parallel) => vec![Suite::Testpar],
-                (true, Variant::Serial) => Suite::ALL.to_vec(),
+                (true, Variant::Serial | Variant::Threadsafe) => Suite::ALL.to_vec(),
                 (true, Variant::V2) => vec![Suite::Api],
                 (false, _) => suites,
             };
@@ -468,6 +502,15 @@ fn real_main(cli: Cli) -> Result<bool> {
                     }
                 }
             };
+            let build = BuildTree::open(&build_dir)?;
+            if variant == Variant::Threadsafe && !build.threadsafe {
+                return Err(Error::new(format!(
+                    "--variant threadsafe: the build tree {} is not thread-safe (HDF5_ENABLE_THREADSAFE \
+                     is not ON in its CMakeCache.txt); build one with `hdf5-test-harness build-hdf5 \
+                     --variant threadsafe`, or drop --build-dir",
+                    build.dir.display()
+                )));
+            }
             let opts = RunOptions {
                 modes,
                 suites,
@@ -478,7 +521,7 @@ fn real_main(cli: Cli) -> Result<bool> {
                 // Absolute: the probe and the tests run in directories below it.
                 out: absolute(out.unwrap_or_else(|| repo.join(variant.default_results_dir())))?,
                 jobs: jobs.unwrap_or_else(default_jobs).max(1),
-                build: BuildTree::open(&build_dir)?,
+                build,
                 expected: load_expected(&repo, expected)?,
                 rerun_native,
                 max_listed,

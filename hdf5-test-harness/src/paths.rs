@@ -12,13 +12,18 @@ pub const DEBIAN_SOURCE_VERSION: &str = "1.14.5+repack-3";
 /// Upstream HDF5 version of the `v2` variant (see [`crate::hdf5v2`]).
 pub const HDF5_2_VERSION: &str = "2.2.0";
 
-/// Which HDF5 build: serial, parallel (MPI, issue 7), or serial HDF5 2.x.
+/// Which HDF5 build: serial, parallel (MPI, issue 7), thread-safe, or serial HDF5 2.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
     /// Serial HDF5 1.14.5 (the default).
     Serial,
     /// Parallel HDF5 1.14.5 built with OpenMPI's `mpicc`.
     Parallel,
+    /// Serial HDF5 1.14.5 built thread-safe (`HDF5_ENABLE_THREADSAFE`: one global API lock,
+    /// per-thread error stacks). HDF5 1.14 supports that only without its high-level
+    /// library, C++ and Fortran, so those are off; the API, VOL-mode `test/` (with
+    /// `ttsafe`, which really runs threads here) and tools suites all build.
+    Threadsafe,
     /// Serial HDF5 2.2.0, from the crates.io crate that vendors its library source. It has no
     /// `test/` or `tools/`: only the API suite runs (HDF5 1.14.5's `test/API`, built against it).
     V2,
@@ -26,13 +31,19 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in the order help texts list them.
-    pub const ALL: [Variant; 3] = [Variant::Serial, Variant::Parallel, Variant::V2];
+    pub const ALL: [Variant; 4] = [
+        Variant::Serial,
+        Variant::Parallel,
+        Variant::Threadsafe,
+        Variant::V2,
+    ];
 
-    /// `serial`, `parallel` or `v2`: the `--variant` value.
+    /// `serial`, `parallel`, `threadsafe` or `v2`: the `--variant` value.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Serial => "serial",
             Variant::Parallel => "parallel",
+            Variant::Threadsafe => "threadsafe",
             Variant::V2 => "v2",
         }
     }
@@ -40,7 +51,7 @@ impl Variant {
     /// The upstream HDF5 version the variant builds.
     pub fn hdf5_version(self) -> &'static str {
         match self {
-            Variant::Serial | Variant::Parallel => HDF5_VERSION,
+            Variant::Serial | Variant::Parallel | Variant::Threadsafe => HDF5_VERSION,
             Variant::V2 => HDF5_2_VERSION,
         }
     }
@@ -51,10 +62,11 @@ impl Variant {
     }
 
     /// The variant's directory name under the cache root: `hdf5-1.14.5-serial`,
-    /// `hdf5-1.14.5-parallel`, `hdf5-2.2.0-serial`.
+    /// `hdf5-1.14.5-parallel`, `hdf5-1.14.5-threadsafe`, `hdf5-2.2.0-serial`.
     pub fn dir_name(self) -> String {
         let kind = match self {
             Variant::Parallel => "parallel",
+            Variant::Threadsafe => "threadsafe",
             Variant::Serial | Variant::V2 => "serial",
         };
         format!("hdf5-{}-{kind}", self.hdf5_version())
@@ -65,26 +77,35 @@ impl Variant {
         match self {
             Variant::Serial => ("hdf5", "hdf5-build"),
             Variant::Parallel => ("hdf5-parallel", "hdf5-parallel-build"),
+            Variant::Threadsafe => ("hdf5-threadsafe", "hdf5-threadsafe-build"),
             Variant::V2 => ("hdf5-2", "hdf5-2-build"),
         }
     }
 
     /// The default plugin directory of `run` (relative to the repository): the one
-    /// `libh5prov.so` serves HDF5 1.14 and 2.x alike; the parallel build has its own.
+    /// `libh5prov.so` serves HDF5 1.14 (serial or thread-safe) and 2.x alike; the parallel
+    /// build has its own.
     pub fn default_plugin_dir(self) -> &'static str {
         match self {
-            Variant::Serial | Variant::V2 => ".deps/plugins",
+            Variant::Serial | Variant::Threadsafe | Variant::V2 => ".deps/plugins",
             Variant::Parallel => ".deps/plugins-parallel",
         }
     }
 
-    /// The default results directory of `run` (relative to the repository). The v2
-    /// variant has its own: its api results would otherwise replace those of 1.14.5.
+    /// The default results directory of `run` (relative to the repository). The v2 and
+    /// thread-safe variants have their own: their api/vol/tools results would otherwise
+    /// replace those of the serial 1.14.5 build.
     pub fn default_results_dir(self) -> &'static str {
         match self {
             Variant::Serial | Variant::Parallel => "target/harness",
+            Variant::Threadsafe => "target/harness-threadsafe",
             Variant::V2 => "target/harness-v2",
         }
+    }
+
+    /// True for the 1.14.5 variants built from Debian's source package (they share it).
+    pub fn is_debian_source(self) -> bool {
+        !self.is_v2()
     }
 }
 
@@ -100,9 +121,10 @@ impl FromStr for Variant {
         match s {
             "serial" => Ok(Variant::Serial),
             "parallel" => Ok(Variant::Parallel),
+            "threadsafe" | "thread-safe" | "ts" => Ok(Variant::Threadsafe),
             "v2" | "hdf5-2" => Ok(Variant::V2),
             _ => Err(Error::new(format!(
-                "unknown variant {s:?} (expected serial, parallel or v2)"
+                "unknown variant {s:?} (expected serial, parallel, threadsafe or v2)"
             ))),
         }
     }
@@ -179,11 +201,9 @@ pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
     if variant.is_v2() {
         return configure_args_v2(dirs);
     }
-    let parallel = if variant == Variant::Parallel {
-        "ON"
-    } else {
-        "OFF"
-    };
+    let on_off = |b: bool| if b { "ON" } else { "OFF" };
+    let parallel = on_off(variant == Variant::Parallel);
+    let threadsafe = variant == Variant::Threadsafe;
     let mut args = vec![
         "-S".to_string(),
         dirs.src.display().to_string(),
@@ -199,7 +219,9 @@ pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
         "-DHDF5_TEST_API=ON".into(),
         "-DHDF5_TEST_PASSTHROUGH_VOL=ON".into(),
         "-DHDF5_BUILD_TOOLS=ON".into(),
-        "-DHDF5_BUILD_HL_LIB=ON".into(),
+        // HDF5 1.14 refuses thread-safety with the high-level library (a CMake error unless
+        // ALLOW_UNSUPPORTED): the thread-safe variant builds without it.
+        format!("-DHDF5_BUILD_HL_LIB={}", on_off(!threadsafe)),
         "-DHDF5_BUILD_FORTRAN=OFF".into(),
         "-DHDF5_BUILD_CPP_LIB=OFF".into(),
         "-DHDF5_BUILD_JAVA=OFF".into(),
@@ -208,6 +230,11 @@ pub fn configure_args(variant: Variant, dirs: &VariantDirs) -> Vec<String> {
         "-DHDF5_ENABLE_Z_LIB_SUPPORT=ON".into(),
         "-DHDF5_ENABLE_SZIP_SUPPORT=OFF".into(),
     ]);
+    if threadsafe {
+        // One global API lock (recursive, pthreads), per-thread error stacks; ttsafe in
+        // test/ runs its threads. Needs Fortran, C++ and HL off (all off above).
+        args.push("-DHDF5_ENABLE_THREADSAFE=ON".to_string());
+    }
     if variant == Variant::Parallel {
         // testpar/ and the parallel API tests (h5_api_test_parallel) under 4 ranks;
         // --oversubscribe lets ctest start 4 ranks on a 2-core machine.
@@ -255,7 +282,7 @@ fn configure_args_v2(dirs: &VariantDirs) -> Vec<String> {
 /// Environment for the configure step (`CC=mpicc` for the parallel variant).
 pub fn configure_env(variant: Variant) -> Vec<(String, String)> {
     match variant {
-        Variant::Serial | Variant::V2 => vec![],
+        Variant::Serial | Variant::Threadsafe | Variant::V2 => vec![],
         Variant::Parallel => vec![("CC".into(), "mpicc".into())],
     }
 }
@@ -409,7 +436,7 @@ mod tests {
         assert_eq!("v2".parse::<Variant>().unwrap(), Variant::V2);
         assert_eq!("hdf5-2".parse::<Variant>().unwrap(), Variant::V2);
         let err = "v3".parse::<Variant>().unwrap_err().to_string();
-        assert!(err.contains("serial, parallel or v2"), "{err}");
+        assert!(err.contains("serial, parallel, threadsafe or v2"), "{err}");
         let d = VariantDirs::new(Path::new("/c"), Variant::V2);
         assert_eq!(d.root, PathBuf::from("/c/hdf5-2.2.0-serial"));
         assert_eq!(d.src, PathBuf::from("/c/hdf5-2.2.0-serial/src"));
@@ -437,5 +464,62 @@ mod tests {
         );
         assert!(required_packages(Variant::V2).contains(&"python3-venv"));
         assert!(!required_packages(Variant::V2).contains(&"cmake"));
+    }
+
+    #[test]
+    fn threadsafe_variant() {
+        for name in ["threadsafe", "thread-safe", "ts"] {
+            assert_eq!(name.parse::<Variant>().unwrap(), Variant::Threadsafe);
+        }
+        assert_eq!(Variant::Threadsafe.name(), "threadsafe");
+        assert_eq!(Variant::Threadsafe.hdf5_version(), HDF5_VERSION);
+        assert!(Variant::ALL.contains(&Variant::Threadsafe));
+        let d = VariantDirs::new(Path::new("/c"), Variant::Threadsafe);
+        assert_eq!(d.root, PathBuf::from("/c/hdf5-1.14.5-threadsafe"));
+        assert_eq!(d.build, PathBuf::from("/c/hdf5-1.14.5-threadsafe/build"));
+        assert_eq!(
+            Variant::Threadsafe.link_names(),
+            ("hdf5-threadsafe", "hdf5-threadsafe-build")
+        );
+        // The one libh5prov.so; results apart from the serial build's.
+        assert_eq!(Variant::Threadsafe.default_plugin_dir(), ".deps/plugins");
+        assert_eq!(
+            Variant::Threadsafe.default_results_dir(),
+            "target/harness-threadsafe"
+        );
+        assert!(Variant::Threadsafe.is_debian_source() && !Variant::V2.is_debian_source());
+        let args = configure_args(Variant::Threadsafe, &d);
+        for a in [
+            "-DHDF5_ENABLE_THREADSAFE=ON",
+            "-DHDF5_BUILD_HL_LIB=OFF",
+            "-DHDF5_BUILD_CPP_LIB=OFF",
+            "-DHDF5_BUILD_FORTRAN=OFF",
+            "-DHDF5_ENABLE_PARALLEL=OFF",
+            "-DBUILD_SHARED_LIBS=ON",
+            "-DHDF5_TEST_API=ON",
+            "-DHDF5_TEST_PASSTHROUGH_VOL=ON",
+            "-DHDF5_BUILD_TOOLS=ON",
+            "-DCMAKE_INSTALL_PREFIX=/c/hdf5-1.14.5-threadsafe/install",
+        ] {
+            assert!(args.contains(&a.to_string()), "{a} missing from {args:?}");
+        }
+        // Supported configuration only: no ALLOW_UNSUPPORTED.
+        assert!(!args.iter().any(|a| a.contains("ALLOW_UNSUPPORTED")));
+        // The other variants are not thread-safe and keep the high-level library.
+        let s = VariantDirs::new(Path::new("/c"), Variant::Serial);
+        let serial = configure_args(Variant::Serial, &s);
+        assert!(!serial.iter().any(|a| a.contains("THREADSAFE")));
+        assert!(serial.contains(&"-DHDF5_BUILD_HL_LIB=ON".to_string()));
+        assert!(configure_env(Variant::Threadsafe).is_empty());
+        assert_eq!(
+            required_packages(Variant::Threadsafe),
+            required_packages(Variant::Serial)
+        );
+        let stamp = stamp_contents(Variant::Threadsafe, &d);
+        assert!(
+            stamp.contains("source=hdf5=1.14.5+repack-3\nvariant=threadsafe\n"),
+            "{stamp}"
+        );
+        assert_ne!(stamp, stamp_contents(Variant::Serial, &s));
     }
 }

@@ -231,9 +231,17 @@ pub fn run(opts: &RunOptions) -> Result<bool> {
         );
     }
     let probe = Probe::build(&opts.build, &opts.out.join("probe"))?;
+    let kind = match (opts.build.parallel, opts.build.threadsafe) {
+        (true, _) => ", parallel",
+        (false, true) => ", thread-safe",
+        (false, false) => "",
+    };
     match opts.build.version {
-        Some(v) => println!("HDF5 build tree: {} (HDF5 {v})", opts.build.dir.display()),
-        None => println!("HDF5 build tree: {}", opts.build.dir.display()),
+        Some(v) => println!(
+            "HDF5 build tree: {} (HDF5 {v}{kind})",
+            opts.build.dir.display()
+        ),
+        None => println!("HDF5 build tree: {}{kind}", opts.build.dir.display()),
     }
     if let Some(api) = opts
         .build

@@ -230,7 +230,7 @@ fn v2_variant_runs_only_the_api_suite_and_says_why() {
     let r = harness(&["build-hdf5", "--variant", "v3"]);
     r.expect_code(2);
     assert!(
-        r.stderr().contains("serial, parallel or v2"),
+        r.stderr().contains("serial, parallel, threadsafe or v2"),
         "{}",
         r.stderr()
     );
@@ -238,6 +238,61 @@ fn v2_variant_runs_only_the_api_suite_and_says_why() {
     r.expect_code(0);
     assert!(
         r.stdout().contains("hdf5-metno-src 0.10.4"),
+        "{}",
+        r.stdout()
+    );
+}
+
+#[test]
+fn threadsafe_variant_refuses_a_build_tree_that_is_not_thread_safe() {
+    let dir = scratch("threadsafe");
+    // A minimal build tree: what BuildTree::open reads, and the library file it requires.
+    let tree = |name: &str, threadsafe: &str| -> PathBuf {
+        let b = dir.join(name);
+        std::fs::create_dir_all(b.join("bin")).unwrap();
+        std::fs::write(b.join("bin/libhdf5.so"), "").unwrap();
+        std::fs::write(
+            b.join("CMakeCache.txt"),
+            format!(
+                "CMAKE_HOME_DIRECTORY:INTERNAL={0}/src\nCMAKE_INSTALL_PREFIX:PATH={0}/install\n\
+                 CMAKE_C_COMPILER:FILEPATH=/usr/bin/cc\nHDF5_ENABLE_PARALLEL:BOOL=OFF\n\
+                 HDF5_ENABLE_THREADSAFE:BOOL={threadsafe}\n",
+                b.display()
+            ),
+        )
+        .unwrap();
+        b
+    };
+    let serial = tree("serial", "OFF");
+    let r = harness(&[
+        "run",
+        "--variant",
+        "threadsafe",
+        "--suite",
+        "api",
+        "--build-dir",
+        serial.to_str().unwrap(),
+    ]);
+    r.expect_code(2);
+    let e = r.stderr();
+    assert!(e.contains("is not thread-safe"), "{e}");
+    assert!(e.contains("build-hdf5 --variant threadsafe"), "{e}");
+    // The aliases parse; help names the variant.
+    for v in ["threadsafe", "thread-safe", "ts"] {
+        let r = harness(&[
+            "run",
+            "--variant",
+            v,
+            "--build-dir",
+            serial.to_str().unwrap(),
+        ]);
+        r.expect_code(2);
+        assert!(r.stderr().contains("is not thread-safe"), "{}", r.stderr());
+    }
+    let r = harness(&["build-hdf5", "--help"]);
+    r.expect_code(0);
+    assert!(
+        r.stdout().contains("HDF5_ENABLE_THREADSAFE=ON"),
         "{}",
         r.stdout()
     );

@@ -4,8 +4,8 @@
  * Usage: mpirun -np N mpi_attrs FILE NATTR
  * Every rank: opens FILE with the MPI-IO driver and collective metadata, creates a group
  * per rank and NATTR attributes on it (collectively: metadata operations are collective),
- * writes its slab of a shared dataset collectively, creates soft links, then reopens and
- * reads every attribute and its slab back. Exit 0 on success. */
+ * writes its slab of a shared dataset collectively, creates soft links, then reopens, reads
+ * every attribute (through the links) and its slab back. Exit 0 on success. */
 #include "hdf5.h"
 #include <mpi.h>
 #include <stdio.h>
@@ -63,16 +63,18 @@ int main(int argc, char **argv)
     H5Fclose(f);
 
     f = H5Fopen(argv[1], H5F_ACC_RDONLY, fapl);
-    snprintf(name, sizeof name, "link%d", rank);
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    for (int i = 0; i < nattr; i++) {
-        snprintf(name, sizeof name, "a%d", i);
-        hid_t a = H5Aopen(g, name, H5P_DEFAULT);
-        int   v = -1;
-        bad |= H5Aread(a, H5T_NATIVE_INT, &v) < 0 || v != rank * 1000 + i;
-        H5Aclose(a);
+    for (int r = 0; r < size; r++) { /* collective metadata reads: every rank reads all */
+        snprintf(name, sizeof name, "link%d", r);
+        hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
+        for (int i = 0; i < nattr; i++) {
+            snprintf(name, sizeof name, "a%d", i);
+            hid_t a = H5Aopen(g, name, H5P_DEFAULT);
+            int   v = -1;
+            bad |= H5Aread(a, H5T_NATIVE_INT, &v) < 0 || v != r * 1000 + i;
+            H5Aclose(a);
+        }
+        H5Gclose(g);
     }
-    H5Gclose(g);
     d = H5Dopen2(f, "data", H5P_DEFAULT);
     bad |= H5Dread(d, H5T_NATIVE_INT, mspace, fspace, dxpl, back) < 0;
     for (int i = 0; i < 100; i++)

@@ -267,3 +267,18 @@ fn non_utf8_connector_strings() {
         );
     }
 }
+
+/// A file's `opens` counts the application's creates and opens: HDF5's own re-wrapping of
+/// the file after each open (its post-open step) is not one. It used to double the count.
+#[test]
+fn a_file_opened_once_counts_one_open() {
+    let dir = scratch("file-opens");
+    let traces = dir.join("traces");
+    Run::with_h5prov(&c_program("small_writes"), &["f.h5", "3"], &dir, &traces, "").ok();
+    let files: Vec<_> = read_objects(&traces)
+        .into_iter()
+        .filter(|o| o.kind == "file")
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].opens, 1, "{files:?}");
+}

@@ -422,10 +422,10 @@ pub unsafe extern "C" fn wrap_object(
             return Ok(std::ptr::null_mut());
         }
         // No metadata query here: HDF5 is in the middle of registering an id. A file is
-        // the context's own file; any other object gets a node of its own in that file.
+        // the context's own file (HDF5 re-wraps it after every open and for H5Iget_file_id:
+        // not an open of its own); any other object gets a node of its own in that file.
         if ty == b::H5I_FILE {
             if let Some(f) = &w.file {
-                f.stats.lock().opens += 1;
                 return Ok(VolObj::into_raw(under, w.vol.clone(), Some(f.clone())));
             }
         }

@@ -169,8 +169,14 @@ fn a_forked_child_gets_its_own_trace() {
 fn a_fork_that_only_execs_leaves_no_trace() {
     let dir = scratch("system");
     let traces = dir.join("traces");
-    Run::with_h5prov(&c_program("small_writes"), &["f.h5", "20", "system"], &dir, &traces, "")
-        .ok();
+    Run::with_h5prov(
+        &c_program("small_writes"),
+        &["f.h5", "20", "system"],
+        &dir,
+        &traces,
+        "",
+    )
+    .ok();
     let metas = read_metas(&traces);
     assert_eq!(metas.len(), 1, "{metas:?}");
     assert!(metas[0].end_ns.is_some());
@@ -274,7 +280,14 @@ fn non_utf8_connector_strings() {
 fn a_file_opened_once_counts_one_open() {
     let dir = scratch("file-opens");
     let traces = dir.join("traces");
-    Run::with_h5prov(&c_program("small_writes"), &["f.h5", "3"], &dir, &traces, "").ok();
+    Run::with_h5prov(
+        &c_program("small_writes"),
+        &["f.h5", "3"],
+        &dir,
+        &traces,
+        "",
+    )
+    .ok();
     let files: Vec<_> = read_objects(&traces)
         .into_iter()
         .filter(|o| o.kind == "file")

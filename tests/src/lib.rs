@@ -87,30 +87,62 @@ pub fn c_program(name: &str) -> PathBuf {
         .zip(src.metadata().and_then(|m| m.modified()).ok())
         .is_some_and(|(e, s)| e >= s);
     if !fresh {
-        let h = hdf5_dir();
-        let tmp = out_dir.join(format!("{name}.{}.tmp", std::process::id()));
-        let out = Command::new("cc")
-            .arg("-std=c99")
-            .arg("-Wall")
-            .arg("-Werror")
-            .arg("-o")
-            .arg(&tmp)
-            .arg(&src)
-            .arg(format!("-I{}", h.join("include").display()))
-            .arg(format!("-L{}", h.join("lib").display()))
-            .arg(format!("-Wl,-rpath,{}", h.join("lib").display()))
-            .arg("-lhdf5")
-            .output()
-            .expect("run cc");
-        assert!(
-            out.status.success(),
-            "compiling {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let tmp = compile_c("cc", name, Some(&hdf5_dir()), &[]);
         std::fs::rename(&tmp, &exe).unwrap();
     }
     exe
+}
+
+/// Compiles `tests/c/<name>.c` with `compiler` (`cc`, `mpicc`) into a file of its own for
+/// this test process; against the HDF5 installation `hdf5` (include, link, run path) when
+/// given, plus `libs` (`-ldl`, `-lpthread`).
+pub fn compile_c(compiler: &str, name: &str, hdf5: Option<&Path>, libs: &[&str]) -> PathBuf {
+    let out_dir = tmp_root().join("c-programs");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let exe = out_dir.join(format!("{name}.{compiler}.{}", std::process::id()));
+    let src = repo().join("tests/c").join(format!("{name}.c"));
+    let mut cmd = Command::new(compiler);
+    cmd.args(["-std=c99", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src);
+    if let Some(h) = hdf5 {
+        let lib = h.join("lib");
+        cmd.arg(format!("-I{}", h.join("include").display()))
+            .arg(format!("-L{}", lib.display()))
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .arg("-lhdf5");
+    }
+    let out = cmd
+        .args(libs)
+        .output()
+        .unwrap_or_else(|e| panic!("run {compiler}: {e}"));
+    assert!(
+        out.status.success(),
+        "compiling {} with {compiler}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// For tests whose subject is per-process state (h5prov binds once per process): in the
+/// test process, runs test `name` alone in a child copy of this test binary, asserts it
+/// succeeded and returns its description and stderr; in that child, returns `None`, and the
+/// test goes on to do the work.
+pub fn in_child_process(name: &str) -> Option<(String, String)> {
+    const CHILD: &str = "H5PROV_TEST_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        return None;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(&exe)
+        .args(["--exact", name, "--nocapture"])
+        .env(CHILD, name)
+        .output()
+        .unwrap();
+    let desc = describe_output(&format!("{} {name} (child)", exe.display()), &out);
+    assert!(out.status.success(), "{desc}");
+    Some((desc, String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
 /// A fresh scratch directory.

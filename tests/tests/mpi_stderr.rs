@@ -5,7 +5,9 @@
 //! Needs the parallel HDF5 (`hdf5-test-harness build-hdf5 --variant parallel`, which also
 //! installs OpenMPI).
 
-use h5prov_tests::{describe_output, plugin_dir, read_metas, read_records, repo, scratch};
+use h5prov_tests::{
+    compile_c, describe_output, plugin_dir, read_metas, read_records, repo, scratch,
+};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -21,25 +23,7 @@ fn parallel_hdf5() -> PathBuf {
 }
 
 fn program() -> PathBuf {
-    let h = parallel_hdf5();
-    let exe = h5prov_tests::tmp_root().join(format!("mpi_attrs.{}", std::process::id()));
-    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
-    let out = Command::new("mpicc")
-        .args(["-std=c99", "-Wall", "-Werror", "-o"])
-        .arg(&exe)
-        .arg(repo().join("tests/c/mpi_attrs.c"))
-        .arg(format!("-I{}", h.join("include").display()))
-        .arg(format!("-L{}", h.join("lib").display()))
-        .arg(format!("-Wl,-rpath,{}", h.join("lib").display()))
-        .arg("-lhdf5")
-        .output()
-        .expect("run mpicc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    compile_c("mpicc", "mpi_attrs", Some(&parallel_hdf5()), &[])
 }
 
 fn mpirun(exe: &PathBuf, dir: &PathBuf, conn: Option<&str>) -> Output {

@@ -38,8 +38,8 @@
 //! thread's writes counted twice in the object counters.
 
 use h5prov_tests::{
-    describe_output, files_with_suffix, read_metas, read_objects, read_records, repo, scratch,
-    tmp_root, Run,
+    compile_c, describe_output, files_with_suffix, read_metas, read_objects, read_records, repo,
+    scratch, Run,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -78,30 +78,8 @@ fn threadsafe_dir() -> PathBuf {
 /// `tests/c/threads.c` compiled against the thread-safe HDF5 (once per test binary).
 fn program() -> PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let ts = threadsafe_dir();
-        let dir = tmp_root().join("c-programs");
-        std::fs::create_dir_all(&dir).unwrap();
-        let exe = dir.join(format!("threads-ts.{}", std::process::id()));
-        let lib = ts.join("lib");
-        let out = Command::new("cc")
-            .args(["-std=c99", "-Wall", "-Werror", "-o"])
-            .arg(&exe)
-            .arg(repo().join("tests/c/threads.c"))
-            .arg(format!("-I{}", ts.join("include").display()))
-            .arg(format!("-L{}", lib.display()))
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
-            .args(["-lhdf5", "-lpthread"])
-            .output()
-            .expect("run cc");
-        assert!(
-            out.status.success(),
-            "compiling tests/c/threads.c:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        exe
-    })
-    .clone()
+    EXE.get_or_init(|| compile_c("cc", "threads", Some(&threadsafe_dir()), &["-lpthread"]))
+        .clone()
 }
 
 /// What one thread says it did.

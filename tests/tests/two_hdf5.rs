@@ -6,10 +6,9 @@
 //! --variant v2`).
 
 use h5prov_tests::{
-    describe_output, hdf5_dir, plugin_dir, read_metas, repo, scratch, tmp_root, Run,
+    compile_c, hdf5_dir, in_child_process, plugin_dir, read_metas, repo, scratch, Run,
 };
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The two libraries: (1.14.5, 2.2.0).
 fn libs() -> (PathBuf, PathBuf) {
@@ -29,22 +28,7 @@ fn libs() -> (PathBuf, PathBuf) {
 /// `tests/c/two_hdf5.c`, linked against no HDF5 (a library in the global scope would
 /// interpose the other one's internal calls, and such a process crashes without h5prov).
 fn program() -> PathBuf {
-    let dir = tmp_root().join("c-programs");
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join(format!("two_hdf5.{}", std::process::id()));
-    let out = Command::new("cc")
-        .args(["-std=c99", "-Wall", "-Werror", "-o"])
-        .arg(&exe)
-        .arg(repo().join("tests/c/two_hdf5.c"))
-        .arg("-ldl")
-        .output()
-        .expect("run cc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    compile_c("cc", "two_hdf5", None, &["-ldl"])
 }
 
 #[test]
@@ -92,20 +76,9 @@ fn each_of_two_hdf5s_is_traced_by_an_h5prov_bound_to_it() {
 fn with_two_hdf5s_and_no_caller_on_the_stack_h5prov_refuses() {
     let (v114, v2) = libs();
     // In a child process: binding is per process.
-    if std::env::var_os("H5PROV_TWO_HDF5_CHILD").is_none() {
-        let exe = std::env::current_exe().unwrap();
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "with_two_hdf5s_and_no_caller_on_the_stack_h5prov_refuses",
-                "--nocapture",
-            ])
-            .env("H5PROV_TWO_HDF5_CHILD", "1")
-            .output()
-            .unwrap();
-        let desc = describe_output(&format!("{} (child)", exe.display()), &out);
-        assert!(out.status.success(), "{desc}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    if let Some((desc, stderr)) =
+        in_child_process("with_two_hdf5s_and_no_caller_on_the_stack_h5prov_refuses")
+    {
         assert!(
             stderr.contains("2 HDF5 libraries are loaded")
                 && stderr.contains("cannot tell which one loaded it"),

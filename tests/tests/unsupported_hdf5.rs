@@ -3,10 +3,9 @@
 //! lacks a symbol by the symbol's name, and a library of the wrong line by what it lacks.
 
 use h5prov_bindings::loader::{self, Line};
-use h5prov_tests::{describe_output, hdf5_dir, plugin_dir, repo};
+use h5prov_tests::{hdf5_dir, in_child_process, plugin_dir, repo};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Debian 12's HDF5 1.10.8 runtime.
 const HDF5_1_10: &str = "/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103";
@@ -34,20 +33,9 @@ fn v2_lib() -> PathBuf {
 #[test]
 fn an_hdf5_older_than_1_14_is_refused_by_its_version() {
     // In a child process: binding is per process.
-    if std::env::var_os("H5PROV_OLD_HDF5_CHILD").is_none() {
-        let exe = std::env::current_exe().unwrap();
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "an_hdf5_older_than_1_14_is_refused_by_its_version",
-                "--nocapture",
-            ])
-            .env("H5PROV_OLD_HDF5_CHILD", "1")
-            .output()
-            .unwrap();
-        let desc = describe_output(&format!("{} (child)", exe.display()), &out);
-        assert!(out.status.success(), "{desc}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    if let Some((desc, stderr)) =
+        in_child_process("an_hdf5_older_than_1_14_is_refused_by_its_version")
+    {
         assert!(
             stderr.contains("h5prov supports HDF5 1.14.x and 2.0-2.2")
                 && stderr.contains("this process runs HDF5 1.10.8"),

@@ -103,3 +103,42 @@ fn no_state_node_outlives_h5close() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("live state nodes at terminate: 0"), "{err}");
 }
+
+/// A panic in any part of a callback never crosses into C: before the under call it becomes
+/// an HDF5 error of that call (which fails); in the work h5prov does after it (the trace
+/// flush after a file close, the extent update after a set-extent) it leaves the call's own
+/// status standing, since the file is closed and the extent set. The application goes on and
+/// exits normally either way.
+#[test]
+fn a_panic_in_file_close_or_set_extent_never_crosses_into_c() {
+    for (hook, step) in [
+        ("file.close", "fclose=-1"),
+        ("dataset.specific", "extend=-1"),
+        ("file.close:after", "fclose=0"),
+        ("dataset.specific:after", "extend=0"),
+    ] {
+        let dir = scratch("panic-ops");
+        let traces = dir.join("t");
+        let out = Run::with_h5prov(&c_program("panic_ops"), &["p.h5"], &dir, &traces, "")
+            .env("H5PROV_TEST_PANIC", hook)
+            .output();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "{hook}: the application must survive: {stdout}\n{stderr}"
+        );
+        assert!(stdout.contains(step), "{hook}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("done"),
+            "{hook}: the program goes on: {stdout}"
+        );
+        if !hook.ends_with(":after") {
+            let op = hook;
+            assert!(
+                stderr.contains("h5prov") && stderr.contains(op) && stderr.contains("panic"),
+                "{op}: the HDF5 error stack carries h5prov's record:\n{stderr}"
+            );
+        }
+    }
+}

@@ -673,14 +673,19 @@ pub unsafe extern "C" fn file_specific(
 }
 
 pub unsafe extern "C" fn file_close(obj: *mut c_void, dxpl: hid_t, req: Req) -> herr_t {
-    // SAFETY: forwarded; the close shape frees the wrapper on success.
+    // SAFETY: forwarded; the close shape (guarded) frees the wrapper on success.
     let r = unsafe {
         super::shape_close(Op::FileClose, obj, req, |o, v| {
             b::H5VLfile_close(o, v, dxpl, req)
         })
     };
-    trace::flush();
-    r
+    // The flush is guarded too, and a failure in it never changes the close's status: after
+    // a successful close HDF5 must not keep (and close again) the freed wrapper.
+    guard(r, Op::FileClose, || {
+        super::error::maybe_test_panic_after(Op::FileClose);
+        trace::flush();
+        Ok(r)
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1071,34 +1076,48 @@ pub unsafe extern "C" fn dataset_specific(
     req: Req,
 ) -> herr_t {
     let sub = sub_of!(args);
-    // SAFETY: forwarded as a plain call.
+    // SAFETY: forwarded as a plain call (guarded).
     let r = unsafe {
         shape_call(Op::DatasetSpecific, sub, obj, req, |o, v| {
             b::H5VLdataset_specific(o, v, args, dxpl, req)
         })
     };
-    if r >= 0 && sub == b::H5VL_DATASET_SET_EXTENT {
-        // Keep the cached extent current (H5S_ALL accesses count the whole extent).
-        // SAFETY: obj is still our wrapper (set_extent does not close); args valid.
-        unsafe {
-            if let (Ok(o), Some(a)) = (VolObj::from_ptr(obj), args.as_ref()) {
-                if let Some(n) = &o.node {
-                    let mut shape = n.shape.lock();
-                    if let Some(s) = shape.as_mut() {
-                        let size = a.args.set_extent.size;
-                        if !size.is_null() {
-                            let nd = s.dims.len();
-                            s.dims = std::slice::from_raw_parts(size, nd).to_vec();
-                            if let (Some(f), Key::Object(_, t)) = (&n.file, &n.key) {
-                                f.shapes.lock().insert(*t, s.clone());
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    if r < 0 || sub != b::H5VL_DATASET_SET_EXTENT {
+        return r;
     }
-    r
+    // Keep the cached extent current (H5S_ALL accesses count the whole extent). Guarded;
+    // a failure here is h5prov's and leaves the extent HDF5 set, so the status stands.
+    guard(r, Op::DatasetSpecific, || {
+        super::error::maybe_test_panic_after(Op::DatasetSpecific);
+        // SAFETY: obj is still our wrapper (set_extent does not close); args valid.
+        unsafe { note_new_extent(obj, args) };
+        Ok(r)
+    })
+}
+
+/// After a successful set-extent: the dataset's cached shape takes the new extent.
+///
+/// # Safety
+/// `obj` is a live wrapper and `args` the set-extent arguments HDF5 passed.
+unsafe fn note_new_extent(obj: *mut c_void, args: *mut H5VL_dataset_specific_args_t) {
+    // SAFETY: per the contract.
+    let (Ok(o), Some(a)) = (unsafe { VolObj::from_ptr(obj) }, unsafe { args.as_ref() }) else {
+        return;
+    };
+    let Some(n) = &o.node else { return };
+    let mut shape = n.shape.lock();
+    let Some(s) = shape.as_mut() else { return };
+    // SAFETY: the set_extent member matches op_type.
+    let size = unsafe { a.args.set_extent.size };
+    if size.is_null() {
+        return;
+    }
+    let nd = s.dims.len();
+    // SAFETY: HDF5 passes one new size per dimension of the dataset.
+    s.dims = unsafe { std::slice::from_raw_parts(size, nd) }.to_vec();
+    if let (Some(f), Key::Object(_, t)) = (&n.file, &n.key) {
+        f.shapes.lock().insert(*t, s.clone());
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -76,22 +76,48 @@ pub fn push(op: Op, msg: &str) {
 }
 
 /// Test-only hook: `H5PROV_TEST_PANIC=<op name>` (read at `initialize`) makes that
-/// callback panic inside the guard, to prove the application gets an HDF5 error.
+/// callback panic inside the guard, before the under call, to prove the application gets an
+/// HDF5 error. `H5PROV_TEST_PANIC=<op name>:after` panics in h5prov's own work after the
+/// under call instead (see [`maybe_test_panic_after`]).
 static TEST_PANIC: AtomicU32 = AtomicU32::new(u32::MAX);
+static TEST_PANIC_AFTER: AtomicU32 = AtomicU32::new(u32::MAX);
 
 /// Reads `H5PROV_TEST_PANIC`.
 pub fn load_test_hook() {
-    let v = std::env::var("H5PROV_TEST_PANIC").ok();
-    let idx = v
-        .and_then(|name| Op::ALL.iter().position(|o| o.name() == name))
+    let v = std::env::var("H5PROV_TEST_PANIC").unwrap_or_default();
+    let (name, after) = match v.strip_suffix(":after") {
+        Some(name) => (name, true),
+        None => (v.as_str(), false),
+    };
+    let idx = Op::ALL
+        .iter()
+        .position(|o| o.name() == name)
         .map_or(u32::MAX, |i| i as u32);
-    TEST_PANIC.store(idx, Ordering::Relaxed);
+    let (set, clear) = if after {
+        (&TEST_PANIC_AFTER, &TEST_PANIC)
+    } else {
+        (&TEST_PANIC, &TEST_PANIC_AFTER)
+    };
+    set.store(idx, Ordering::Relaxed);
+    clear.store(u32::MAX, Ordering::Relaxed);
+}
+
+fn hit(slot: &AtomicU32, op: Op) -> bool {
+    let t = slot.load(Ordering::Relaxed);
+    t != u32::MAX && Op::ALL.get(t as usize) == Some(&op)
 }
 
 #[inline]
 pub fn maybe_test_panic(op: Op) {
-    let t = TEST_PANIC.load(Ordering::Relaxed);
-    if t != u32::MAX && Op::ALL.get(t as usize) == Some(&op) {
+    if hit(&TEST_PANIC, op) {
         panic!("H5PROV_TEST_PANIC forced a panic in {}", op.name());
+    }
+}
+
+/// The `:after` hook, placed in the work a callback does after its under call.
+#[inline]
+pub fn maybe_test_panic_after(op: Op) {
+    if hit(&TEST_PANIC_AFTER, op) {
+        panic!("H5PROV_TEST_PANIC forced a panic after {}", op.name());
     }
 }

@@ -37,23 +37,24 @@ cargo test -q --workspace 2>&1 | tee "$ROOT/target/cargo-test.log" | grep -E '^(
 grep -q 'test result: FAILED' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }
 grep -q 'error\[' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }
 
+# The six connector modes: native, HDF5's pass_through, h5prov, h5prov over and under
+# pass_through, and h5prov at level=element (traces to $2, capped per process).
+six_modes() {
+    local plugins="$1" traces="$2"
+    shift 2
+    rm -rf "$traces"
+    cargo run -q --release -p hdf5-test-harness -- run "$@" \
+        --plugin-path "$plugins" \
+        --mode native --mode pass_through --mode h5prov \
+        --mode h5prov-over-pt --mode pt-over-h5prov \
+        --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$traces;max_size=256M"
+}
+
 step "HDF5 regression suites: native, pass_through, h5prov"
-TR="$ROOT/target/harness-traces"
-rm -rf "$TR"
-cargo run -q --release -p hdf5-test-harness -- run \
-    --plugin-path "$PLUGIN_DIR" \
-    --mode native --mode pass_through --mode h5prov \
-    --mode h5prov-over-pt --mode pt-over-h5prov \
-    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TR;max_size=256M"
+six_modes "$PLUGIN_DIR" "$ROOT/target/harness-traces"
 
 step "HDF5 2.2.0: HDF5 1.14.5's API suite built against it, native, pass_through, h5prov (the same libh5prov.so)"
-TRV="$ROOT/target/harness-traces-v2"
-rm -rf "$TRV"
-cargo run -q --release -p hdf5-test-harness -- run --variant v2 \
-    --plugin-path "$PLUGIN_DIR" \
-    --mode native --mode pass_through --mode h5prov \
-    --mode h5prov-over-pt --mode pt-over-h5prov \
-    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRV;max_size=256M"
+six_modes "$PLUGIN_DIR" "$ROOT/target/harness-traces-v2" --variant v2
 
 step "thread-safe HDF5 1.14.5: api and vol (with ttsafe): native, pass_through, h5prov (the same libh5prov.so)"
 cargo run -q --release -p hdf5-test-harness -- run --variant threadsafe \
@@ -66,13 +67,7 @@ PAR_PLUGIN_DIR="$ROOT/.deps/plugins-parallel"
 install_plugin "$ROOT/target/release/libh5prov.so" "$PAR_PLUGIN_DIR"
 
 step "testpar under mpirun -np 4: native, pass_through, h5prov"
-TRP="$ROOT/target/harness-traces-parallel"
-rm -rf "$TRP"
-cargo run -q --release -p hdf5-test-harness -- run --variant parallel \
-    --plugin-path "$PAR_PLUGIN_DIR" \
-    --mode native --mode pass_through --mode h5prov \
-    --mode h5prov-over-pt --mode pt-over-h5prov \
-    --mode "h5prov-element=h5prov under_vol=0;under_info={};level=element;path=$TRP;max_size=256M"
+six_modes "$PAR_PLUGIN_DIR" "$ROOT/target/harness-traces-parallel" --variant parallel
 
 step "MPI VPIC/BDCATS-like runs through h5prov, analyzed (slowed rank named, transfer counts)"
 cargo build -q --release -p h5prov-analyzer

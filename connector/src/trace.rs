@@ -242,27 +242,19 @@ impl Session {
         };
         let mut file = f.lock();
         let written = self.bytes.load(Ordering::Relaxed);
-        if let Some(limit) = self.fsize_cap {
-            if written + bytes.len() as u64 > limit {
-                self.dropped.fetch_add(records(), Ordering::Relaxed);
-                if !self.capped.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "h5prov: note: the trace file reached this process's file-size limit \
-                         (ulimit -f, {limit} bytes usable); later records are dropped and \
-                         counted, the application is not affected"
-                    );
-                }
-                return;
-            }
-        }
-        if let Some(cap) = self.cfg.max_size {
+        if let Some((cap, from_ulimit)) = self.trace_cap() {
             if written + bytes.len() as u64 > cap {
                 self.dropped.fetch_add(records(), Ordering::Relaxed);
                 if !self.capped.swap(true, Ordering::Relaxed) {
+                    let why = if from_ulimit {
+                        format!("this process's file-size limit (ulimit -f, {cap} bytes usable)")
+                    } else {
+                        format!("max_size={cap} bytes")
+                    };
                     eprintln!(
-                        "h5prov: note: the trace file reached max_size={cap} bytes; later records \
-                         are dropped and counted (per-object summaries stay complete), the \
-                         application is not affected"
+                        "h5prov: note: the trace file reached {why}; later records are dropped \
+                         and counted (per-object summaries stay complete), the application is \
+                         not affected"
                     );
                 }
                 return;
@@ -281,6 +273,17 @@ impl Session {
         }
     }
 
+    /// The size the trace file may not pass: the smaller of `max_size` and the file-size
+    /// limit, with `true` when it is the file-size limit.
+    fn trace_cap(&self) -> Option<(u64, bool)> {
+        let max = self.cfg.max_size.map(|c| (c, false));
+        let fsize = self.fsize_cap.map(|c| (c, true));
+        match (max, fsize) {
+            (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Writes a thread's pending records and empties its buffer.
     fn drain(&self, chunk: &mut Chunk) {
         self.write_trace(&chunk.buf);
@@ -295,10 +298,13 @@ impl Session {
             .fsize_cap
             .is_some_and(|limit| done + pending.len() as u64 > limit)
         {
-            // Summary rows past the file-size limit: counted as dropped, never a SIGXFSZ.
-            let rows = pending.iter().filter(|&&b| b == b'\n').count() as u64;
-            self.dropped.fetch_add(rows, Ordering::Relaxed);
+            // Summary rows past the file-size limit are lost, never a SIGXFSZ. They are not
+            // trace records (`dropped` counts those): a write error, noted once.
             pending.clear();
+            self.warn_once(
+                "the objects file reached the process's file-size limit (ulimit -f)",
+                &std::io::Error::from_raw_os_error(libc::EFBIG),
+            );
             return;
         }
         let res = file.write_all(pending);

@@ -147,14 +147,7 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
             // When the string comes from HDF5_VOL_CONNECTOR, HDF5 replaces our error record
             // with "unable to set default VOL connector" and carries on natively: say why
             // on stderr once, so nobody believes a run is traced when it is not.
-            // Compared as bytes: the variable need not be UTF-8.
-            let from_env = std::env::var_os("HDF5_VOL_CONNECTOR").is_some_and(|v| {
-                use std::os::unix::ffi::OsStrExt;
-                v.as_bytes()
-                    .trim_ascii()
-                    .strip_prefix(b"h5prov")
-                    .is_some_and(|rest| rest.trim_ascii() == raw.trim_ascii())
-            });
+            let from_env = env_h5prov_options().is_some_and(|o| o == raw.trim_ascii());
             if from_env {
                 eprintln!(
                     "h5prov: HDF5_VOL_CONNECTOR rejected, h5prov is NOT active: {}",
@@ -279,13 +272,24 @@ unsafe fn fapl_info(fapl: hid_t) -> Option<Box<Info>> {
 /// info while the variable names another connector is HDF5 probing plugins after a failed
 /// open, which must stay a clean failure with no trace written.
 fn bare_name_info() -> Option<Box<Info>> {
-    let v = std::env::var_os("HDF5_VOL_CONNECTOR")?;
-    let v = v.to_str()?.trim();
-    if v == "h5prov" {
+    if env_h5prov_options()?.is_empty() {
         info_from_text("").ok().map(Box::new)
     } else {
         None
     }
+}
+
+/// When `HDF5_VOL_CONNECTOR` names h5prov: the options after the name, trimmed. Compared
+/// as bytes, since the variable need not be UTF-8.
+fn env_h5prov_options() -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let v = std::env::var_os("HDF5_VOL_CONNECTOR")?;
+    let rest = v.as_bytes().trim_ascii().strip_prefix(b"h5prov")?;
+    // The whole name: "h5provX" is another connector.
+    if rest.first().is_some_and(|b| !b.is_ascii_whitespace()) {
+        return None;
+    }
+    Some(rest.trim_ascii().to_vec())
 }
 
 /// A copy of `fapl` whose VOL is the under connector.

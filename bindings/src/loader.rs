@@ -124,15 +124,32 @@ fn defining_object(addr: *const c_void) -> Option<(PathBuf, usize)> {
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fbase.is_null() {
         return None;
     }
-    let path = if info.dli_fname.is_null() {
-        PathBuf::new()
-    } else {
-        // SAFETY: dladdr returned a NUL-terminated name owned by the loader.
-        PathBuf::from(OsStr::from_bytes(
-            unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes(),
-        ))
-    };
-    Some((path, info.dli_fbase as usize))
+    // SAFETY: dladdr returned a NUL-terminated name owned by the loader, or null.
+    Some((
+        unsafe { loader_path(info.dli_fname) },
+        info.dli_fbase as usize,
+    ))
+}
+
+/// A path the dynamic loader reports (empty for null: the main program).
+///
+/// # Safety
+/// `name` is null or a NUL-terminated string that lives while this runs.
+unsafe fn loader_path(name: *const std::ffi::c_char) -> PathBuf {
+    if name.is_null() {
+        return PathBuf::new();
+    }
+    // SAFETY: per the contract.
+    PathBuf::from(OsStr::from_bytes(
+        unsafe { CStr::from_ptr(name) }.to_bytes(),
+    ))
+}
+
+/// The path of this `libh5prov.so`, if the loader knows it.
+fn own_path() -> Option<PathBuf> {
+    defining_object(own_path as *const c_void)
+        .map(|(p, _)| p)
+        .filter(|p| !p.as_os_str().is_empty())
 }
 
 /// Opens an already loaded object without loading anything (`RTLD_NOLOAD`); the main
@@ -164,15 +181,8 @@ fn loaded_objects() -> Vec<PathBuf> {
     ) -> c_int {
         // SAFETY: dl_iterate_phdr passes a valid info and our `data` (a Vec<PathBuf>).
         let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<PathBuf>>()) };
-        let name = if info.dlpi_name.is_null() {
-            PathBuf::new()
-        } else {
-            // SAFETY: a NUL-terminated string owned by the loader.
-            PathBuf::from(OsStr::from_bytes(
-                unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes(),
-            ))
-        };
-        out.push(name);
+        // SAFETY: a NUL-terminated string owned by the loader, or null.
+        out.push(unsafe { loader_path(info.dlpi_name) });
         0
     }
     let mut out: Vec<PathBuf> = Vec::new();
@@ -458,10 +468,7 @@ pub fn load_private_copy() -> Result<*const c_void, String> {
             MAX_COPIES + 1
         ));
     }
-    let me = defining_object(load_private_copy as *const c_void)
-        .map(|(p, _)| p)
-        .filter(|p| !p.as_os_str().is_empty())
-        .ok_or("h5prov: cannot find the path of libh5prov.so")?;
+    let me = own_path().ok_or("h5prov: cannot find the path of libh5prov.so")?;
     let bytes = std::fs::read(&me).map_err(|e| format!("h5prov: reading {}: {e}", me.display()))?;
     // SAFETY: memfd_create with a valid name; the fd is owned by the File below.
     let fd = unsafe { libc::memfd_create(c"libh5prov.so".as_ptr(), libc::MFD_CLOEXEC) };
@@ -542,12 +549,9 @@ pub fn push_error_to(cand: &Candidate, msg: &str) -> bool {
 /// process-wide hooks into it (`pthread_atfork` handlers) stay valid after HDF5 `dlclose`s
 /// its plugins at `H5close`. Returns false when the library could not be pinned.
 pub fn pin_self() -> bool {
-    let Some((path, _)) = defining_object(pin_self as *const c_void) else {
+    let Some(path) = own_path() else {
         return false;
     };
-    if path.as_os_str().is_empty() {
-        return false;
-    }
     // SAFETY: RTLD_NOLOAD only takes a new reference to this already-loaded library;
     // RTLD_NODELETE marks it never to be unloaded.
     match unsafe { Library::open(Some(&path), RTLD_NOLOAD | RTLD_LAZY | libc::RTLD_NODELETE) } {

@@ -7,8 +7,8 @@
 //!   `Box::into_raw` in [`VolObj::into_raw`]; freed with `Box::from_raw` only in
 //!   [`VolObj::free`], which runs on a successful close, on `unwrap_object`, and when a
 //!   request completes (wait/notify/cancel/free).
-//! - [`UnderVol`]: the under connector's id; `Clone`/`Drop` do `H5Iinc_ref`/`H5Idec_ref`
-//!   with the error stack saved and restored around the decrement.
+//! - [`UnderVol`]: the under connector's id: one HDF5 reference (`H5Iinc_ref`/`H5Idec_ref`,
+//!   with the error stack preserved) shared by all of h5prov's holders through an `Arc`.
 //! - `table`: the declarative table of VOL callbacks; mechanical callbacks are generated
 //!   from it, special ones are in `custom`.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -63,38 +63,40 @@ pub fn guard<R>(fail: R, op: Op, f: impl FnOnce() -> Result<R, Error>) -> R {
     }
 }
 
-/// The under connector's id, reference counted in HDF5's id table.
+/// The under connector's id. h5prov holds one HDF5 reference to it (`H5Iinc_ref` when
+/// first taken, `H5Idec_ref` when the last holder goes) and counts its own holders (every
+/// wrapper, wrap context, request and info) with an `Arc`: cloning is an atomic increment,
+/// not three HDF5 API calls as a per-holder id reference would be (`H5Iinc_ref` and the
+/// error-stack checks around it, on every open and every wrap context).
+#[derive(Debug, Clone)]
+pub struct UnderVol(Arc<UnderVolRef>);
+
+/// The one HDF5 reference behind an [`UnderVol`].
 #[derive(Debug)]
-pub struct UnderVol(hid_t);
+pub struct UnderVolRef(hid_t);
 
 impl UnderVol {
-    /// Takes a new reference to `id`.
+    /// Takes a new HDF5 reference to `id`.
     pub fn new_ref(id: hid_t) -> UnderVol {
         // SAFETY: H5Iinc_ref accepts any id and fails cleanly on an invalid one. Public
         // HDF5 calls clear the error stack on entry, so it is preserved around the call.
         query::quietly(|| unsafe { h5prov_bindings::H5Iinc_ref(id) });
-        UnderVol(id)
+        UnderVol(Arc::new(UnderVolRef(id)))
     }
 
-    /// Adopts an id whose reference the caller owns.
+    /// Adopts an id whose HDF5 reference the caller owns.
     pub fn adopt(id: hid_t) -> UnderVol {
-        UnderVol(id)
+        UnderVol(Arc::new(UnderVolRef(id)))
     }
 
     /// The raw id.
     #[inline]
     pub fn id(&self) -> hid_t {
-        self.0
+        self.0 .0
     }
 }
 
-impl Clone for UnderVol {
-    fn clone(&self) -> Self {
-        UnderVol::new_ref(self.0)
-    }
-}
-
-impl Drop for UnderVol {
+impl Drop for UnderVolRef {
     fn drop(&mut self) {
         let id = self.0;
         // The error stack is preserved so a failed decrement (e.g. after H5close) never

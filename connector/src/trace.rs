@@ -1187,9 +1187,31 @@ pub fn object_summary(n: &Node) {
     if level() == Level::Off {
         return;
     }
-    let Some(s) = SESSION.read().clone() else {
-        return;
-    };
+    with_session(|s| summary_of(s, n));
+}
+
+/// Runs `f` with the session: the calling thread's cached one (no lock, no reference
+/// count), else the global one.
+fn with_session(f: impl FnOnce(&Session)) {
+    let mut f = Some(f);
+    let _ = THREAD.try_with(|t| {
+        let Ok(mut t) = t.try_borrow_mut() else {
+            return;
+        };
+        t.refresh();
+        if let (Some(s), Some(f)) = (&t.session, f.take()) {
+            f(s);
+        }
+    });
+    if let Some(f) = f {
+        let s = SESSION.read().clone();
+        if let Some(s) = s {
+            f(&s);
+        }
+    }
+}
+
+fn summary_of(s: &Session, n: &Node) {
     let Some(objects) = s.objects.as_ref() else {
         return;
     };
@@ -1203,26 +1225,58 @@ pub fn object_summary(n: &Node) {
         return;
     }
     let st = n.stats.lock().clone();
-    let shape = n.shape.lock().clone().unwrap_or_default();
     let open_ns = if n.kind == Kind::File && st.open_ns == 0 {
         st.last_ns.saturating_sub(st.first_ns)
     } else {
         st.open_ns
     };
-    let mut dims = String::new();
-    for (i, d) in shape.dims.iter().enumerate() {
-        if i > 0 {
-            dims.push('x');
+    // `10x20`, written without allocating: at most 32 dimensions of 20 digits.
+    let mut dims_buf = [0u8; 32 * 21];
+    let mut dims_len = 0;
+    let (type_size, layout) = {
+        let shape = n.shape.lock();
+        let Some(shape) = shape.as_ref() else {
+            return write_summary(s, objects, n, &st, "", 0, "", open_ns);
+        };
+        for (i, d) in shape.dims.iter().enumerate() {
+            let mut digits = itoa::Buffer::new();
+            let text = digits.format(*d).as_bytes();
+            let sep = usize::from(i > 0);
+            if dims_len + sep + text.len() > dims_buf.len() {
+                break;
+            }
+            if sep == 1 {
+                dims_buf[dims_len] = b'x';
+            }
+            dims_buf[dims_len + sep..dims_len + sep + text.len()].copy_from_slice(text);
+            dims_len += sep + text.len();
         }
-        dims.push_str(itoa::Buffer::new().format(*d));
-    }
+        (shape.type_size, shape.layout)
+    };
+    let dims = std::str::from_utf8(&dims_buf[..dims_len]).unwrap_or("");
+    write_summary(s, objects, n, &st, dims, type_size, layout, open_ns);
+}
+
+/// Encodes one objects-file row straight into the pending block.
+#[allow(clippy::too_many_arguments)]
+fn write_summary(
+    s: &Session,
+    objects: &Mutex<(File, Vec<u8>)>,
+    n: &Node,
+    st: &crate::tree::Stats,
+    dims: &str,
+    type_size: u64,
+    layout: &'static str,
+    open_ns: u64,
+) {
+    let mut token = [0u8; 52];
     let row = ObjectSummaryRef {
         rank: s.rank,
         pid: s.pid,
         kind: n.kind.name(),
         file: &n.file_name,
         path: &n.path,
-        token: &n.token_hex(),
+        token: n.token_hex(&mut token),
         opens: st.opens,
         accesses: st.accesses,
         reads: st.reads,
@@ -1233,9 +1287,9 @@ pub fn object_summary(n: &Node) {
         write_ns: st.write_ns,
         first_ns: st.first_ns,
         last_ns: st.last_ns,
-        dims: &dims,
-        type_size: shape.type_size,
-        layout: shape.layout,
+        dims,
+        type_size,
+        layout,
         ind_io: st.ind_io,
         coll_io: st.coll_io,
         broken_coll_io: st.broken_coll_io,
@@ -1246,16 +1300,15 @@ pub fn object_summary(n: &Node) {
         groups_opened: st.groups_opened,
         open_ns,
     };
-    let mut out = Vec::with_capacity(256);
+    let mut g = objects.lock();
+    let out = &mut g.1;
     match s.cfg.format {
-        Format::Csv => summary_csv(&mut out, &row),
+        Format::Csv => summary_csv(out, &row),
         Format::Jsonl => {
-            let _ = serde_json::to_writer(&mut out, &row);
+            let _ = serde_json::to_writer(&mut *out, &row);
             out.push(b'\n');
         }
     }
-    let mut g = objects.lock();
-    g.1.extend_from_slice(&out);
     if g.1.len() >= s.threshold {
         s.drain_objects(&mut g);
     }

@@ -250,21 +250,33 @@ pub fn join_path(parent: &str, name: &str) -> String {
 }
 
 impl Node {
-    /// Renders the token part of the key in hex.
-    pub fn token_hex(&self) -> String {
-        use std::fmt::Write;
+    /// Renders the token part of the key in hex (`fileno:token`, the token's bytes from
+    /// the most significant non-zero one; empty for files) into `buf`, without allocating.
+    pub fn token_hex<'b>(&self, buf: &'b mut [u8; 52]) -> &'b str {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let (fileno, tok) = match &self.key {
             Key::Object(f, t) | Key::Attr(f, t, _) => (*f, t),
-            _ => return String::new(),
+            _ => return "",
         };
-        let mut s = format!("{fileno:x}:");
+        let mut n = 0;
+        let digits = (64 - fileno.leading_zeros()).div_ceil(4).max(1);
+        for i in (0..digits).rev() {
+            buf[n] = HEX[((fileno >> (4 * i)) & 0xf) as usize];
+            n += 1;
+        }
+        buf[n] = b':';
+        n += 1;
+        let start = n;
         for b in tok.iter().rev().skip_while(|b| **b == 0) {
-            let _ = write!(s, "{b:02x}");
+            buf[n] = HEX[usize::from(b >> 4)];
+            buf[n + 1] = HEX[usize::from(b & 0xf)];
+            n += 2;
         }
-        if s.ends_with(':') {
-            s.push('0');
+        if n == start {
+            buf[n] = b'0';
+            n += 1;
         }
-        s
+        std::str::from_utf8(&buf[..n]).unwrap_or("")
     }
 }
 
@@ -364,6 +376,43 @@ mod tests {
         });
         assert!(nodes.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
         assert_eq!(nodes[0].stats.lock().opens, 8);
+    }
+
+    #[test]
+    fn token_hex_matches_the_formatted_rendering() {
+        for (fileno, tok) in [
+            (0u64, [0u8; 16]),
+            (0x1f, [0; 16]),
+            (u64::MAX, [0xff; 16]),
+            (7, {
+                let mut t = [0; 16];
+                t[0] = 0x30;
+                t[1] = 0x0b;
+                t
+            }),
+        ] {
+            let mut want = format!("{fileno:x}:");
+            for b in tok.iter().rev().skip_while(|b| **b == 0) {
+                want.push_str(&format!("{b:02x}"));
+            }
+            if want.ends_with(':') {
+                want.push('0');
+            }
+            let (n, _) = lookup_or_insert(unique_key(), new(Kind::Dataset, "/d"));
+            let node = Node {
+                kind: Kind::Dataset,
+                key: Key::Object(fileno, tok),
+                file: None,
+                file_name: n.file_name.clone(),
+                path: "/d".into(),
+                stats: Mutex::new(Stats::default()),
+                shape: Mutex::new(None),
+                shapes: Mutex::new(HashMap::new()),
+            };
+            LIVE.fetch_add(1, Ordering::Relaxed); // dropping `node` counts it out
+            let mut buf = [0; 52];
+            assert_eq!(node.token_hex(&mut buf), want);
+        }
     }
 
     #[test]

@@ -12,9 +12,11 @@
 //! See `docs/TRACE-FORMAT.md` for what is written and `connector/SAFETY.md` for the HDF5
 //! rules this crate relies on.
 #![warn(missing_docs)]
+#![deny(unsafe_code)]
 
 pub mod config;
-#[allow(missing_docs, clippy::missing_safety_doc)]
+// The C boundary: the only module with `unsafe` (see `connector/SAFETY.md`).
+#[allow(unsafe_code, missing_docs, clippy::missing_safety_doc)]
 pub mod ffi;
 pub mod info;
 pub mod ops;

@@ -15,6 +15,8 @@
 //!   table of pointers (`Api`) filled from the HDF5 library found at run time, with a
 //!   `#[inline]` free function per non-variadic function that calls through the table.
 //! - `DIFFERENCES.md`: what differs between the lines, for people.
+// The generated code contains `unsafe`; this generator itself has none.
+#![forbid(unsafe_code)]
 
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};

@@ -4,6 +4,7 @@
 //! `H5PROV_HDF5_1_14_INCLUDE` and `H5PROV_HDF5_2_INCLUDE`, defaulting to the installations
 //! `hdf5-test-harness build-hdf5` prepares (`.deps/hdf5/include`, `.deps/hdf5-2/include`).
 //! With `--check` nothing is written: it fails when a committed file differs.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -507,45 +507,43 @@ unsafe fn file_open_common(
     req: Req,
     created: bool,
     call: impl FnOnce(hid_t) -> *mut c_void,
-) -> *mut c_void {
-    guard(std::ptr::null_mut(), op, || {
-        // SAFETY: fapl is the application's FAPL.
-        let info = unsafe { fapl_info(fapl) }
-            .ok_or("the file access property list has no h5prov connector info")?;
-        trace::start(&info.config, &info.text());
-        let (mpio, coll_reads, coll_writes) = fapl_mpio(fapl);
-        if mpio {
-            trace::note_coll_metadata(coll_reads, coll_writes);
-        }
-        // SAFETY: fapl is a FAPL id.
-        let ufapl = unsafe { under_fapl(fapl, &info) }?;
-        let mut span = Span::begin(op, NONE, is_async(req));
-        span.under_start();
-        let under = call(ufapl);
-        span.under_end();
-        // SAFETY: closing our copy, without touching the error stack of a failed open.
-        quietly(|| unsafe { b::H5Pclose(ufapl) });
-        // SAFETY: HDF5 passes the file name as a C string.
-        let fname = unsafe { cstr(name) };
-        if under.is_null() {
-            span.finish(&Event {
-                kind: Kind::File,
-                status: -1,
-                path: Some(&fname),
-                ..Event::default()
-            });
-            return Ok(std::ptr::null_mut());
-        }
-        let node = file_node(under, info.under.id(), &fname, dxpl, created);
-        node.stats.lock().mpio |= mpio;
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &info.under, op) };
+) -> Result<*mut c_void, Error> {
+    // SAFETY: fapl is the application's FAPL.
+    let info = unsafe { fapl_info(fapl) }
+        .ok_or("the file access property list has no h5prov connector info")?;
+    trace::start(&info.config, &info.text());
+    let (mpio, coll_reads, coll_writes) = fapl_mpio(fapl);
+    if mpio {
+        trace::note_coll_metadata(coll_reads, coll_writes);
+    }
+    // SAFETY: fapl is a FAPL id.
+    let ufapl = unsafe { under_fapl(fapl, &info) }?;
+    let mut span = Span::begin(op, NONE, is_async(req));
+    span.under_start();
+    let under = call(ufapl);
+    span.under_end();
+    // SAFETY: closing our copy, without touching the error stack of a failed open.
+    quietly(|| unsafe { b::H5Pclose(ufapl) });
+    // SAFETY: HDF5 passes the file name as a C string.
+    let fname = unsafe { cstr(name) };
+    if under.is_null() {
         span.finish(&Event {
-            node: Some(&node),
+            kind: Kind::File,
+            status: -1,
+            path: Some(&fname),
             ..Event::default()
         });
-        Ok(VolObj::into_raw(under, info.under.clone(), Some(node)))
-    })
+        return Ok(std::ptr::null_mut());
+    }
+    let node = file_node(under, info.under.id(), &fname, dxpl, created);
+    node.stats.lock().mpio |= mpio;
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, &info.under, op) };
+    span.finish(&Event {
+        node: Some(&node),
+        ..Event::default()
+    });
+    Ok(VolObj::into_raw(under, info.under.clone(), Some(node)))
 }
 
 pub unsafe extern "C" fn file_create(
@@ -556,12 +554,14 @@ pub unsafe extern "C" fn file_create(
     dxpl: hid_t,
     req: Req,
 ) -> *mut c_void {
-    // SAFETY: forwarded arguments of the VOL prototype.
-    unsafe {
-        file_open_common(Op::FileCreate, name, fapl, dxpl, req, true, |f| {
-            b::H5VLfile_create(name, flags, fcpl, f, dxpl, req)
-        })
-    }
+    guard(std::ptr::null_mut(), Op::FileCreate, || {
+        // SAFETY: forwarded arguments of the VOL prototype.
+        unsafe {
+            file_open_common(Op::FileCreate, name, fapl, dxpl, req, true, |f| {
+                b::H5VLfile_create(name, flags, fcpl, f, dxpl, req)
+            })
+        }
+    })
 }
 
 pub unsafe extern "C" fn file_open(
@@ -571,12 +571,14 @@ pub unsafe extern "C" fn file_open(
     dxpl: hid_t,
     req: Req,
 ) -> *mut c_void {
-    // SAFETY: forwarded arguments of the VOL prototype.
-    unsafe {
-        file_open_common(Op::FileOpen, name, fapl, dxpl, req, false, |f| {
-            b::H5VLfile_open(name, flags, f, dxpl, req)
-        })
-    }
+    guard(std::ptr::null_mut(), Op::FileOpen, || {
+        // SAFETY: forwarded arguments of the VOL prototype.
+        unsafe {
+            file_open_common(Op::FileOpen, name, fapl, dxpl, req, false, |f| {
+                b::H5VLfile_open(name, flags, f, dxpl, req)
+            })
+        }
+    })
 }
 
 pub unsafe extern "C" fn file_specific(
@@ -585,8 +587,8 @@ pub unsafe extern "C" fn file_specific(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    let sub = sub_of!(args);
     guard(-1, Op::FileSpecific, || {
+        let sub = sub_of!(args);
         // SAFETY: HDF5 passes valid args.
         let a = unsafe { args.as_mut() }.ok_or("NULL arguments")?;
         match a.op_type {
@@ -666,7 +668,7 @@ pub unsafe extern "C" fn file_specific(
                     shape_call(Op::FileSpecific, sub, obj, req, |o, v| {
                         b::H5VLfile_specific(o, v, args, dxpl, req)
                     })
-                };
+                }?;
                 if sub == b::H5VL_FILE_FLUSH {
                     trace::flush();
                 }
@@ -677,18 +679,20 @@ pub unsafe extern "C" fn file_specific(
 }
 
 pub unsafe extern "C" fn file_close(obj: *mut c_void, dxpl: hid_t, req: Req) -> herr_t {
-    // SAFETY: forwarded; the close shape (guarded) frees the wrapper on success.
-    let r = unsafe {
-        super::shape_close(Op::FileClose, obj, req, |o, v| {
-            b::H5VLfile_close(o, v, dxpl, req)
-        })
-    };
-    // The flush is guarded too, and a failure in it never changes the close's status: after
-    // a successful close HDF5 must not keep (and close again) the freed wrapper.
-    guard(r, Op::FileClose, || {
-        super::error::maybe_test_panic_after(Op::FileClose);
-        trace::flush();
-        Ok(r)
+    guard(-1, Op::FileClose, || {
+        // SAFETY: forwarded; the close shape frees the wrapper on success.
+        let r = unsafe {
+            super::shape_close(Op::FileClose, obj, req, |o, v| {
+                b::H5VLfile_close(o, v, dxpl, req)
+            })
+        }?;
+        // The flush has a guard of its own whose failure value is the close's status: after
+        // a successful close HDF5 must not keep (and close again) the freed wrapper.
+        Ok(guard(r, Op::FileClose, || {
+            super::error::maybe_test_panic_after(Op::FileClose);
+            trace::flush();
+            Ok(r)
+        }))
     })
 }
 
@@ -879,78 +883,76 @@ unsafe fn dataset_io(
     req: Req,
     write: bool,
     call: impl FnOnce(*mut *mut c_void, hid_t) -> herr_t,
-) -> herr_t {
-    guard(-1, op, || {
-        if count == 0 || dset.is_null() {
-            return Err("no datasets".into());
-        }
-        // SAFETY: HDF5 passes `count` entries in each array.
-        let (dsets, mtypes, mspaces, fspaces) = unsafe {
-            (
-                std::slice::from_raw_parts(dset, count),
-                std::slice::from_raw_parts(mem_type, count),
-                std::slice::from_raw_parts(mem_space, count),
-                std::slice::from_raw_parts(file_space, count),
-            )
-        };
-        let mut wrappers = Vec::with_capacity(count);
-        for &d in dsets {
-            // SAFETY: our wrappers.
-            wrappers.push(unsafe { VolObj::from_ptr(d) }?);
-        }
-        let vol = &wrappers[0].vol;
-        if wrappers.iter().any(|w| w.vol.id() != vol.id()) {
-            return Err("datasets of one multi-dataset call belong to different connectors".into());
-        }
-        let mut single = [std::ptr::null_mut::<c_void>(); 1];
-        let mut many;
-        let unders: &mut [*mut c_void] = if count == 1 {
-            single[0] = wrappers[0].under;
-            &mut single
-        } else {
-            many = wrappers.iter().map(|w| w.under).collect::<Vec<_>>();
-            &mut many
-        };
-        let mut span = Span::begin(op, NONE, is_async(req));
-        // Selections are read before the under call: public HDF5 functions clear the error
-        // stack on entry, so nothing may run between a failing under call and our return.
-        let want_detail = span.level() >= Level::Element;
-        let ios: Vec<(Io, Detail)> = if span.active() {
-            (0..count)
-                .map(|i| {
-                    let mut detail = Detail::default();
-                    let io = io_info(
-                        wrappers[i].node.as_deref(),
-                        mtypes[i],
-                        mspaces[i],
-                        fspaces[i],
-                        Some(dxpl),
-                        write,
-                        want_detail.then_some(&mut detail),
-                    );
-                    (io, detail)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        span.under_start();
-        let r = call(unders.as_mut_ptr(), vol.id());
-        span.under_end();
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, vol, op) };
-        for (w, (io, detail)) in wrappers.iter().zip(&ios) {
-            span.finish(&Event {
-                node: w.node.as_deref(),
-                status: r,
-                io: Some(io),
-                batch: count as u32,
-                detail: detail.as_str(),
-                ..Event::default()
-            });
-        }
-        Ok(r)
-    })
+) -> Result<herr_t, Error> {
+    if count == 0 || dset.is_null() {
+        return Err("no datasets".into());
+    }
+    // SAFETY: HDF5 passes `count` entries in each array.
+    let (dsets, mtypes, mspaces, fspaces) = unsafe {
+        (
+            std::slice::from_raw_parts(dset, count),
+            std::slice::from_raw_parts(mem_type, count),
+            std::slice::from_raw_parts(mem_space, count),
+            std::slice::from_raw_parts(file_space, count),
+        )
+    };
+    let mut wrappers = Vec::with_capacity(count);
+    for &d in dsets {
+        // SAFETY: our wrappers.
+        wrappers.push(unsafe { VolObj::from_ptr(d) }?);
+    }
+    let vol = &wrappers[0].vol;
+    if wrappers.iter().any(|w| w.vol.id() != vol.id()) {
+        return Err("datasets of one multi-dataset call belong to different connectors".into());
+    }
+    let mut single = [std::ptr::null_mut::<c_void>(); 1];
+    let mut many;
+    let unders: &mut [*mut c_void] = if count == 1 {
+        single[0] = wrappers[0].under;
+        &mut single
+    } else {
+        many = wrappers.iter().map(|w| w.under).collect::<Vec<_>>();
+        &mut many
+    };
+    let mut span = Span::begin(op, NONE, is_async(req));
+    // Selections are read before the under call: public HDF5 functions clear the error
+    // stack on entry, so nothing may run between a failing under call and our return.
+    let want_detail = span.level() >= Level::Element;
+    let ios: Vec<(Io, Detail)> = if span.active() {
+        (0..count)
+            .map(|i| {
+                let mut detail = Detail::default();
+                let io = io_info(
+                    wrappers[i].node.as_deref(),
+                    mtypes[i],
+                    mspaces[i],
+                    fspaces[i],
+                    Some(dxpl),
+                    write,
+                    want_detail.then_some(&mut detail),
+                );
+                (io, detail)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    span.under_start();
+    let r = call(unders.as_mut_ptr(), vol.id());
+    span.under_end();
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, vol, op) };
+    for (w, (io, detail)) in wrappers.iter().zip(&ios) {
+        span.finish(&Event {
+            node: w.node.as_deref(),
+            status: r,
+            io: Some(io),
+            batch: count as u32,
+            detail: detail.as_str(),
+            ..Event::default()
+        });
+    }
+    Ok(r)
 }
 
 pub unsafe extern "C" fn dataset_read(
@@ -963,23 +965,27 @@ pub unsafe extern "C" fn dataset_read(
     buf: *mut *mut c_void,
     req: Req,
 ) -> herr_t {
-    // SAFETY: forwarded arguments of the VOL prototype.
-    unsafe {
-        dataset_io(
-            Op::DatasetRead,
-            count,
-            dset,
-            mem_type,
-            mem_space,
-            file_space,
-            dxpl,
-            req,
-            false,
-            |u, v| {
-                b::H5VLdataset_read(count, u, v, mem_type, mem_space, file_space, dxpl, buf, req)
-            },
-        )
-    }
+    guard(-1, Op::DatasetRead, || {
+        // SAFETY: forwarded arguments of the VOL prototype.
+        unsafe {
+            dataset_io(
+                Op::DatasetRead,
+                count,
+                dset,
+                mem_type,
+                mem_space,
+                file_space,
+                dxpl,
+                req,
+                false,
+                |u, v| {
+                    b::H5VLdataset_read(
+                        count, u, v, mem_type, mem_space, file_space, dxpl, buf, req,
+                    )
+                },
+            )
+        }
+    })
 }
 
 pub unsafe extern "C" fn dataset_write(
@@ -992,23 +998,27 @@ pub unsafe extern "C" fn dataset_write(
     buf: *mut *const c_void,
     req: Req,
 ) -> herr_t {
-    // SAFETY: forwarded arguments of the VOL prototype.
-    unsafe {
-        dataset_io(
-            Op::DatasetWrite,
-            count,
-            dset,
-            mem_type,
-            mem_space,
-            file_space,
-            dxpl,
-            req,
-            true,
-            |u, v| {
-                b::H5VLdataset_write(count, u, v, mem_type, mem_space, file_space, dxpl, buf, req)
-            },
-        )
-    }
+    guard(-1, Op::DatasetWrite, || {
+        // SAFETY: forwarded arguments of the VOL prototype.
+        unsafe {
+            dataset_io(
+                Op::DatasetWrite,
+                count,
+                dset,
+                mem_type,
+                mem_space,
+                file_space,
+                dxpl,
+                req,
+                true,
+                |u, v| {
+                    b::H5VLdataset_write(
+                        count, u, v, mem_type, mem_space, file_space, dxpl, buf, req,
+                    )
+                },
+            )
+        }
+    })
 }
 
 unsafe fn attr_io(
@@ -1018,29 +1028,27 @@ unsafe fn attr_io(
     req: Req,
     write: bool,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
-) -> herr_t {
-    guard(-1, op, || {
-        // SAFETY: our wrapper.
-        let o = unsafe { VolObj::from_ptr(attr) }?;
-        let mut span = Span::begin(op, NONE, is_async(req));
-        let node = o.node.as_deref();
-        // Before the under call (see dataset_io).
-        let io = span
-            .active()
-            .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, None, write, None));
-        span.under_start();
-        let r = call(o.under, o.vol.id());
-        span.under_end();
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &o.vol, op) };
-        span.finish(&Event {
-            node,
-            status: r,
-            io: io.as_ref(),
-            ..Event::default()
-        });
-        Ok(r)
-    })
+) -> Result<herr_t, Error> {
+    // SAFETY: our wrapper.
+    let o = unsafe { VolObj::from_ptr(attr) }?;
+    let mut span = Span::begin(op, NONE, is_async(req));
+    let node = o.node.as_deref();
+    // Before the under call (see dataset_io).
+    let io = span
+        .active()
+        .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, None, write, None));
+    span.under_start();
+    let r = call(o.under, o.vol.id());
+    span.under_end();
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, &o.vol, op) };
+    span.finish(&Event {
+        node,
+        status: r,
+        io: io.as_ref(),
+        ..Event::default()
+    });
+    Ok(r)
 }
 
 pub unsafe extern "C" fn attr_read(
@@ -1050,12 +1058,14 @@ pub unsafe extern "C" fn attr_read(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        attr_io(Op::AttrRead, attr, mem_type, req, false, |o, v| {
-            b::H5VLattr_read(o, v, mem_type, buf, dxpl, req)
-        })
-    }
+    guard(-1, Op::AttrRead, || {
+        // SAFETY: forwarded.
+        unsafe {
+            attr_io(Op::AttrRead, attr, mem_type, req, false, |o, v| {
+                b::H5VLattr_read(o, v, mem_type, buf, dxpl, req)
+            })
+        }
+    })
 }
 
 pub unsafe extern "C" fn attr_write(
@@ -1065,12 +1075,14 @@ pub unsafe extern "C" fn attr_write(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        attr_io(Op::AttrWrite, attr, mem_type, req, true, |o, v| {
-            b::H5VLattr_write(o, v, mem_type, buf, dxpl, req)
-        })
-    }
+    guard(-1, Op::AttrWrite, || {
+        // SAFETY: forwarded.
+        unsafe {
+            attr_io(Op::AttrWrite, attr, mem_type, req, true, |o, v| {
+                b::H5VLattr_write(o, v, mem_type, buf, dxpl, req)
+            })
+        }
+    })
 }
 
 pub unsafe extern "C" fn dataset_specific(
@@ -1079,23 +1091,26 @@ pub unsafe extern "C" fn dataset_specific(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    let sub = sub_of!(args);
-    // SAFETY: forwarded as a plain call (guarded).
-    let r = unsafe {
-        shape_call(Op::DatasetSpecific, sub, obj, req, |o, v| {
-            b::H5VLdataset_specific(o, v, args, dxpl, req)
-        })
-    };
-    if r < 0 || sub != b::H5VL_DATASET_SET_EXTENT {
-        return r;
-    }
-    // Keep the cached extent current (H5S_ALL accesses count the whole extent). Guarded;
-    // a failure here is h5prov's and leaves the extent HDF5 set, so the status stands.
-    guard(r, Op::DatasetSpecific, || {
-        super::error::maybe_test_panic_after(Op::DatasetSpecific);
-        // SAFETY: obj is still our wrapper (set_extent does not close); args valid.
-        unsafe { note_new_extent(obj, args) };
-        Ok(r)
+    guard(-1, Op::DatasetSpecific, || {
+        let sub = sub_of!(args);
+        // SAFETY: forwarded as a plain call.
+        let r = unsafe {
+            shape_call(Op::DatasetSpecific, sub, obj, req, |o, v| {
+                b::H5VLdataset_specific(o, v, args, dxpl, req)
+            })
+        }?;
+        if r < 0 || sub != b::H5VL_DATASET_SET_EXTENT {
+            return Ok(r);
+        }
+        // Keep the cached extent current (H5S_ALL accesses count the whole extent), in a
+        // guard of its own: a failure here is h5prov's and leaves the extent HDF5 set, so
+        // the status stands.
+        Ok(guard(r, Op::DatasetSpecific, || {
+            super::error::maybe_test_panic_after(Op::DatasetSpecific);
+            // SAFETY: obj is still our wrapper (set_extent does not close); args valid.
+            unsafe { note_new_extent(obj, args) };
+            Ok(r)
+        }))
     })
 }
 
@@ -1133,23 +1148,25 @@ pub unsafe extern "C" fn group_specific(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    let sub = sub_of!(args);
-    // SAFETY: forwarded; the mounted child file is unwrapped into a private copy of args.
-    unsafe {
-        shape_call(Op::GroupSpecific, sub, obj, req, |o, v| {
-            match args.as_ref() {
-                Some(a) if a.op_type == b::H5VL_GROUP_MOUNT => {
-                    let mut my = *a;
-                    let child = a.args.mount.child_file;
-                    if let Ok(c) = VolObj::from_ptr(child) {
-                        my.args.mount.child_file = c.under;
+    guard(-1, Op::GroupSpecific, || {
+        let sub = sub_of!(args);
+        // SAFETY: forwarded; the mounted child file is unwrapped into a private copy of args.
+        unsafe {
+            shape_call(Op::GroupSpecific, sub, obj, req, |o, v| {
+                match args.as_ref() {
+                    Some(a) if a.op_type == b::H5VL_GROUP_MOUNT => {
+                        let mut my = *a;
+                        let child = a.args.mount.child_file;
+                        if let Ok(c) = VolObj::from_ptr(child) {
+                            my.args.mount.child_file = c.under;
+                        }
+                        b::H5VLgroup_specific(o, v, &mut my, dxpl, req)
                     }
-                    b::H5VLgroup_specific(o, v, &mut my, dxpl, req)
+                    _ => b::H5VLgroup_specific(o, v, args, dxpl, req),
                 }
-                _ => b::H5VLgroup_specific(o, v, args, dxpl, req),
-            }
-        })
-    }
+            })
+        }
+    })
 }
 
 /// The under object and connector of a possibly-NULL wrapper.
@@ -1179,8 +1196,8 @@ pub unsafe extern "C" fn link_create(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    let sub = sub_of!(args);
     guard(-1, Op::LinkCreate, || {
+        let sub = sub_of!(args);
         // SAFETY: obj is null or our wrapper; args valid.
         let (o, under) = unsafe { under_of(obj) };
         let a = unsafe { args.as_mut() }.ok_or("NULL arguments")?;
@@ -1218,31 +1235,29 @@ unsafe fn link_copy_move(
     loc2: *const H5VL_loc_params_t,
     req: Req,
     call: impl FnOnce(*mut c_void, *mut c_void, hid_t) -> herr_t,
-) -> herr_t {
-    guard(-1, op, || {
-        // SAFETY: null or our wrappers.
-        let ((s, su), (d, du)) = unsafe { (under_of(src), under_of(dst)) };
-        let vol = s
-            .or(d)
-            .map(|o| &o.vol)
-            .ok_or("no object to find the under connector from")?;
-        let mut span = Span::begin(op, NONE, is_async(req));
-        span.under_start();
-        let r = call(su, du, vol.id());
-        span.under_end();
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, vol, op) };
-        // SAFETY: loc valid or null.
-        let name = unsafe { query::opened_name(std::ptr::null(), loc1) };
-        let _ = loc2;
-        record_simple(
-            &mut span,
-            s.or(d).and_then(|o| o.node.as_deref()),
-            r,
-            Some(&name),
-        );
-        Ok(r)
-    })
+) -> Result<herr_t, Error> {
+    // SAFETY: null or our wrappers.
+    let ((s, su), (d, du)) = unsafe { (under_of(src), under_of(dst)) };
+    let vol = s
+        .or(d)
+        .map(|o| &o.vol)
+        .ok_or("no object to find the under connector from")?;
+    let mut span = Span::begin(op, NONE, is_async(req));
+    span.under_start();
+    let r = call(su, du, vol.id());
+    span.under_end();
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, vol, op) };
+    // SAFETY: loc valid or null.
+    let name = unsafe { query::opened_name(std::ptr::null(), loc1) };
+    let _ = loc2;
+    record_simple(
+        &mut span,
+        s.or(d).and_then(|o| o.node.as_deref()),
+        r,
+        Some(&name),
+    );
+    Ok(r)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1256,12 +1271,14 @@ pub unsafe extern "C" fn link_copy(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        link_copy_move(Op::LinkCopy, src, loc1, dst, loc2, req, |s, d, v| {
-            b::H5VLlink_copy(s, loc1, d, loc2, v, lcpl, lapl, dxpl, req)
-        })
-    }
+    guard(-1, Op::LinkCopy, || {
+        // SAFETY: forwarded.
+        unsafe {
+            link_copy_move(Op::LinkCopy, src, loc1, dst, loc2, req, |s, d, v| {
+                b::H5VLlink_copy(s, loc1, d, loc2, v, lcpl, lapl, dxpl, req)
+            })
+        }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1275,12 +1292,14 @@ pub unsafe extern "C" fn link_move(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        link_copy_move(Op::LinkMove, src, loc1, dst, loc2, req, |s, d, v| {
-            b::H5VLlink_move(s, loc1, d, loc2, v, lcpl, lapl, dxpl, req)
-        })
-    }
+    guard(-1, Op::LinkMove, || {
+        // SAFETY: forwarded.
+        unsafe {
+            link_copy_move(Op::LinkMove, src, loc1, dst, loc2, req, |s, d, v| {
+                b::H5VLlink_move(s, loc1, d, loc2, v, lcpl, lapl, dxpl, req)
+            })
+        }
+    })
 }
 
 pub unsafe extern "C" fn object_open(
@@ -1372,13 +1391,15 @@ pub unsafe extern "C" fn generic_optional(
     dxpl: hid_t,
     req: Req,
 ) -> herr_t {
-    let sub = sub_of!(args);
-    // SAFETY: forwarded.
-    unsafe {
-        shape_call(Op::GenericOptional, sub, obj, req, |o, v| {
-            b::H5VLoptional(o, v, args, dxpl, req)
-        })
-    }
+    guard(-1, Op::GenericOptional, || {
+        let sub = sub_of!(args);
+        // SAFETY: forwarded.
+        unsafe {
+            shape_call(Op::GenericOptional, sub, obj, req, |o, v| {
+                b::H5VLoptional(o, v, args, dxpl, req)
+            })
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1389,28 +1410,26 @@ unsafe fn request_end(
     req: *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
     done: impl FnOnce(herr_t) -> bool,
-) -> herr_t {
-    guard(-1, op, || {
-        // SAFETY: our request wrapper.
-        let o = unsafe { VolObj::from_ptr(req) }?;
-        let origin = o.req_op;
-        let mut span = Span::begin(op, NONE, false);
-        span.under_start();
-        let r = call(o.under, o.vol.id());
-        span.under_end();
-        let finished = done(r);
-        if finished {
-            // SAFETY: the request is complete; HDF5 will not use the wrapper again.
-            unsafe { VolObj::free(req) };
-        }
-        span.finish(&Event {
-            kind: Kind::Request,
-            status: r,
-            detail: origin.map_or("", |o| o.name()),
-            ..Event::default()
-        });
-        Ok(r)
-    })
+) -> Result<herr_t, Error> {
+    // SAFETY: our request wrapper.
+    let o = unsafe { VolObj::from_ptr(req) }?;
+    let origin = o.req_op;
+    let mut span = Span::begin(op, NONE, false);
+    span.under_start();
+    let r = call(o.under, o.vol.id());
+    span.under_end();
+    let finished = done(r);
+    if finished {
+        // SAFETY: the request is complete; HDF5 will not use the wrapper again.
+        unsafe { VolObj::free(req) };
+    }
+    span.finish(&Event {
+        kind: Kind::Request,
+        status: r,
+        detail: origin.map_or("", |o| o.name()),
+        ..Event::default()
+    });
+    Ok(r)
 }
 
 pub unsafe extern "C" fn request_wait(
@@ -1418,20 +1437,22 @@ pub unsafe extern "C" fn request_wait(
     timeout: u64,
     status: *mut H5VL_request_status_t,
 ) -> herr_t {
-    // SAFETY: forwarded; status is a valid out-pointer.
-    unsafe {
-        request_end(
-            Op::RequestWait,
-            req,
-            |o, v| b::H5VLrequest_wait(o, v, timeout, status),
-            |r| {
-                r >= 0
-                    && status
-                        .as_ref()
-                        .is_some_and(|s| *s != b::H5VL_REQUEST_STATUS_IN_PROGRESS)
-            },
-        )
-    }
+    guard(-1, Op::RequestWait, || {
+        // SAFETY: forwarded; status is a valid out-pointer.
+        unsafe {
+            request_end(
+                Op::RequestWait,
+                req,
+                |o, v| b::H5VLrequest_wait(o, v, timeout, status),
+                |r| {
+                    r >= 0
+                        && status
+                            .as_ref()
+                            .is_some_and(|s| *s != b::H5VL_REQUEST_STATUS_IN_PROGRESS)
+                },
+            )
+        }
+    })
 }
 
 pub unsafe extern "C" fn request_notify(
@@ -1439,40 +1460,46 @@ pub unsafe extern "C" fn request_notify(
     cb: H5VL_request_notify_t,
     ctx: *mut c_void,
 ) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        request_end(
-            Op::RequestNotify,
-            req,
-            |o, v| b::H5VLrequest_notify(o, v, cb, ctx),
-            |r| r >= 0,
-        )
-    }
+    guard(-1, Op::RequestNotify, || {
+        // SAFETY: forwarded.
+        unsafe {
+            request_end(
+                Op::RequestNotify,
+                req,
+                |o, v| b::H5VLrequest_notify(o, v, cb, ctx),
+                |r| r >= 0,
+            )
+        }
+    })
 }
 
 pub unsafe extern "C" fn request_cancel(
     req: *mut c_void,
     status: *mut H5VL_request_status_t,
 ) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        request_end(
-            Op::RequestCancel,
-            req,
-            |o, v| b::H5VLrequest_cancel(o, v, status),
-            |r| r >= 0,
-        )
-    }
+    guard(-1, Op::RequestCancel, || {
+        // SAFETY: forwarded.
+        unsafe {
+            request_end(
+                Op::RequestCancel,
+                req,
+                |o, v| b::H5VLrequest_cancel(o, v, status),
+                |r| r >= 0,
+            )
+        }
+    })
 }
 
 pub unsafe extern "C" fn request_free(req: *mut c_void) -> herr_t {
-    // SAFETY: forwarded.
-    unsafe {
-        request_end(
-            Op::RequestFree,
-            req,
-            |o, v| b::H5VLrequest_free(o, v),
-            |r| r >= 0,
-        )
-    }
+    guard(-1, Op::RequestFree, || {
+        // SAFETY: forwarded.
+        unsafe {
+            request_end(
+                Op::RequestFree,
+                req,
+                |o, v| b::H5VLrequest_free(o, v),
+                |r| r >= 0,
+            )
+        }
+    })
 }

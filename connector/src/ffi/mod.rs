@@ -1,8 +1,10 @@
 //! The small FFI layer: everything `unsafe` in the connector lives under this module.
 //!
-//! - [`guard`]: every `extern "C"` callback runs its body inside it (`catch_unwind`; a panic
-//!   or an internal error becomes one HDF5 error record with h5prov's own error class, and
-//!   the callback returns `-1`/NULL).
+//! - [`guard`]: the body of every `extern "C"` VOL callback is one call to it
+//!   (`catch_unwind`; a panic or an internal error becomes one HDF5 error record with
+//!   h5prov's own error class, and the callback returns `-1`/NULL). The plugin entry points
+//!   and the `fork()` handlers, which run where there is no HDF5 error stack to report to,
+//!   use [`guard_unwind`]. `connector/tests/guards.rs` checks every body.
 //! - [`VolObj`]: the wrapper h5prov hands to HDF5 for every object. Created with
 //!   `Box::into_raw` in [`VolObj::into_raw`]; freed with `Box::from_raw` only in
 //!   [`VolObj::free`], which runs on a successful close, on `unwrap_object`, and when a
@@ -61,6 +63,14 @@ pub fn guard<R>(fail: R, op: Op, f: impl FnOnce() -> Result<R, Error>) -> R {
             fail
         }
     }
+}
+
+/// [`guard`] for the `extern "C"` functions that have no HDF5 error stack to report to: the
+/// plugin entry points (called before h5prov is bound to an HDF5) and the `fork()` handlers.
+/// A panic is caught (the panic hook has already printed it) and `fail` is returned.
+#[inline]
+pub fn guard_unwind<R>(fail: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fail)
 }
 
 /// The under connector's id. h5prov holds one HDF5 reference to it (`H5Iinc_ref` when
@@ -189,7 +199,8 @@ pub fn is_async(req: *mut *mut c_void) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------
-// The mechanical shapes. Each generated trampoline calls exactly one of these.
+// The mechanical shapes. Each generated trampoline calls exactly one of these, inside its
+// guard; an `Err` (a pointer that is not a wrapper) becomes the guard's error record.
 
 /// Shape `call`: a callback on an object that returns `herr_t` and may produce a request.
 ///
@@ -202,23 +213,21 @@ pub unsafe fn shape_call(
     obj: *mut c_void,
     req: *mut *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
-) -> herr_t {
-    guard(-1, op, || {
-        // SAFETY: obj is a wrapper HDF5 got from us.
-        let o = unsafe { VolObj::from_ptr(obj) }?;
-        let mut span = Span::begin(op, sub, is_async(req));
-        span.under_start();
-        let r = call(o.under, o.vol.id());
-        span.under_end();
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &o.vol, op) };
-        span.finish(&Event {
-            node: o.node.as_deref(),
-            status: r,
-            ..Event::default()
-        });
-        Ok(r)
-    })
+) -> Result<herr_t, Error> {
+    // SAFETY: obj is a wrapper HDF5 got from us.
+    let o = unsafe { VolObj::from_ptr(obj) }?;
+    let mut span = Span::begin(op, sub, is_async(req));
+    span.under_start();
+    let r = call(o.under, o.vol.id());
+    span.under_end();
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, &o.vol, op) };
+    span.finish(&Event {
+        node: o.node.as_deref(),
+        status: r,
+        ..Event::default()
+    });
+    Ok(r)
 }
 
 /// Shape `plain`: like `call`, without a request argument.
@@ -231,7 +240,7 @@ pub unsafe fn shape_plain(
     sub: u32,
     obj: *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
-) -> herr_t {
+) -> Result<herr_t, Error> {
     // SAFETY: forwarded contract; a null request slot.
     unsafe { shape_call(op, sub, obj, std::ptr::null_mut(), call) }
 }
@@ -246,29 +255,27 @@ pub unsafe fn shape_close(
     obj: *mut c_void,
     req: *mut *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
-) -> herr_t {
-    guard(-1, op, || {
-        // SAFETY: obj is a wrapper HDF5 got from us.
-        let o = unsafe { VolObj::from_ptr(obj) }?;
-        let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
-        span.under_start();
-        let r = call(o.under, o.vol.id());
-        span.under_end();
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &o.vol, op) };
-        let node = o.node.clone();
-        if r >= 0 {
-            // SAFETY: HDF5 drops its handle after a successful close.
-            unsafe { VolObj::free(obj) };
-        }
-        span.finish(&Event {
-            node: node.as_deref(),
-            status: r,
-            ..Event::default()
-        });
-        drop(node);
-        Ok(r)
-    })
+) -> Result<herr_t, Error> {
+    // SAFETY: obj is a wrapper HDF5 got from us.
+    let o = unsafe { VolObj::from_ptr(obj) }?;
+    let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
+    span.under_start();
+    let r = call(o.under, o.vol.id());
+    span.under_end();
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, &o.vol, op) };
+    let node = o.node.clone();
+    if r >= 0 {
+        // SAFETY: HDF5 drops its handle after a successful close.
+        unsafe { VolObj::free(obj) };
+    }
+    span.finish(&Event {
+        node: node.as_deref(),
+        status: r,
+        ..Event::default()
+    });
+    drop(node);
+    Ok(r)
 }
 
 /// What an opening callback knows about the object it opens.
@@ -299,34 +306,32 @@ pub unsafe fn shape_open(
     req: *mut *mut c_void,
     open: Opening<'_>,
     call: impl FnOnce(*mut c_void, hid_t) -> *mut c_void,
-) -> *mut c_void {
-    guard(std::ptr::null_mut(), op, || {
-        // SAFETY: obj is a wrapper HDF5 got from us.
-        let o = unsafe { VolObj::from_ptr(obj) }?;
-        let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
-        span.under_start();
-        let under = call(o.under, o.vol.id());
-        span.under_end();
-        if under.is_null() {
-            span.finish(&Event {
-                node: o.node.as_deref(),
-                status: -1,
-                kind: open.kind,
-                ..Event::default()
-            });
-            return Ok(std::ptr::null_mut());
-        }
-        // SAFETY: under is the under connector's new object; name/loc per the contract.
-        let node = unsafe { query::attach(o, under, &open) };
-        // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &o.vol, op) };
+) -> Result<*mut c_void, Error> {
+    // SAFETY: obj is a wrapper HDF5 got from us.
+    let o = unsafe { VolObj::from_ptr(obj) }?;
+    let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
+    span.under_start();
+    let under = call(o.under, o.vol.id());
+    span.under_end();
+    if under.is_null() {
         span.finish(&Event {
-            node: Some(&node),
-            status: 0,
+            node: o.node.as_deref(),
+            status: -1,
+            kind: open.kind,
             ..Event::default()
         });
-        Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
-    })
+        return Ok(std::ptr::null_mut());
+    }
+    // SAFETY: under is the under connector's new object; name/loc per the contract.
+    let node = unsafe { query::attach(o, under, &open) };
+    // SAFETY: req per the VOL contract.
+    unsafe { wrap_req(req, &o.vol, op) };
+    span.finish(&Event {
+        node: Some(&node),
+        status: 0,
+        ..Event::default()
+    });
+    Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
 }
 
 /// `op_type` of an argument struct, or [`crate::subops::NONE`] for NULL.

@@ -1,7 +1,7 @@
 //! The class struct and the two plugin entry points HDF5 looks for.
 
 use super::table::fill_class;
-use h5prov_bindings::{H5PL_type_t, H5VL_class_t, H5PL_TYPE_VOL, H5VL_VERSION};
+use h5prov_bindings::{H5PL_type_t, H5VL_class_t, H5PL_TYPE_ERROR, H5PL_TYPE_VOL, H5VL_VERSION};
 use std::ffi::c_void;
 use std::sync::LazyLock;
 
@@ -52,6 +52,8 @@ pub fn class_ptr() -> *const H5VL_class_t {
 /// process gets a private copy of h5prov bound to it.
 pub fn plugin_info() -> *const H5VL_class_t {
     use h5prov_bindings::loader::{self, Binding};
+    // The entry point's guard catches any panic too; this catch also says on stderr that
+    // h5prov is not registered.
     let r = std::panic::catch_unwind(|| match loader::bind_to_caller() {
         Ok(Binding::Bound(_)) => Ok(class_ptr()),
         Ok(Binding::Other { caller, .. }) => match loader::load_private_copy() {
@@ -99,14 +101,14 @@ macro_rules! hdf5_vol_plugin {
         /// HDF5 plugin entry point: this library is a VOL connector.
         #[no_mangle]
         pub extern "C" fn H5PLget_plugin_type() -> H5PL_type_t {
-            H5PL_TYPE_VOL
+            $crate::ffi::guard_unwind(H5PL_TYPE_ERROR, || H5PL_TYPE_VOL)
         }
 
         /// HDF5 plugin entry point: the connector class, or NULL when h5prov cannot bind to
         /// the HDF5 that loads it.
         #[no_mangle]
         pub extern "C" fn H5PLget_plugin_info() -> *const c_void {
-            $info.cast()
+            $crate::ffi::guard_unwind(std::ptr::null(), || $info.cast())
         }
     };
 }

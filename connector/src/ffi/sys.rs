@@ -85,20 +85,21 @@ pub fn hdf5_library() -> String {
 pub fn register_fork_handlers() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        // No HDF5 error stack to report to around fork(): a panic is only caught.
         extern "C" fn prepare() {
-            let _ = std::panic::catch_unwind(crate::trace::before_fork);
+            super::guard_unwind((), crate::trace::before_fork)
         }
         extern "C" fn parent() {
-            let _ = std::panic::catch_unwind(crate::trace::after_fork_parent);
+            super::guard_unwind((), crate::trace::after_fork_parent)
         }
         extern "C" fn child() {
-            let _ = std::panic::catch_unwind(crate::trace::after_fork_child);
+            super::guard_unwind((), crate::trace::after_fork_child)
         }
         // The handlers must outlive HDF5's dlclose of its plugins.
         if !h5prov_bindings::loader::pin_self() {
             return;
         }
-        // SAFETY: three handlers that never unwind into C (each catches panics), in a
+        // SAFETY: three handlers that never unwind into C (each is one guard), in a
         // library pinned in memory for the life of the process.
         unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
     });

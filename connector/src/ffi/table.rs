@@ -4,7 +4,7 @@
 //! From it the macro generates:
 //! - the [`Op`] enum and its names (what the tracer records) and minimum trace levels;
 //! - the `extern "C"` trampolines of the mechanical shapes (`open`, `call`, `plain`,
-//!   `close`), each a one-line call into a shape function of `ffi`;
+//!   `close`), each one guard around a call into a shape function of `ffi`;
 //! - [`fill_class`], which puts every trampoline or hand-written callback (`custom`) into
 //!   its slot. There is no second, positional list of callbacks to keep in sync.
 //!
@@ -12,7 +12,7 @@
 //! framework callbacks such as info copy and object wrapping).
 
 use super::custom;
-use super::{shape_call, shape_close, shape_open, shape_plain, sub_of, Opening};
+use super::{guard, shape_call, shape_close, shape_open, shape_plain, sub_of, Opening};
 use crate::config::Level;
 use crate::tree::Kind;
 use h5prov_bindings::*;
@@ -71,34 +71,42 @@ macro_rules! vol_table {
         created = $created:expr, dataset = $dset:expr
         => |$o:ident, $v:ident| $call:expr )) => {
         unsafe extern "C" fn $f($obj: *mut c_void, $($a: $t,)* $req: Req) -> *mut c_void {
-            let open = Opening { kind: $kind, name: $nm, loc: $loc, dxpl: $dxpl,
-                                 created: $created, dataset: $dset, _p: PhantomData };
-            // SAFETY: HDF5 calls this slot with the arguments of its VOL prototype; the
-            // closure forwards them unchanged to the matching H5VL* pass-through call.
-            unsafe { shape_open(Op::$op, $obj, $req, open, |$o, $v| $call) }
+            guard(std::ptr::null_mut(), Op::$op, || {
+                let open = Opening { kind: $kind, name: $nm, loc: $loc, dxpl: $dxpl,
+                                     created: $created, dataset: $dset, _p: PhantomData };
+                // SAFETY: HDF5 calls this slot with the arguments of its VOL prototype; the
+                // closure forwards them unchanged to the matching H5VL* pass-through call.
+                unsafe { shape_open(Op::$op, $obj, $req, open, |$o, $v| $call) }
+            })
         }
     };
     (@tramp $op:ident call ( fn $f:ident ( $obj:ident ; $($a:ident : $t:ty),* ; $req:ident )
         sub = $sub:expr => |$o:ident, $v:ident| $call:expr )) => {
         unsafe extern "C" fn $f($obj: *mut c_void, $($a: $t,)* $req: Req) -> herr_t {
-            let sub: u32 = $sub;
-            // SAFETY: as for `open` trampolines.
-            unsafe { shape_call(Op::$op, sub, $obj, $req, |$o, $v| $call) }
+            guard(-1, Op::$op, || {
+                let sub: u32 = $sub;
+                // SAFETY: as for `open` trampolines.
+                unsafe { shape_call(Op::$op, sub, $obj, $req, |$o, $v| $call) }
+            })
         }
     };
     (@tramp $op:ident close ( fn $f:ident ( $obj:ident ; $($a:ident : $t:ty),* ; $req:ident )
         => |$o:ident, $v:ident| $call:expr )) => {
         unsafe extern "C" fn $f($obj: *mut c_void, $($a: $t,)* $req: Req) -> herr_t {
-            // SAFETY: as for `open` trampolines; HDF5 drops obj after a successful close.
-            unsafe { shape_close(Op::$op, $obj, $req, |$o, $v| $call) }
+            guard(-1, Op::$op, || {
+                // SAFETY: as for `open` trampolines; HDF5 drops obj after a successful close.
+                unsafe { shape_close(Op::$op, $obj, $req, |$o, $v| $call) }
+            })
         }
     };
     (@tramp $op:ident plain ( fn $f:ident ( $obj:ident ; $($a:ident : $t:ty),* )
         sub = $sub:expr => |$o:ident, $v:ident| $call:expr )) => {
         unsafe extern "C" fn $f($obj: *mut c_void, $($a: $t,)*) -> herr_t {
-            let sub: u32 = $sub;
-            // SAFETY: as for `open` trampolines.
-            unsafe { shape_plain(Op::$op, sub, $obj, |$o, $v| $call) }
+            guard(-1, Op::$op, || {
+                let sub: u32 = $sub;
+                // SAFETY: as for `open` trampolines.
+                unsafe { shape_plain(Op::$op, sub, $obj, |$o, $v| $call) }
+            })
         }
     };
 

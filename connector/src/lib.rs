@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod clock;
 pub mod config;
 // The C boundary: the only module with `unsafe` (see `connector/SAFETY.md`).
 #[allow(unsafe_code, missing_docs, clippy::missing_safety_doc)]

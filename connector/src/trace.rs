@@ -1,12 +1,13 @@
 //! Provenance capture: timing spans, record encoding, per-thread buffers and per-process
 //! trace files. Safe Rust; the few OS calls it needs come from [`crate::ffi::sys`].
 //!
-//! Hot path (one traced callback): four `Instant` readings, one relaxed atomic load of the
+//! Hot path (one traced callback): four [`clock`] readings, one relaxed atomic load of the
 //! level, one uncontended per-object lock for the counters, and one encode into the calling
 //! thread's buffer (uncontended per-thread lock, no allocation, no global lock). Buffers are
 //! written to the process's trace file when they fill, at file close, at connector terminate
 //! and when the thread exits.
 
+use crate::clock::{self, Tick};
 use crate::config::{Config, Format, Level};
 use crate::ffi::sys;
 use crate::ops::Op;
@@ -20,7 +21,7 @@ use std::io::{Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Data-I/O details of one dataset or attribute access.
 #[derive(Debug, Clone, Copy, Default)]
@@ -181,7 +182,8 @@ pub struct Session {
     info: String,
     pid: u32,
     rank: i64,
-    anchor: Instant,
+    /// `CLOCK_MONOTONIC` at the anchor, ns.
+    anchor_mono_ns: u64,
     anchor_wall_ns: u64,
     trace: Option<Mutex<File>>,
     /// The objects file and its pending rows (written in blocks, not a syscall per row).
@@ -326,8 +328,8 @@ impl Session {
         }
     }
 
-    fn wall_ns(&self, t: Instant) -> u64 {
-        self.anchor_wall_ns + t.saturating_duration_since(self.anchor).as_nanos() as u64
+    fn wall_ns(&self, t: Tick) -> u64 {
+        (self.anchor_wall_ns + clock::mono_ns(t)).saturating_sub(self.anchor_mono_ns)
     }
 }
 
@@ -380,7 +382,7 @@ pub fn start(cfg: &Config, info: &str) {
         return;
     }
     let p = process();
-    let anchor = Instant::now();
+    clock::init();
     let anchor_wall_ns = now_wall_ns();
     let anchor_mono_ns = sys::mono_ns();
     let n = SESSIONS_STARTED.fetch_add(1, Ordering::Relaxed);
@@ -470,7 +472,7 @@ pub fn start(cfg: &Config, info: &str) {
         info: info.to_string(),
         pid: p.pid,
         rank: p.rank,
-        anchor,
+        anchor_mono_ns,
         anchor_wall_ns,
         trace: trace.map(Mutex::new),
         objects: objects.map(|f| Mutex::new((f, Vec::new()))),
@@ -698,9 +700,9 @@ pub struct Span {
     op: Op,
     sub: u32,
     lvl: Level,
-    t0: Instant,
-    t1: Instant,
-    t2: Instant,
+    t0: Tick,
+    t1: Tick,
+    t2: Tick,
     is_async: bool,
 }
 
@@ -742,10 +744,9 @@ impl Span {
     pub fn begin(op: Op, sub: u32, is_async: bool) -> Span {
         let lvl = level();
         let now = if lvl == Level::Off {
-            // Never read when off; any Instant will do.
-            *ZERO
+            0 // never read when off
         } else {
-            Instant::now()
+            clock::now()
         };
         Span {
             op,
@@ -774,7 +775,7 @@ impl Span {
     #[inline]
     pub fn under_start(&mut self) {
         if self.active() {
-            self.t1 = Instant::now();
+            self.t1 = clock::now();
         }
     }
 
@@ -782,7 +783,7 @@ impl Span {
     #[inline]
     pub fn under_end(&mut self) {
         if self.active() {
-            self.t2 = Instant::now();
+            self.t2 = clock::now();
         }
     }
 
@@ -791,7 +792,7 @@ impl Span {
         if !self.active() {
             return;
         }
-        let t3 = Instant::now();
+        let t3 = clock::now();
         // Fast path: the thread's cached session and buffer, no reference counting.
         let done = THREAD.try_with(|t| {
             let Ok(mut t) = t.try_borrow_mut() else {
@@ -816,9 +817,9 @@ impl Span {
         }
     }
 
-    fn record(&self, s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, ev: &Event<'_>, t3: Instant) {
-        let total = t3.saturating_duration_since(self.t0).as_nanos() as u64;
-        let under = self.t2.saturating_duration_since(self.t1).as_nanos() as u64;
+    fn record(&self, s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, ev: &Event<'_>, t3: Tick) {
+        let total = clock::ns_between(self.t0, t3);
+        let under = clock::ns_between(self.t1, self.t2);
         let start_ns = s.wall_ns(self.t0);
         if let Some(node) = ev.node {
             let mut st = node.stats.lock();
@@ -877,12 +878,10 @@ impl Span {
             },
         };
         emit(s, sink, &rec);
-        let spent = Instant::now().saturating_duration_since(t3).as_nanos() as u64;
+        let spent = clock::ns_between(t3, clock::now());
         s.self_ns.fetch_add(spent, Ordering::Relaxed);
     }
 }
-
-static ZERO: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// A record borrowed from the callback's data.
 struct RecordRef<'a> {

@@ -104,3 +104,18 @@ pub fn register_fork_handlers() {
         unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
     });
 }
+
+/// The CPU's time-stamp counter, on x86-64 (`None` elsewhere). Only meaningful where the
+/// kernel itself keeps time with it ([`crate::clock`] checks).
+#[inline(always)]
+pub fn tsc() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions; every x86-64 CPU has it.
+        Some(unsafe { core::arch::x86_64::_rdtsc() })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}

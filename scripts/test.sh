@@ -25,7 +25,8 @@ step "HDF5 2.2.0 (crates.io source, PyPI cmake; cached after the first run)"
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant v2
 
 step "parallel HDF5 (OpenMPI; cached after the first run)"
-# Needed by the tests below too: mpi_stderr.rs runs a parallel program under mpirun.
+# Needed by the tests below too: mpi_stderr.rs and mpi_broken_coll.rs run parallel programs
+# under mpirun.
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant parallel
 
 step "thread-safe HDF5 1.14.5 (cached after the first run)"

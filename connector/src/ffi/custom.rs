@@ -806,6 +806,32 @@ fn requested_xfer(node: Option<&Node>, dxpl: hid_t) -> &'static str {
     }
 }
 
+/// The transfer mode HDF5 used for the dataset read or write that just returned inside
+/// this callback, which the caller requested collective on a file using MPI-IO: HDF5 keeps
+/// it in its API context, not in the DXPL (which gets `H5Pget_mpio_actual_io_mode` only
+/// when the API call returns). `H5D__ioinfo_adjust` (`H5Dio.c`) switches the context's mode
+/// from collective to independent, for the whole (multi-dataset) call, exactly when it
+/// breaks the collective request: some rank has a non-zero no-collective cause (datatype
+/// conversion, data transform, compact layout, ...). Chunked collective I/O that accesses
+/// some chunks independently (`H5D_MPIO_CHUNK_INDEPENDENT`/`_MIXED`) stays collective:
+/// every rank takes part in the collective path. A read HDF5 skips (no storage allocated
+/// yet, only fill values) keeps the requested mode. Empty when the bound HDF5 does not
+/// export the private query.
+fn actual_xfer() -> &'static str {
+    let Some(get) = mpio().and_then(|m| m.H5CX_get_io_xfer_mode) else {
+        return "";
+    };
+    let mut mode = b::mpio::H5FD_MPIO_COLLECTIVE;
+    // SAFETY: called inside the dataset I/O callback, so inside the API call's context,
+    // whose DXPL is the application's collective (so not the default) one.
+    let r = quietly(|| unsafe { get(&mut mode) });
+    match (r >= 0, mode) {
+        (true, b::mpio::H5FD_MPIO_COLLECTIVE) => "collective",
+        (true, b::mpio::H5FD_MPIO_INDEPENDENT) => "independent",
+        _ => "",
+    }
+}
+
 /// Whether a FAPL uses the MPI-IO driver, and its collective metadata settings
 /// (reads, writes); all false for serial HDF5.
 fn fapl_mpio(fapl: hid_t) -> (bool, bool, bool) {
@@ -918,7 +944,7 @@ unsafe fn dataset_io(
     // Selections are read before the under call: public HDF5 functions clear the error
     // stack on entry, so nothing may run between a failing under call and our return.
     let want_detail = span.level() >= Level::Element;
-    let ios: Vec<(Io, Detail)> = if span.active() {
+        let mut ios: Vec<(Io, Detail)> = if span.active() {
         (0..count)
             .map(|i| {
                 let mut detail = Detail::default();
@@ -940,6 +966,17 @@ unsafe fn dataset_io(
     span.under_start();
     let r = call(unders.as_mut_ptr(), vol.id());
     span.under_end();
+        // Only after a successful, synchronous transfer (an async one has not happened
+        // yet), and only for a collective request: one query for the whole call, as HDF5
+        // decides once for all datasets of a multi-dataset call.
+        if r >= 0 && !is_async(req) && ios.iter().any(|(io, _)| io.xfer == "collective") {
+            let actual = actual_xfer();
+            for (io, _) in &mut ios {
+                if io.xfer == "collective" {
+                    io.xfer_actual = actual;
+                }
+            }
+        }
     // SAFETY: req per the VOL contract.
     unsafe { wrap_req(req, vol, op) };
     for (w, (io, detail)) in wrappers.iter().zip(&ios) {

@@ -572,3 +572,31 @@ macro_rules! record_table {
     (@assign $t:ident, $dst:expr, $v:expr) => { $dst = $v };
 }
 pub(crate) use record_table;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_u64(b""), Some(0));
+        assert_eq!(parse_u64(b"123"), Some(123));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(
+            parse_u64(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(parse_u64(b"00000000000000000000042"), Some(42));
+        assert_eq!(parse_u64(b"99999999999999999999"), None);
+        assert_eq!(parse_u64(b"123456789012345678x"), None);
+        assert_eq!(parse_u64(b"1a"), None);
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_i64(b"-1", 0), Some(-1));
+        assert_eq!(parse_i64(b"", -1), Some(-1));
+        assert_eq!(parse_i64(b"-", 0), None);
+        assert_eq!(parse_i64(b"42", 0), Some(42));
+        assert_eq!(parse_i64(b"-9223372036854775808", 0), Some(i64::MIN));
+        assert_eq!(parse_i64(b"-9223372036854775809", 0), None);
+    }
+}

@@ -69,7 +69,29 @@ macro_rules! unsigned_column {
         }
     )*};
 }
-unsigned_column!(u64, u32, u8);
+unsigned_column!(u64, u32);
+
+impl<'a> Column<'a> for u8 {
+    #[inline(always)]
+    fn read<S: FieldSource<'a>>(
+        s: &S,
+        col: usize,
+        name: &'static str,
+        empty: Self,
+    ) -> Result<Self, S::Error> {
+        let v = s.unsigned(col, name, u64::from(empty))?;
+        u8::try_from(v).map_err(|_| s.out_of_range(col, name))
+    }
+    /// Flags (`async`, `created`) are one digit: written without formatting.
+    #[inline(always)]
+    fn put_csv(self, out: &mut Vec<u8>) {
+        if self < 10 {
+            out.push(b'0' + self);
+        } else {
+            out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+        }
+    }
+}
 
 macro_rules! signed_column {
     ($($t:ty),*) => {$(
@@ -110,7 +132,7 @@ impl<'a> Column<'a> for &'a str {
 
 /// Appends one CSV text field, quoted per RFC 4180 only when it must be (it holds a comma,
 /// a quote or a line break).
-#[inline]
+#[inline(always)]
 pub fn put_csv_text(out: &mut Vec<u8>, s: &[u8]) {
     if s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
         out.push(b'"');
@@ -444,13 +466,16 @@ macro_rules! record_table {
             /// growing `out`.
             #[inline]
             pub fn write_csv(&self, out: &mut Vec<u8>) {
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
                 $(
+                    // A constant condition: a comma before every field but the first.
+                    if C::$field as usize != 0 {
+                        out.push(b',');
+                    }
                     $crate::table::Column::put_csv(self.$field, out);
-                    out.push(b',');
                 )*
-                if let Some(last) = out.last_mut() {
-                    *last = b'\n';
-                }
+                out.push(b'\n');
             }
 
             /// Appends the record as one JSONL line (keys in column order).

@@ -12,7 +12,7 @@ use crate::check::{self, Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind
 use crate::collective::{self, Collectives, Recorder};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
 use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
-use crate::record::{OpClass, ProcKey, RecordRef};
+use crate::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::sketch::LogSketch;
 use crate::timeline::{OpenBin, Timeline};
 use compact_str::CompactString;

@@ -15,7 +15,7 @@
 //! of one file are matched by their index per operation, not by object: MPI requires all
 //! ranks to make the same collective calls on a file in the same order.
 
-use crate::record::{ProcKey, RecordRef};
+use crate::record::{ProcKey, RecordExt, RecordRef};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;

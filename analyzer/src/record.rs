@@ -4,46 +4,23 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// One trace record as the readers hand it out: fields borrow from the reader's buffer,
-/// so no allocation happens per record. Field meanings are in `docs/TRACE-FORMAT.md`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub struct RecordRef<'a> {
-    pub seq: u64,
-    pub start_ns: u64,
-    pub total_ns: u64,
-    pub under_ns: u64,
-    pub rank: i64,
-    pub pid: u32,
-    pub tid: u64,
-    pub op: &'a str,
-    pub kind: &'a str,
-    pub file: &'a str,
-    pub path: &'a str,
-    pub status: i32,
-    pub is_async: u8,
-    pub bytes: u64,
-    pub type_size: u64,
-    pub ndims: u32,
-    pub npoints: u64,
-    pub sel: &'a str,
-    pub xfer: &'a str,
-    pub xfer_actual: &'a str,
-    pub batch: u32,
-    pub detail: &'a str,
+/// so no allocation happens per record. The type is generated from the format's record
+/// table (`h5prov_format`); field meanings are in `docs/TRACE-FORMAT.md`.
+pub use h5prov_format::TraceRecordRef as RecordRef;
+
+/// The analyzer's methods on a [`RecordRef`] (`end_ns` is the format's own).
+pub trait RecordExt {
+    /// The process this record came from.
+    fn proc(&self) -> ProcKey;
 }
 
-impl RecordRef<'_> {
-    /// The process this record came from.
-    pub fn proc(&self) -> ProcKey {
+impl RecordExt for RecordRef<'_> {
+    #[inline]
+    fn proc(&self) -> ProcKey {
         ProcKey {
             rank: self.rank,
             pid: self.pid,
         }
-    }
-
-    /// End of the callback, ns since the epoch.
-    pub fn end_ns(&self) -> u64 {
-        self.start_ns.saturating_add(self.total_ns)
     }
 }
 

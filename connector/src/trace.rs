@@ -13,7 +13,9 @@ use crate::ffi::sys;
 use crate::ops::Op;
 use crate::subops;
 use crate::tree::{Kind, Node};
-use h5prov_format::{ProcessMeta, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS};
+use h5prov_format::{
+    ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS,
+};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
@@ -856,20 +858,29 @@ impl Span {
             return;
         }
         let batch = u64::from(ev.batch.max(1));
-        let rec = RecordRef {
+        let io = ev.io.copied().unwrap_or_default();
+        // `seq` and `tid` are filled in by `emit`.
+        let rec = TraceRecordRef {
+            seq: 0,
             start_ns,
             total_ns: total / batch,
             under_ns: (under / batch).min(total / batch),
             rank: s.rank,
             pid: s.pid,
-            op: self.op,
-            sub: self.sub,
-            kind: ev.node.map_or(ev.kind, |n| n.kind),
+            tid: 0,
+            op: op_name(self.op, self.sub),
+            kind: ev.node.map_or(ev.kind, |n| n.kind).name(),
             file: ev.node.map_or("", |n| &n.file_name),
             path: ev.path.unwrap_or(ev.node.map_or("", |n| &n.path)),
             status: ev.status,
-            is_async: self.is_async,
-            io: ev.io.copied().unwrap_or_default(),
+            is_async: u8::from(self.is_async),
+            bytes: io.bytes,
+            type_size: io.type_size,
+            ndims: io.ndims,
+            npoints: io.npoints,
+            sel: io.sel,
+            xfer: io.xfer,
+            xfer_actual: io.xfer_actual,
             batch: ev.batch.max(1),
             detail: if self.lvl >= Level::Element {
                 ev.detail
@@ -881,25 +892,6 @@ impl Span {
         let spent = clock::ns_between(t3, clock::now());
         s.self_ns.fetch_add(spent, Ordering::Relaxed);
     }
-}
-
-/// A record borrowed from the callback's data.
-struct RecordRef<'a> {
-    start_ns: u64,
-    total_ns: u64,
-    under_ns: u64,
-    rank: i64,
-    pid: u32,
-    op: Op,
-    sub: u32,
-    kind: Kind,
-    file: &'a str,
-    path: &'a str,
-    status: i32,
-    is_async: bool,
-    io: Io,
-    batch: u32,
-    detail: &'a str,
 }
 
 /// Sub-operation codes with a precomputed name; others are written as `?`.
@@ -942,140 +934,22 @@ fn op_name(op: Op, sub: u32) -> &'static str {
     &row[idx]
 }
 
-/// Appends one CSV field, quoted per RFC 4180 only when it must be.
+/// Appends one trace record in the session's format (the encoders are generated from the
+/// record table in `h5prov_format`).
 #[inline]
-fn put_field(out: &mut Vec<u8>, s: &[u8]) {
-    if s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
-        out.push(b'"');
-        for &b in s {
-            if b == b'"' {
-                out.push(b'"');
-            }
-            out.push(b);
-        }
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(s);
-    }
-}
-
-#[inline]
-fn put_int(out: &mut Vec<u8>, v: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-fn encode(out: &mut Vec<u8>, format: Format, seq: u64, tid: u64, r: &RecordRef<'_>) {
-    let op = op_name(r.op, r.sub);
+fn encode(out: &mut Vec<u8>, format: Format, r: &TraceRecordRef<'_>) {
     match format {
-        Format::Csv => {
-            // Column order: h5prov_format::TRACE_COLUMNS.
-            put_int(out, seq);
-            out.push(b',');
-            put_int(out, r.start_ns);
-            out.push(b',');
-            put_int(out, r.total_ns);
-            out.push(b',');
-            put_int(out, r.under_ns);
-            out.push(b',');
-            put_int(out, r.rank);
-            out.push(b',');
-            put_int(out, r.pid);
-            out.push(b',');
-            put_int(out, tid);
-            out.push(b',');
-            put_field(out, op.as_bytes());
-            out.push(b',');
-            put_field(out, r.kind.name().as_bytes());
-            out.push(b',');
-            put_field(out, r.file.as_bytes());
-            out.push(b',');
-            put_field(out, r.path.as_bytes());
-            out.push(b',');
-            put_int(out, r.status);
-            out.push(b',');
-            out.push(if r.is_async { b'1' } else { b'0' });
-            out.push(b',');
-            put_int(out, r.io.bytes);
-            out.push(b',');
-            put_int(out, r.io.type_size);
-            out.push(b',');
-            put_int(out, r.io.ndims);
-            out.push(b',');
-            put_int(out, r.io.npoints);
-            out.push(b',');
-            put_field(out, r.io.sel.as_bytes());
-            out.push(b',');
-            put_field(out, r.io.xfer.as_bytes());
-            out.push(b',');
-            put_field(out, r.io.xfer_actual.as_bytes());
-            out.push(b',');
-            put_int(out, r.batch);
-            out.push(b',');
-            put_field(out, r.detail.as_bytes());
-            out.push(b'\n');
-        }
-        Format::Jsonl => {
-            #[derive(serde::Serialize)]
-            struct J<'a> {
-                seq: u64,
-                start_ns: u64,
-                total_ns: u64,
-                under_ns: u64,
-                rank: i64,
-                pid: u32,
-                tid: u64,
-                op: &'a str,
-                kind: &'a str,
-                file: &'a str,
-                path: &'a str,
-                status: i32,
-                #[serde(rename = "async")]
-                is_async: u8,
-                bytes: u64,
-                type_size: u64,
-                ndims: u32,
-                npoints: u64,
-                sel: &'a str,
-                xfer: &'a str,
-                xfer_actual: &'a str,
-                batch: u32,
-                detail: &'a str,
-            }
-            let j = J {
-                seq,
-                start_ns: r.start_ns,
-                total_ns: r.total_ns,
-                under_ns: r.under_ns,
-                rank: r.rank,
-                pid: r.pid,
-                tid,
-                op,
-                kind: r.kind.name(),
-                file: r.file,
-                path: r.path,
-                status: r.status,
-                is_async: u8::from(r.is_async),
-                bytes: r.io.bytes,
-                type_size: r.io.type_size,
-                ndims: r.io.ndims,
-                npoints: r.io.npoints,
-                sel: r.io.sel,
-                xfer: r.io.xfer,
-                xfer_actual: r.io.xfer_actual,
-                batch: r.batch,
-                detail: r.detail,
-            };
-            let _ = serde_json::to_writer(&mut *out, &j);
-            out.push(b'\n');
-        }
+        Format::Csv => r.write_csv(out),
+        Format::Jsonl => r.write_jsonl(out),
     }
 }
 
-fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &RecordRef<'_>) {
+fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &TraceRecordRef<'_>) {
     let seq = s.records.fetch_add(1, Ordering::Relaxed);
     if s.cfg.to_stderr {
         let mut w = Vec::new();
-        encode(&mut w, Format::Csv, seq, sys::gettid(), r);
+        let tid = sys::gettid();
+        encode(&mut w, Format::Csv, &TraceRecordRef { seq, tid, ..*r });
         let _ = std::io::stderr().write_all(&w);
     }
     if !s.cfg.to_file || s.trace.is_none() {
@@ -1086,99 +960,20 @@ fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &RecordRef<'_>) {
     }
     match sink {
         Some((chunk, tid)) => {
+            let r = TraceRecordRef { seq, tid, ..*r };
             let mut c = chunk.lock();
-            encode(&mut c.buf, s.cfg.format, seq, tid, r);
+            encode(&mut c.buf, s.cfg.format, &r);
             if c.buf.len() >= s.threshold {
                 s.drain(&mut c);
             }
         }
         None => {
             let mut data = Vec::with_capacity(512);
-            encode(&mut data, s.cfg.format, seq, sys::gettid(), r);
+            let tid = sys::gettid();
+            encode(&mut data, s.cfg.format, &TraceRecordRef { seq, tid, ..*r });
             s.write_trace(&data);
         }
     }
-}
-
-/// An objects-file row borrowed from a node (same fields and order as
-/// [`h5prov_format::ObjectSummary`]).
-#[derive(serde::Serialize)]
-struct ObjectSummaryRef<'a> {
-    rank: i64,
-    pid: u32,
-    kind: &'a str,
-    file: &'a str,
-    path: &'a str,
-    token: &'a str,
-    opens: u64,
-    accesses: u64,
-    reads: u64,
-    writes: u64,
-    bytes_read: u64,
-    bytes_written: u64,
-    read_ns: u64,
-    write_ns: u64,
-    first_ns: u64,
-    last_ns: u64,
-    dims: &'a str,
-    type_size: u64,
-    layout: &'a str,
-    ind_io: u64,
-    coll_io: u64,
-    broken_coll_io: u64,
-    created: u8,
-    dsets_created: u64,
-    dsets_opened: u64,
-    groups_created: u64,
-    groups_opened: u64,
-    open_ns: u64,
-}
-
-/// One objects-file row in CSV, columns in `h5prov_format::OBJECT_COLUMNS` order.
-fn summary_csv(out: &mut Vec<u8>, r: &ObjectSummaryRef<'_>) {
-    put_int(out, r.rank);
-    out.push(b',');
-    put_int(out, r.pid);
-    for s in [r.kind, r.file, r.path, r.token] {
-        out.push(b',');
-        put_field(out, s.as_bytes());
-    }
-    for v in [
-        r.opens,
-        r.accesses,
-        r.reads,
-        r.writes,
-        r.bytes_read,
-        r.bytes_written,
-        r.read_ns,
-        r.write_ns,
-        r.first_ns,
-        r.last_ns,
-    ] {
-        out.push(b',');
-        put_int(out, v);
-    }
-    out.push(b',');
-    put_field(out, r.dims.as_bytes());
-    out.push(b',');
-    put_int(out, r.type_size);
-    out.push(b',');
-    put_field(out, r.layout.as_bytes());
-    for v in [r.ind_io, r.coll_io, r.broken_coll_io, u64::from(r.created)] {
-        out.push(b',');
-        put_int(out, v);
-    }
-    for v in [
-        r.dsets_created,
-        r.dsets_opened,
-        r.groups_created,
-        r.groups_opened,
-        r.open_ns,
-    ] {
-        out.push(b',');
-        put_int(out, v);
-    }
-    out.push(b'\n');
 }
 
 /// Writes the summary row of a state node that is going away.
@@ -1302,11 +1097,8 @@ fn write_summary(
     let mut g = objects.lock();
     let out = &mut g.1;
     match s.cfg.format {
-        Format::Csv => summary_csv(out, &row),
-        Format::Jsonl => {
-            let _ = serde_json::to_writer(&mut *out, &row);
-            out.push(b'\n');
-        }
+        Format::Csv => row.write_csv(out),
+        Format::Jsonl => row.write_jsonl(out),
     }
     if g.1.len() >= s.threshold {
         s.drain_objects(&mut g);
@@ -1352,7 +1144,7 @@ mod tests {
             open_ns: 9,
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
-        summary_csv(&mut out, &row);
+        row.write_csv(&mut out);
         let back: ObjectSummary = csv::Reader::from_reader(out.as_slice())
             .deserialize()
             .next()
@@ -1389,31 +1181,28 @@ mod tests {
     #[test]
     fn csv_records_have_every_column() {
         let mut w = Vec::new();
-        let r = RecordRef {
+        let r = TraceRecordRef {
+            seq: 7,
             start_ns: 1,
             total_ns: 10,
             under_ns: 5,
             rank: 3,
             pid: 42,
-            op: Op::DatasetWrite,
-            sub: subops::NONE,
-            kind: Kind::Dataset,
+            tid: 99,
+            op: op_name(Op::DatasetWrite, subops::NONE),
+            kind: Kind::Dataset.name(),
             file: "a,b.h5",
             path: "/g/\"d\"",
-            status: 0,
-            is_async: false,
-            io: Io {
-                bytes: 800,
-                type_size: 8,
-                ndims: 1,
-                npoints: 100,
-                sel: "hyperslab",
-                ..Io::default()
-            },
+            bytes: 800,
+            type_size: 8,
+            ndims: 1,
+            npoints: 100,
+            sel: "hyperslab",
             batch: 1,
             detail: "start=5,10;count=3,4",
+            ..TraceRecordRef::default()
         };
-        encode(&mut w, Format::Csv, 7, 99, &r);
+        encode(&mut w, Format::Csv, &r);
         let text = String::from_utf8(w.clone()).unwrap();
         let mut rd = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -1432,7 +1221,7 @@ mod tests {
         assert_eq!(rec.detail, "start=5,10;count=3,4", "a quoted last field");
 
         let mut j = Vec::new();
-        encode(&mut j, Format::Jsonl, 7, 99, &r);
+        encode(&mut j, Format::Jsonl, &r);
         let line = String::from_utf8(j).unwrap();
         let back: h5prov_format::TraceRecord = serde_json::from_str(line.trim()).unwrap();
         assert_eq!(back, rec, "CSV and JSONL carry the same fields");

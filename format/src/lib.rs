@@ -9,173 +9,153 @@ use std::path::Path;
 /// Version written in every `meta.json` as `format_version`.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Column names of a trace file, in CSV order (also the JSONL keys).
-pub const TRACE_COLUMNS: &[&str] = &[
-    "seq",
-    "start_ns",
-    "total_ns",
-    "under_ns",
-    "rank",
-    "pid",
-    "tid",
-    "op",
-    "kind",
-    "file",
-    "path",
-    "status",
-    "async",
-    "bytes",
-    "type_size",
-    "ndims",
-    "npoints",
-    "sel",
-    "xfer",
-    "xfer_actual",
-    "batch",
-    "detail",
-];
+mod table;
 
-/// One traced VOL callback (or one dataset of a multi-dataset read/write).
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
-pub struct TraceRecord {
-    /// Per-process sequence number, strictly increasing.
-    pub seq: u64,
-    /// Start of the callback, ns since the Unix epoch.
-    pub start_ns: u64,
-    /// Duration of the whole callback, ns.
-    pub total_ns: u64,
-    /// Time inside the under connector, ns.
-    pub under_ns: u64,
-    /// MPI rank from the launcher environment, -1 when unknown.
-    pub rank: i64,
-    /// Process id.
-    pub pid: u32,
-    /// Kernel thread id.
-    pub tid: u64,
-    /// Operation, `class.callback[:sub]`.
-    pub op: String,
-    /// Object kind (`file`, `group`, `dataset`, ...), may be empty.
-    pub kind: String,
-    /// Container file name, may be empty.
-    pub file: String,
-    /// Object path within the file, may be empty.
-    pub path: String,
-    /// HDF5 status of the callback: 0 success, -1 failure.
-    pub status: i32,
-    /// 1 when the call carried an async request.
-    #[serde(rename = "async")]
-    pub is_async: u8,
-    /// Data bytes moved.
-    pub bytes: u64,
-    /// Memory datatype size for data I/O.
-    pub type_size: u64,
-    /// Rank of the file dataspace for data I/O.
-    pub ndims: u32,
-    /// Selected elements for data I/O.
-    pub npoints: u64,
-    /// Selection kind: `all`, `none`, `points`, `hyperslab`, `irregular`, or empty.
-    pub sel: String,
-    /// Requested MPI-IO transfer mode, or empty.
-    pub xfer: String,
-    /// MPI-IO transfer mode actually used, or empty.
-    pub xfer_actual: String,
-    /// Datasets in a multi-dataset call, 1 otherwise.
-    pub batch: u32,
-    /// Selection detail at `level=element`, else empty.
-    pub detail: String,
+pub use table::{
+    parse_i64, parse_u64, put_csv_text, Column, CsvFields, CsvHeader, CsvSource, FieldSource,
+    JsonField,
+};
+
+// The trace-record schema: every column, in CSV order (also the JSONL keys, the order in
+// which JSONL writes them). `docs/TRACE-FORMAT.md` describes each one; a new field is one
+// row here plus its line there. Row: `field "column": type = empty value, rule;` (see
+// `table.rs`).
+table::record_table! {
+    /// One traced VOL callback (or one dataset of a multi-dataset read/write).
+    owned TraceRecord;
+    /// A [`TraceRecord`] that borrows its text: what the connector encodes and the
+    /// analyzer's readers hand out (no allocation per record).
+    borrowed TraceRecordRef;
+    /// A JSONL trace line as read: text borrowed from the line unless it holds escapes,
+    /// missing keys `None`/empty. [`TraceRecordJson::record`] gives the record.
+    json TraceRecordJson;
+    /// Column names of a trace file, in CSV order (also the JSONL keys).
+    columns TRACE_COLUMNS;
+    what "trace";
+    {
+        /// Per-process sequence number, strictly increasing.
+        seq "seq": u64 = 0, opt;
+        /// Start of the callback, ns since the Unix epoch.
+        start_ns "start_ns": u64 = 0, req;
+        /// Duration of the whole callback, ns.
+        total_ns "total_ns": u64 = 0, req;
+        /// Time inside the under connector, ns.
+        under_ns "under_ns": u64 = 0, opt;
+        /// MPI rank from the launcher environment, -1 when unknown.
+        rank "rank": i64 = -1, opt;
+        /// Process id.
+        pid "pid": u32 = 0, opt;
+        /// Kernel thread id.
+        tid "tid": u64 = 0, opt;
+        /// Operation, `class.callback[:sub]`.
+        op "op": str = "", nonempty;
+        /// Object kind (`file`, `group`, `dataset`, ...), may be empty.
+        kind "kind": str = "", opt;
+        /// Container file name, may be empty.
+        file "file": str = "", opt;
+        /// Object path within the file, may be empty.
+        path "path": str = "", opt;
+        /// HDF5 status of the callback: 0 success, -1 failure.
+        status "status": i32 = 0, opt;
+        /// 1 when the call carried an async request.
+        is_async "async": u8 = 0, opt;
+        /// Data bytes moved.
+        bytes "bytes": u64 = 0, opt;
+        /// Memory datatype size for data I/O.
+        type_size "type_size": u64 = 0, opt;
+        /// Rank of the file dataspace for data I/O.
+        ndims "ndims": u32 = 0, opt;
+        /// Selected elements for data I/O.
+        npoints "npoints": u64 = 0, opt;
+        /// Selection kind: `all`, `none`, `points`, `hyperslab`, `irregular`, or empty.
+        sel "sel": str = "", opt;
+        /// Requested MPI-IO transfer mode, or empty.
+        xfer "xfer": str = "", opt;
+        /// MPI-IO transfer mode actually used, or empty.
+        xfer_actual "xfer_actual": str = "", opt;
+        /// Datasets in a multi-dataset call, 1 otherwise.
+        batch "batch": u32 = 0, min1;
+        /// Selection detail at `level=element`, else empty.
+        detail "detail": str = "", opt;
+    }
 }
 
-/// Column names of an objects file, in CSV order (also the JSONL keys).
-pub const OBJECT_COLUMNS: &[&str] = &[
-    "rank",
-    "pid",
-    "kind",
-    "file",
-    "path",
-    "token",
-    "opens",
-    "accesses",
-    "reads",
-    "writes",
-    "bytes_read",
-    "bytes_written",
-    "read_ns",
-    "write_ns",
-    "first_ns",
-    "last_ns",
-    "dims",
-    "type_size",
-    "layout",
-    "ind_io",
-    "coll_io",
-    "broken_coll_io",
-    "created",
-    "dsets_created",
-    "dsets_opened",
-    "groups_created",
-    "groups_opened",
-    "open_ns",
-];
+// The object-summary schema, as above.
+table::record_table! {
+    /// Summary of one object state node, written when its last reference goes.
+    owned ObjectSummary;
+    /// An [`ObjectSummary`] that borrows its text: what the connector encodes.
+    borrowed ObjectSummaryRef;
+    /// An objects-file JSONL line as read (see [`TraceRecordJson`]).
+    json ObjectSummaryJson;
+    /// Column names of an objects file, in CSV order (also the JSONL keys).
+    columns OBJECT_COLUMNS;
+    what "objects";
+    {
+        /// MPI rank, -1 when unknown.
+        rank "rank": i64 = -1, opt;
+        /// Process id.
+        pid "pid": u32 = 0, opt;
+        /// `file`, `group`, `dataset`, `attr` or `datatype`.
+        kind "kind": str = "", req;
+        /// Container file name.
+        file "file": str = "", opt;
+        /// Object path (the first one it was opened through).
+        path "path": str = "", req;
+        /// `fileno:token` in hex, empty for files.
+        token "token": str = "", opt;
+        /// Create/open calls that returned this object.
+        opens "opens": u64 = 0, opt;
+        /// Traced callbacks on this object.
+        accesses "accesses": u64 = 0, opt;
+        /// Data read calls.
+        reads "reads": u64 = 0, opt;
+        /// Data write calls.
+        writes "writes": u64 = 0, opt;
+        /// Data bytes read.
+        bytes_read "bytes_read": u64 = 0, opt;
+        /// Data bytes written.
+        bytes_written "bytes_written": u64 = 0, opt;
+        /// Time in read callbacks, ns.
+        read_ns "read_ns": u64 = 0, opt;
+        /// Time in write callbacks, ns.
+        write_ns "write_ns": u64 = 0, opt;
+        /// First access, ns since the epoch.
+        first_ns "first_ns": u64 = 0, opt;
+        /// Last access, ns since the epoch.
+        last_ns "last_ns": u64 = 0, opt;
+        /// Dataset dimensions such as `10x20`, else empty.
+        dims "dims": str = "", opt;
+        /// Dataset element size, else 0.
+        type_size "type_size": u64 = 0, opt;
+        /// Dataset layout, else empty.
+        layout "layout": str = "", opt;
+        /// Independent data transfers.
+        ind_io "ind_io": u64 = 0, opt;
+        /// Collective data transfers.
+        coll_io "coll_io": u64 = 0, opt;
+        /// Transfers requested collective but not done collectively.
+        broken_coll_io "broken_coll_io": u64 = 0, opt;
+        /// 1 when this process created the object.
+        created "created": u8 = 0, opt;
+        /// For files: datasets created in it.
+        dsets_created "dsets_created": u64 = 0, opt;
+        /// For files: datasets opened in it.
+        dsets_opened "dsets_opened": u64 = 0, opt;
+        /// For files: groups created in it.
+        groups_created "groups_created": u64 = 0, opt;
+        /// For files: groups opened in it.
+        groups_opened "groups_opened": u64 = 0, opt;
+        /// For files: first open to last close, ns.
+        open_ns "open_ns": u64 = 0, opt;
+    }
+}
 
-/// Summary of one object state node, written when its last reference goes.
-#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
-pub struct ObjectSummary {
-    /// MPI rank, -1 when unknown.
-    pub rank: i64,
-    /// Process id.
-    pub pid: u32,
-    /// `file`, `group`, `dataset`, `attr` or `datatype`.
-    pub kind: String,
-    /// Container file name.
-    pub file: String,
-    /// Object path (the first one it was opened through).
-    pub path: String,
-    /// `fileno:token` in hex, empty for files.
-    pub token: String,
-    /// Create/open calls that returned this object.
-    pub opens: u64,
-    /// Traced callbacks on this object.
-    pub accesses: u64,
-    /// Data read calls.
-    pub reads: u64,
-    /// Data write calls.
-    pub writes: u64,
-    /// Data bytes read.
-    pub bytes_read: u64,
-    /// Data bytes written.
-    pub bytes_written: u64,
-    /// Time in read callbacks, ns.
-    pub read_ns: u64,
-    /// Time in write callbacks, ns.
-    pub write_ns: u64,
-    /// First access, ns since the epoch.
-    pub first_ns: u64,
-    /// Last access, ns since the epoch.
-    pub last_ns: u64,
-    /// Dataset dimensions such as `10x20`, else empty.
-    pub dims: String,
-    /// Dataset element size, else 0.
-    pub type_size: u64,
-    /// Dataset layout, else empty.
-    pub layout: String,
-    /// Independent data transfers.
-    pub ind_io: u64,
-    /// Collective data transfers.
-    pub coll_io: u64,
-    /// Transfers requested collective but not done collectively.
-    pub broken_coll_io: u64,
-    /// 1 when this process created the object.
-    pub created: u8,
-    /// For files: datasets created in it.
-    pub dsets_created: u64,
-    /// For files: datasets opened in it.
-    pub dsets_opened: u64,
-    /// For files: groups created in it.
-    pub groups_created: u64,
-    /// For files: groups opened in it.
-    pub groups_opened: u64,
-    /// For files: first open to last close, ns.
-    pub open_ns: u64,
+impl TraceRecordRef<'_> {
+    /// End of the callback, ns since the epoch.
+    pub fn end_ns(&self) -> u64 {
+        self.start_ns.saturating_add(self.total_ns)
+    }
 }
 
 /// The per-process metadata record (`<stem>.meta.json`).

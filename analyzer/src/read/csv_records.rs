@@ -29,8 +29,6 @@ pub(crate) const BUFFER: usize = 256 * 1024;
 pub(crate) struct Row<'a> {
     bytes: &'a [u8],
     spans: &'a [(usize, usize)],
-    /// `bytes` is the raw line (fields separated by commas), not the concatenation.
-    raw_line: bool,
 }
 
 impl<'a> Row<'a> {
@@ -63,40 +61,46 @@ impl<'a> Row<'a> {
     pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
         self.spans.iter().map(|&(a, b)| &self.bytes[a..b])
     }
+}
 
-    /// Whether [`Row::bytes`] is the raw line rather than the concatenated fields.
+/// A row as the record tables' parser reads it ([`h5prov_format::CsvFields`]): its text
+/// checked for UTF-8 once, not once per field.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    row: Row<'a>,
+    /// The row's bytes as text, when they all are UTF-8.
+    all: Option<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    /// Wraps a row.
     #[inline]
-    pub fn is_raw_line(&self) -> bool {
-        self.raw_line
-    }
-}
-
-/// A copy of a row in `csv::ByteRecord` form (fields concatenated), for the rare paths that
-/// need exactly that layout.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct OwnedRow {
-    bytes: Vec<u8>,
-    spans: Vec<(usize, usize)>,
-}
-
-impl OwnedRow {
-    /// Copies `r` with its fields concatenated.
-    pub fn concatenated(r: &Row<'_>) -> OwnedRow {
-        let mut o = OwnedRow::default();
-        for f in r.iter() {
-            let a = o.bytes.len();
-            o.bytes.extend_from_slice(f);
-            o.spans.push((a, o.bytes.len()));
+    pub fn new(row: Row<'a>) -> Fields<'a> {
+        Fields {
+            row,
+            all: std::str::from_utf8(row.bytes()).ok(),
         }
-        o
+    }
+}
+
+impl<'a> h5prov_format::CsvFields<'a> for Fields<'a> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.row.len()
     }
 
-    /// Borrows it as a [`Row`].
-    pub fn row(&self) -> Row<'_> {
-        Row {
-            bytes: &self.bytes,
-            spans: &self.spans,
-            raw_line: false,
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&'a [u8]> {
+        self.row.get(i)
+    }
+
+    /// A field is text when its bytes are UTF-8 by themselves (in a row of concatenated
+    /// fields, a character split between two fields is not).
+    #[inline(always)]
+    fn text(&self, i: usize) -> Option<&'a str> {
+        match self.all {
+            Some(all) => all.get(self.row.range(i)?),
+            None => std::str::from_utf8(self.row.get(i)?).ok(),
         }
     }
 }
@@ -205,7 +209,6 @@ impl<'a> RawLine<'a> {
         Row {
             bytes: self.line(),
             spans,
-            raw_line: true,
         }
     }
 }
@@ -552,7 +555,6 @@ impl<R: Read> CsvRecords<R> {
             Row {
                 bytes: &self.out[..nout],
                 spans: &self.spans,
-                raw_line: false,
             },
         )))
     }
@@ -751,12 +753,9 @@ mod tests {
         let data = b"a,bc,d\n\"x\",y\n";
         let mut r = CsvRecords::new(&data[..]);
         let (_, row) = r.next_record().unwrap().unwrap();
-        assert!(row.is_raw_line());
         assert_eq!(row.bytes(), b"a,bc,d");
         assert_eq!(row.range(1), Some(2..4));
-        assert_eq!(OwnedRow::concatenated(&row).row().bytes(), b"abcd");
         let (_, row) = r.next_record().unwrap().unwrap();
-        assert!(!row.is_raw_line());
         assert_eq!(row.bytes(), b"xy");
         assert_eq!(row.len(), 2);
     }

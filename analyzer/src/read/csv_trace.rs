@@ -1,15 +1,16 @@
 //! The CSV readers. Records come from `CsvRecords` (a fast path for lines without quotes,
-//! `csv_core` for the others) as borrowed `Row`s, and fields are parsed in place
-//! (integers by hand, strings as borrowed `&str`): no allocation per row.
+//! `csv_core` for the others) as borrowed `Row`s, and the record table's parser
+//! (`h5prov_format`) reads their fields in place (integers by hand, strings as borrowed
+//! `&str`): no allocation per row.
 //!
 //! Columns are found by header name, so a file with extra or reordered columns still
 //! reads; `op`, `start_ns` and `total_ns` are required.
 
-use super::csv_records::{CsvRecords, OwnedRow, RawLine, Record, Row};
+use super::csv_records::{CsvRecords, Fields, RawLine, Record, Row};
 use super::swar::parse_at;
-use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
+use super::{input, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
-use h5prov_format::TRACE_COLUMNS;
+use h5prov_format::{CsvHeader, FieldSource, TRACE_COLUMNS};
 use std::path::Path;
 
 /// Drives a CSV file: header callback, then one callback per row with its line number.
@@ -71,153 +72,8 @@ pub(crate) fn drive_records<H>(
     Ok(diag)
 }
 
-/// Positions of the trace columns in a file's header (`usize::MAX` when absent).
-#[derive(Debug, Clone)]
-struct Columns([usize; 22]);
-
-impl Columns {
-    fn from_header(h: &Row<'_>) -> Result<Columns, String> {
-        let mut idx = [usize::MAX; 22];
-        for (i, name) in h.iter().enumerate() {
-            if let Some(c) = TRACE_COLUMNS.iter().position(|c| c.as_bytes() == name) {
-                idx[c] = i;
-            }
-        }
-        for req in ["op", "start_ns", "total_ns"] {
-            let c = TRACE_COLUMNS
-                .iter()
-                .position(|c| *c == req)
-                .expect("known column");
-            if idx[c] == usize::MAX {
-                return Err(format!(
-                    "header has no `{req}` column (expected the h5prov trace header: {})",
-                    TRACE_COLUMNS.join(",")
-                ));
-            }
-        }
-        Ok(Columns(idx))
-    }
-}
-
-#[inline]
-fn field<'a>(r: &Row<'a>, cols: &Columns, c: usize) -> &'a [u8] {
-    let i = cols.0[c];
-    if i == usize::MAX {
-        b""
-    } else {
-        r.get(i).unwrap_or(b"")
-    }
-}
-
-macro_rules! num {
-    ($r:expr, $cols:expr, $c:expr, u64) => {
-        parse_u64(field($r, $cols, $c)).ok_or_else(|| bad_num($r, $cols, $c))?
-    };
-    ($r:expr, $cols:expr, $c:expr, $t:ty) => {
-        parse_u64(field($r, $cols, $c))
-            .and_then(|v| <$t>::try_from(v).ok())
-            .ok_or_else(|| bad_num($r, $cols, $c))?
-    };
-}
-
-fn bad_num(r: &Row<'_>, cols: &Columns, c: usize) -> String {
-    format!(
-        "column `{}`: not a valid number: {:?}",
-        TRACE_COLUMNS[c],
-        String::from_utf8_lossy(field(r, cols, c))
-    )
-}
-
-/// The string value of column `c`, sliced from the record's text (validated once per row).
-#[inline(always)]
-fn text<'a>(all: &'a str, r: &Row<'_>, cols: &Columns, c: usize) -> &'a str {
-    let i = cols.0[c];
-    if i == usize::MAX {
-        return "";
-    }
-    // The ranges index `r.bytes()` and `all` is that slice as UTF-8. In the concatenated
-    // form, a field boundary inside a character (two invalid halves that happen to
-    // concatenate into valid UTF-8) reads as empty rather than panicking.
-    r.range(i).and_then(|rg| all.get(rg)).unwrap_or("")
-}
-
-/// Why a row did not parse.
-enum RowError {
-    /// Malformed, with the reason.
-    Bad(String),
-    /// A raw line that is not UTF-8: decide on the concatenated fields, as the `csv`
-    /// crate's `ByteRecord` did (commas between fields can change the verdict).
-    LineNotUtf8,
-}
-
-impl From<String> for RowError {
-    fn from(s: String) -> Self {
-        RowError::Bad(s)
-    }
-}
-
-/// Field `c` of `r` (empty when the column is absent), for [`fast_row`].
-#[inline(always)]
-fn fast_field<'a>(r: &Row<'a>, cols: &Columns, c: usize) -> &'a [u8] {
-    r.get(cols.0[c]).unwrap_or(b"")
-}
-
-#[inline(always)]
-fn fast_u64(r: &Row<'_>, cols: &Columns, c: usize) -> Option<u64> {
-    parse_u64(fast_field(r, cols, c))
-}
-
-#[inline(always)]
-fn fast_num<T: TryFrom<u64>>(r: &Row<'_>, cols: &Columns, c: usize) -> Option<T> {
-    T::try_from(fast_u64(r, cols, c)?).ok()
-}
-
-/// The common case, optimistically: the row has the header's width, every number parses
-/// and the row is UTF-8 (then [`parse_row`] would return the same record). `None` sends
-/// the row to [`parse_row`], which decides exactly and words the error.
-#[inline]
-fn fast_row<'a>(r: &Row<'a>, cols: &Columns, width: usize) -> Option<RecordRef<'a>> {
-    if r.len() != width {
-        return None;
-    }
-    let all = std::str::from_utf8(r.bytes()).ok()?;
-    let op = text(all, r, cols, 7);
-    if op.is_empty() {
-        return None;
-    }
-    Some(RecordRef {
-        seq: fast_u64(r, cols, 0)?,
-        start_ns: fast_u64(r, cols, 1)?,
-        total_ns: fast_u64(r, cols, 2)?,
-        under_ns: fast_u64(r, cols, 3)?,
-        rank: parse_i64(fast_field(r, cols, 4), -1)?,
-        pid: fast_num(r, cols, 5)?,
-        tid: fast_u64(r, cols, 6)?,
-        op,
-        kind: text(all, r, cols, 8),
-        file: text(all, r, cols, 9),
-        path: text(all, r, cols, 10),
-        status: i32::try_from(parse_i64(fast_field(r, cols, 11), 0)?).ok()?,
-        is_async: fast_num(r, cols, 12)?,
-        bytes: fast_u64(r, cols, 13)?,
-        type_size: fast_u64(r, cols, 14)?,
-        ndims: fast_num(r, cols, 15)?,
-        npoints: fast_u64(r, cols, 16)?,
-        sel: text(all, r, cols, 17),
-        xfer: text(all, r, cols, 18),
-        xfer_actual: text(all, r, cols, 19),
-        batch: fast_num::<u32>(r, cols, 20)?.max(1),
-        detail: text(all, r, cols, 21),
-    })
-}
-
-/// `v` as a `T`, if it fits.
-#[inline(always)]
-fn fit<T: TryFrom<u64>>(v: Option<u64>) -> Option<T> {
-    T::try_from(v?).ok()
-}
-
-/// The fields of a plain line of a standard trace file, for [`plain_row`].
+/// The fields of a plain line of a standard trace file, for [`plain_record`]: a
+/// [`FieldSource`] that reads numbers by words ([`parse_at`]) and any doubt as `Err(())`.
 struct Plain<'a, 'e> {
     /// The line and bytes after it ([`RawLine::with_tail`]).
     t: &'a [u8],
@@ -228,54 +84,86 @@ struct Plain<'a, 'e> {
     base: usize,
 }
 
-impl<'a> Plain<'a, '_> {
+impl Plain<'_, '_> {
     #[inline(always)]
     fn range(&self, i: usize) -> (usize, usize) {
         (if i == 0 { 0 } else { self.ends[i - 1] + 1 }, self.ends[i])
     }
-
-    /// Unsigned field `i` (see [`parse_at`]).
-    #[inline(always)]
-    fn num(&self, i: usize) -> Option<u64> {
-        let (s, e) = self.range(i);
-        parse_at(self.t, s, e)
-    }
-
-    /// Signed field `i`, as [`parse_i64`] reads it (empty reads as `empty`).
-    #[inline(always)]
-    fn int(&self, i: usize, empty: i64) -> Option<i64> {
-        let (s, e) = self.range(i);
-        match self.t.get(s) {
-            _ if s == e => Some(empty),
-            Some(b'-') if e > s + 1 => parse_at(self.t, s + 1, e)
-                .and_then(|v| i64::try_from(v).ok())
-                .map(|v| -v),
-            _ => parse_at(self.t, s, e).and_then(|v| i64::try_from(v).ok()),
-        }
-    }
-
-    /// Text field `i` (at or after `base`).
-    #[inline(always)]
-    fn text(&self, i: usize) -> Option<&'a str> {
-        let (s, e) = self.range(i);
-        if s == e {
-            return Some(""); // most of the optional fields
-        }
-        self.text.get(s.checked_sub(self.base)?..e - self.base)
-    }
 }
+
+impl<'a> FieldSource<'a> for Plain<'a, '_> {
+    type Error = ();
+
+    #[inline(always)]
+    fn unsigned(&self, col: usize, _: &'static str, empty: u64) -> Result<u64, ()> {
+        let (s, e) = self.range(col);
+        if s == e {
+            return Ok(empty);
+        }
+        parse_at(self.t, s, e).ok_or(())
+    }
+
+    /// As [`parse_i64`] reads it.
+    #[inline(always)]
+    fn signed(&self, col: usize, _: &'static str, empty: i64) -> Result<i64, ()> {
+        let (s, e) = self.range(col);
+        match self.t.get(s) {
+            _ if s == e => Ok(empty),
+            Some(b'-') if e > s + 1 => parse_at(self.t, s + 1, e)
+                .and_then(|v| 0i64.checked_sub_unsigned(v))
+                .ok_or(()),
+            _ => parse_at(self.t, s, e)
+                .and_then(|v| i64::try_from(v).ok())
+                .ok_or(()),
+        }
+    }
+
+    /// Text field `col` (at or after `base`; any other is left to the general path).
+    #[inline(always)]
+    fn text(&self, col: usize, _: &'static str) -> Result<&'a str, ()> {
+        let (s, e) = self.range(col);
+        if s == e {
+            return Ok(""); // most of the optional fields
+        }
+        self.text
+            .get(s.checked_sub(self.base).ok_or(())?..e - self.base)
+            .ok_or(())
+    }
+
+    fn out_of_range(&self, _: usize, _: &'static str) {}
+
+    fn empty_value(&self, _: usize, _: &'static str) {}
+}
+
+/// The position of column `name` in [`TRACE_COLUMNS`].
+const fn trace_column(name: &str) -> usize {
+    let mut i = 0;
+    while i < TRACE_COLUMNS.len() {
+        let c = TRACE_COLUMNS[i].as_bytes();
+        let n = name.as_bytes();
+        if c.len() == n.len() {
+            let mut j = 0;
+            while j < c.len() && c[j] == n[j] {
+                j += 1;
+            }
+            if j == c.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a trace column")
+}
+
+/// The first text column: the UTF-8 check starts there.
+const OP: usize = trace_column("op");
 
 /// The fast path of a file whose header is exactly [`TRACE_COLUMNS`]: parses a plain line
-/// in place, its comma positions in a local array, and hands the record to `sink`. False
-/// (and no call) whenever [`fast_row`] might not give this same record (another number
-/// of fields, a number that is not at most 19 digits, text that is not UTF-8, an empty
-/// `op`, or the line too close to the end of the buffer to read it by words); the caller
-/// then takes the general path, which decides.
-#[inline]
-fn plain_row(l: &RawLine<'_>, line: u64, sink: &mut dyn FnMut(u64, &RecordRef<'_>)) -> bool {
-    plain_record(l).map(|r| sink(line, &r)).is_some()
-}
-
+/// in place, its comma positions in a local array, with the record table's own builder
+/// ([`RecordRef::from_source`]) over [`Plain`]. `None` whenever the general path might
+/// not give this same record (another number of fields, a number that is not at most 19
+/// digits, text that is not UTF-8, an empty `op`, or the line too close to the end of the
+/// buffer to read it by words); the caller then takes the general path, which decides.
 #[inline(always)]
 fn plain_record<'a>(l: &RawLine<'a>) -> Option<RecordRef<'a>> {
     const N: usize = TRACE_COLUMNS.len();
@@ -285,13 +173,13 @@ fn plain_record<'a>(l: &RawLine<'a>) -> Option<RecordRef<'a>> {
     }
     ends[N - 1] = l.len();
     let t = l.with_tail();
-    // The text fields are `op` (7) and later ones. Check UTF-8 once, from `op` to the end
-    // of the line (numbers are ASCII digits, so the line is UTF-8 exactly when this part
-    // is), over a range that `from_utf8` walks by aligned words only: from a word
-    // boundary before `op`, a multiple of 16 bytes long (if the buffer has the bytes;
-    // should the extra bytes after the line not be UTF-8, the general path decides).
-    let op = ends[6] + 1;
-    if op == ends[7] {
+    // Check UTF-8 once, from the first text column to the end of the line (the numbers
+    // before it are ASCII digits, or the path refuses them), over a range that `from_utf8`
+    // walks by aligned words only: from a word boundary before it, a multiple of 16 bytes
+    // long (if the buffer has the bytes; should the extra bytes after the line not be
+    // UTF-8, the general path decides).
+    let op = ends[OP - 1] + 1;
+    if op == ends[OP] {
         return None; // `op` is empty
     }
     let base = op - (t.as_ptr() as usize + op) % 8;
@@ -301,87 +189,13 @@ fn plain_record<'a>(l: &RawLine<'a>) -> Option<RecordRef<'a>> {
         None => (op, &t[op..l.len()]),
     };
     let text = std::str::from_utf8(bytes).ok()?;
-    let f = Plain {
+    RecordRef::from_source(&Plain {
         t,
         ends: &ends,
         text,
         base,
-    };
-    Some(RecordRef {
-        seq: f.num(0)?,
-        start_ns: f.num(1)?,
-        total_ns: f.num(2)?,
-        under_ns: f.num(3)?,
-        rank: f.int(4, -1)?,
-        pid: fit(f.num(5))?,
-        tid: f.num(6)?,
-        op: f.text(7)?,
-        kind: f.text(8)?,
-        file: f.text(9)?,
-        path: f.text(10)?,
-        status: i32::try_from(f.int(11, 0)?).ok()?,
-        is_async: fit(f.num(12))?,
-        bytes: f.num(13)?,
-        type_size: f.num(14)?,
-        ndims: fit(f.num(15))?,
-        npoints: f.num(16)?,
-        sel: f.text(17)?,
-        xfer: f.text(18)?,
-        xfer_actual: f.text(19)?,
-        batch: fit::<u32>(f.num(20))?.max(1),
-        detail: f.text(21)?,
     })
-}
-
-/// Parses a row exactly as the reader always did, with the first problem as the error.
-fn parse_row<'a>(r: &Row<'a>, cols: &Columns, width: usize) -> Result<RecordRef<'a>, RowError> {
-    if r.len() != width {
-        return Err(format!("{} fields, the header has {}", r.len(), width).into());
-    }
-    let rank = parse_i64(field(r, cols, 4), -1).ok_or_else(|| bad_num(r, cols, 4))?;
-    let status = parse_i64(field(r, cols, 11), 0)
-        .and_then(|v| i32::try_from(v).ok())
-        .ok_or_else(|| bad_num(r, cols, 11))?;
-    if r.is_raw_line() && std::str::from_utf8(r.bytes()).is_err() {
-        return Err(RowError::LineNotUtf8);
-    }
-    let all = std::str::from_utf8(r.bytes()).map_err(|e| {
-        let bad =
-            (0..r.len()).find(|&i| r.range(i).is_some_and(|rg| rg.contains(&e.valid_up_to())));
-        let name = bad
-            .and_then(|i| cols.0.iter().position(|&x| x == i))
-            .map_or("?", |c| TRACE_COLUMNS[c]);
-        format!("column `{name}`: not valid UTF-8")
-    })?;
-    let op = text(all, r, cols, 7);
-    if op.is_empty() {
-        return Err(RowError::Bad("column `op` is empty".into()));
-    }
-    let batch = num!(r, cols, 20, u32);
-    Ok(RecordRef {
-        seq: num!(r, cols, 0, u64),
-        start_ns: num!(r, cols, 1, u64),
-        total_ns: num!(r, cols, 2, u64),
-        under_ns: num!(r, cols, 3, u64),
-        rank,
-        pid: num!(r, cols, 5, u32),
-        tid: num!(r, cols, 6, u64),
-        op,
-        kind: text(all, r, cols, 8),
-        file: text(all, r, cols, 9),
-        path: text(all, r, cols, 10),
-        status,
-        is_async: num!(r, cols, 12, u8),
-        bytes: num!(r, cols, 13, u64),
-        type_size: num!(r, cols, 14, u64),
-        ndims: num!(r, cols, 15, u32),
-        npoints: num!(r, cols, 16, u64),
-        sel: text(all, r, cols, 17),
-        xfer: text(all, r, cols, 18),
-        xfer_actual: text(all, r, cols, 19),
-        batch: batch.max(1),
-        detail: text(all, r, cols, 21),
-    })
+    .ok()
 }
 
 /// Streams the records of a CSV trace file to `sink`.
@@ -391,7 +205,7 @@ pub fn read_csv_trace(
     opts: &ReadOptions,
     mut sink: impl FnMut(&RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    read_csv_trace_dyn(path, opts, &mut |_, r| sink(r))
+    read_csv_trace_dyn::<true>(path, opts, &mut |_, r| sink(r))
 }
 
 /// [`read_csv_trace`] with each record's (first) line number.
@@ -401,13 +215,15 @@ pub fn read_csv_trace_lines(
     opts: &ReadOptions,
     mut sink: impl FnMut(u64, &RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    read_csv_trace_dyn(path, opts, &mut sink)
+    read_csv_trace_dyn::<true>(path, opts, &mut sink)
 }
 
 /// [`read_csv_trace`] behind one indirect call per record: the parser is compiled once,
 /// here, rather than into every caller (where its size changed how the compiler inlined
 /// the callers' own code: measured, the aggregation got slower when the parser grew).
-fn read_csv_trace_dyn(
+/// Rows are parsed by the record table's parser ([`RecordRef::from_csv`]); with `PLAIN`,
+/// the plain lines of a standard file try [`plain_record`] first.
+fn read_csv_trace_dyn<const PLAIN: bool>(
     path: &Path,
     opts: &ReadOptions,
     sink: &mut dyn FnMut(u64, &RecordRef<'_>),
@@ -415,62 +231,49 @@ fn read_csv_trace_dyn(
     drive_records(
         path,
         opts,
-        |h| {
-            let standard = h.len() == TRACE_COLUMNS.len()
-                && h.iter().zip(TRACE_COLUMNS).all(|(a, b)| a == b.as_bytes());
-            Ok((Columns::from_header(h)?, h.len(), standard))
-        },
-        |(cols, width, standard), line, rec, spans| {
-            if let (true, Record::Line(l)) = (*standard, rec) {
-                if plain_row(&l, line, sink) {
-                    return Ok(());
-                }
-            }
-            let r = &rec.row(spans);
-            if let Some(rec) = fast_row(r, cols, *width) {
-                sink(line, &rec);
-                return Ok(());
-            }
-            match parse_row(r, cols, *width) {
-                Ok(rec) => sink(line, &rec),
-                Err(RowError::Bad(reason)) => return Err(reason),
-                Err(RowError::LineNotUtf8) => {
-                    let o = OwnedRow::concatenated(r);
-                    match parse_row(&o.row(), cols, *width) {
-                        Ok(rec) => sink(line, &rec),
-                        Err(RowError::Bad(reason)) => return Err(reason),
-                        Err(RowError::LineNotUtf8) => unreachable!("not a raw line"),
-                    }
-                }
-            }
+        |h| RecordRef::csv_header(h.iter()),
+        |header, line, rec, spans| {
+            sink(line, &row_record::<PLAIN>(header, rec, spans)?);
             Ok(())
         },
     )
 }
 
+/// One row's record: the plain path first when `PLAIN` and it applies, else the table's
+/// parser (which words the error).
+#[inline(always)]
+fn row_record<'a, const PLAIN: bool>(
+    header: &CsvHeader,
+    rec: Record<'a>,
+    spans: &'a mut Vec<(usize, usize)>,
+) -> Result<RecordRef<'a>, String> {
+    if let (true, true, Record::Line(l)) = (PLAIN, header.is_standard(), rec) {
+        if let Some(r) = plain_record(&l) {
+            return Ok(r);
+        }
+    }
+    RecordRef::from_csv(header, &Fields::new(rec.row(spans)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use h5prov_format::TraceRecord;
 
-    /// What the general path (split, [`fast_row`], [`parse_row`]) makes of a row.
-    fn general<'a>(r: &Row<'a>, cols: &Columns) -> Result<RecordRef<'a>, String> {
-        if let Some(rec) = fast_row(r, cols, TRACE_COLUMNS.len()) {
-            return Ok(rec);
-        }
-        match parse_row(r, cols, TRACE_COLUMNS.len()) {
-            Ok(rec) => Ok(rec),
-            Err(RowError::Bad(reason)) => Err(reason),
-            Err(RowError::LineNotUtf8) => Err("not UTF-8".into()), // never equals a record
-        }
+    /// What the general path (split, the table's parser) makes of a row.
+    fn general<'a>(r: Row<'a>, h: &CsvHeader) -> Result<RecordRef<'a>, String> {
+        RecordRef::from_csv(h, &Fields::new(r))
+    }
+
+    fn standard_header() -> CsvHeader {
+        RecordRef::csv_header(TRACE_COLUMNS.iter().map(|c| c.as_bytes())).unwrap()
     }
 
     /// Feeds `data` (rows without a header) through a reader with buffer `cap` and checks
     /// that every record [`plain_record`] returns is what the general path returns.
     /// Returns how many lines took the plain path.
     fn check(data: &[u8], cap: usize) -> usize {
-        let header = TRACE_COLUMNS.join(",");
-        let mut h = CsvRecords::new(header.as_bytes());
-        let cols = Columns::from_header(&h.next_record().unwrap().unwrap().1).unwrap();
+        let h = standard_header();
         let mut rdr = CsvRecords::with_capacity(cap, data);
         let mut spans = Vec::new();
         let mut plain = 0;
@@ -481,12 +284,30 @@ mod tests {
             let r = l.split(&mut spans);
             assert_eq!(
                 Ok(p),
-                general(&r, &cols),
+                general(r, &h),
                 "line {line}: {:?}",
                 String::from_utf8_lossy(l.line())
             );
         }
         plain
+    }
+
+    /// Everything the reader makes of `data` (a standard header, then rows), row by row:
+    /// its line and its record or error, with the plain path or without it.
+    fn read_all<const PLAIN: bool>(
+        data: &[u8],
+        cap: usize,
+    ) -> Vec<(u64, Result<TraceRecord, String>)> {
+        let h = standard_header();
+        let mut rdr = CsvRecords::with_capacity(cap, data);
+        rdr.next_record().unwrap().expect("a header");
+        let mut spans = Vec::new();
+        let mut out = Vec::new();
+        while let Some((line, rec)) = rdr.next_raw().unwrap() {
+            let r = row_record::<PLAIN>(&h, rec, &mut spans).map(|r| r.to_owned_record());
+            out.push((line, r));
+        }
+        out
     }
 
     const TYPICAL: &str = "17,1795353285124615225,117410,108923,0,100000,21182,\
@@ -577,5 +398,65 @@ mod tests {
             }
         }
         assert!(plain > 1000, "{plain}");
+    }
+
+    /// The reader with and without the plain path gives the same records and errors, row
+    /// by row, on quoted fields, non-UTF-8 text, short and long rows, odd numbers and lines
+    /// near the end of the read buffer.
+    #[test]
+    fn reader_gives_the_same_with_and_without_the_plain_path() {
+        let mut next = crate::read::test_rng(0x51_7cc1_b727_220a);
+        let typical: Vec<&str> = TYPICAL.split(',').collect();
+        let odd: &[&[u8]] = &[
+            b"",
+            b"-",
+            b"-1",
+            b"-9223372036854775808",
+            b"18446744073709551616",
+            b"4294967296",
+            b"256",
+            b"1a",
+            b"\"q,\"\"x\"\"\"",
+            b"\"multi\nline\"",
+            b"\xc3",
+            b"\xff\xfe",
+            b"\xc3\xa9",
+            b"\"\xc3\",\"\xa9\"",
+            b"\r",
+            b"\"\"",
+        ];
+        for round in 0..20 {
+            let mut data = format!("{}\n", TRACE_COLUMNS.join(",")).into_bytes();
+            for _ in 0..(200 + next(400)) {
+                let mut fields: Vec<Vec<u8>> =
+                    typical.iter().map(|f| f.as_bytes().to_vec()).collect();
+                for _ in 0..next(3) {
+                    let i = next(fields.len());
+                    fields[i] = odd[next(odd.len())].to_vec();
+                }
+                match next(30) {
+                    0 => {
+                        fields.truncate(next(fields.len()));
+                    }
+                    1 => fields.push(b"extra".to_vec()),
+                    _ => {}
+                }
+                data.extend_from_slice(&fields.join(&b","[..]));
+                data.push(b'\n');
+            }
+            if round % 2 == 1 {
+                data.pop(); // a last line without its newline
+            }
+            for cap in [64, 300, 4096, 1 << 20] {
+                let with = read_all::<true>(&data, cap);
+                assert!(with.len() > 150, "{}", with.len());
+                assert!(with.iter().any(|r| r.1.is_err()) && with.iter().any(|r| r.1.is_ok()));
+                assert_eq!(
+                    with,
+                    read_all::<false>(&data, cap),
+                    "round {round} cap {cap}"
+                );
+            }
+        }
     }
 }

@@ -4,8 +4,7 @@
 
 use super::{input, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
-use serde::Deserialize;
-use std::borrow::Cow;
+use h5prov_format::TraceRecordJson;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -47,42 +46,6 @@ pub(crate) fn drive_jsonl(
     Ok(diag)
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct JsonRecord<'a> {
-    seq: u64,
-    start_ns: u64,
-    total_ns: u64,
-    under_ns: u64,
-    rank: Option<i64>,
-    pid: u32,
-    tid: u64,
-    #[serde(borrow)]
-    op: Cow<'a, str>,
-    #[serde(borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow)]
-    file: Cow<'a, str>,
-    #[serde(borrow)]
-    path: Cow<'a, str>,
-    status: i32,
-    #[serde(rename = "async")]
-    is_async: u8,
-    bytes: u64,
-    type_size: u64,
-    ndims: u32,
-    npoints: u64,
-    #[serde(borrow)]
-    sel: Cow<'a, str>,
-    #[serde(borrow)]
-    xfer: Cow<'a, str>,
-    #[serde(borrow)]
-    xfer_actual: Cow<'a, str>,
-    batch: u32,
-    #[serde(borrow)]
-    detail: Cow<'a, str>,
-}
-
 /// Streams the records of a JSONL trace file to `sink`.
 pub fn read_jsonl_trace(
     path: &Path,
@@ -99,34 +62,9 @@ pub fn read_jsonl_trace_lines(
     mut sink: impl FnMut(u64, &RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
     drive_jsonl(path, opts, |line, body| {
-        let j: JsonRecord<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-        if j.op.is_empty() {
-            return Err("missing or empty `op`".into());
-        }
-        let rec = RecordRef {
-            seq: j.seq,
-            start_ns: j.start_ns,
-            total_ns: j.total_ns,
-            under_ns: j.under_ns,
-            rank: j.rank.unwrap_or(-1),
-            pid: j.pid,
-            tid: j.tid,
-            op: &j.op,
-            kind: &j.kind,
-            file: &j.file,
-            path: &j.path,
-            status: j.status,
-            is_async: j.is_async,
-            bytes: j.bytes,
-            type_size: j.type_size,
-            ndims: j.ndims,
-            npoints: j.npoints,
-            sel: &j.sel,
-            xfer: &j.xfer,
-            xfer_actual: &j.xfer_actual,
-            batch: j.batch.max(1),
-            detail: &j.detail,
-        };
+        // The record table's JSONL twin: missing keys read as "not known".
+        let j: TraceRecordJson<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        let rec = j.record()?;
         sink(line, &rec);
         Ok(())
     })

@@ -278,44 +278,6 @@ fn walk(dir: &Path, inputs: &mut Inputs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Parses an unsigned decimal field; empty means "not known" and reads as 0.
-#[inline(always)]
-pub(crate) fn parse_u64(b: &[u8]) -> Option<u64> {
-    if b.len() < 20 {
-        // At most 19 digits: below 10^19 < 2^64, no overflow check needed.
-        let mut v: u64 = 0;
-        for &c in b {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                return None;
-            }
-            v = v * 10 + u64::from(d);
-        }
-        return Some(v);
-    }
-    let mut v: u64 = 0;
-    for &c in b {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(d as u64)?;
-    }
-    Some(v)
-}
-
-/// Parses a signed decimal field; empty reads as `empty`.
-#[inline]
-pub(crate) fn parse_i64(b: &[u8], empty: i64) -> Option<i64> {
-    match b {
-        [] => Some(empty),
-        [b'-', rest @ ..] if !rest.is_empty() => parse_u64(rest)
-            .and_then(|v| i64::try_from(v).ok())
-            .map(|v| -v),
-        _ => parse_u64(b).and_then(|v| i64::try_from(v).ok()),
-    }
-}
-
 /// A small deterministic random generator for the readers' tests (xorshift64): each
 /// call `next(n)` gives a number in `0..n`.
 #[cfg(test)]
@@ -326,31 +288,5 @@ pub(crate) fn test_rng(seed: u64) -> impl FnMut(usize) -> usize {
         x ^= x >> 7;
         x ^= x << 17;
         (x % n as u64) as usize
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integers() {
-        assert_eq!(parse_u64(b""), Some(0));
-        assert_eq!(parse_u64(b"123"), Some(123));
-        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
-        assert_eq!(parse_u64(b"18446744073709551616"), None);
-        assert_eq!(
-            parse_u64(b"9999999999999999999"),
-            Some(9_999_999_999_999_999_999)
-        );
-        assert_eq!(parse_u64(b"00000000000000000000042"), Some(42));
-        assert_eq!(parse_u64(b"99999999999999999999"), None);
-        assert_eq!(parse_u64(b"123456789012345678x"), None);
-        assert_eq!(parse_u64(b"1a"), None);
-        assert_eq!(parse_u64(b"-1"), None);
-        assert_eq!(parse_i64(b"-1", 0), Some(-1));
-        assert_eq!(parse_i64(b"", -1), Some(-1));
-        assert_eq!(parse_i64(b"-", 0), None);
-        assert_eq!(parse_i64(b"42", 0), Some(42));
     }
 }

@@ -1,170 +1,38 @@
 //! Objects files (one summary row per object state node) and `meta.json` files.
 
+use super::csv_records::Fields;
 use super::csv_trace::drive_csv;
 use super::jsonl_trace::drive_jsonl;
-use super::{input, parse_i64, parse_u64, Error, FileDiag, ReadOptions};
-use h5prov_format::{Encoding, ObjectSummary, ProcessMeta, OBJECT_COLUMNS};
+use super::{input, Error, FileDiag, ReadOptions};
+use h5prov_format::{Encoding, ObjectSummary, ObjectSummaryJson, ObjectSummaryRef, ProcessMeta};
 use std::path::Path;
 
-#[inline(always)]
-fn num(col: &str, v: &[u8]) -> Result<u64, String> {
-    parse_u64(v).ok_or_else(|| {
-        format!(
-            "column `{col}`: not a valid number: {:?}",
-            String::from_utf8_lossy(v)
-        )
-    })
-}
-
-/// Replaces a string field's text without allocating once the string has grown (the
-/// reader reuses one summary for every row). Rows mostly repeat the previous row's file,
-/// kind and layout: equal bytes are neither checked nor copied again.
-#[inline]
-fn set_text(dst: &mut String, col: &str, v: &[u8]) -> Result<(), String> {
-    if dst.as_bytes() == v {
-        return Ok(());
-    }
-    let v = std::str::from_utf8(v).map_err(|_| format!("column `{col}`: not valid UTF-8"))?;
-    dst.clear();
-    dst.push_str(v);
-    Ok(())
-}
-
-/// The columns [`set_field`] knows, in its order: the format's objects columns.
-const FIELDS: &[&str] = OBJECT_COLUMNS;
-
-/// The index of a column name in [`FIELDS`]; `None` for columns this version ignores.
-fn field_index(name: &str) -> Option<usize> {
-    FIELDS.iter().position(|f| *f == name)
-}
-
-/// Sets field `FIELDS[i]` of a summary from its text. The header is matched to indices
-/// once per file: matching 28 names per field of every row cost more than parsing. Only
-/// the text columns are checked for UTF-8; a number's digits are checked as digits.
-/// Inlined so that the loop over a standard header resolves the `match` per column.
-#[inline(always)]
-fn set_field(o: &mut ObjectSummary, i: usize, v: &[u8]) -> Result<(), String> {
-    let col = FIELDS[i];
-    let n = |v: &[u8]| num(col, v);
-    match i {
-        0 => {
-            o.rank = parse_i64(v, -1).ok_or_else(|| {
-                format!(
-                    "column `rank`: not a valid number: {:?}",
-                    String::from_utf8_lossy(v)
-                )
-            })?
-        }
-        1 => o.pid = u32::try_from(n(v)?).map_err(|e| format!("column `pid`: {e}"))?,
-        2 => set_text(&mut o.kind, col, v)?,
-        3 => set_text(&mut o.file, col, v)?,
-        4 => set_text(&mut o.path, col, v)?,
-        5 => set_text(&mut o.token, col, v)?,
-        6 => o.opens = n(v)?,
-        7 => o.accesses = n(v)?,
-        8 => o.reads = n(v)?,
-        9 => o.writes = n(v)?,
-        10 => o.bytes_read = n(v)?,
-        11 => o.bytes_written = n(v)?,
-        12 => o.read_ns = n(v)?,
-        13 => o.write_ns = n(v)?,
-        14 => o.first_ns = n(v)?,
-        15 => o.last_ns = n(v)?,
-        16 => set_text(&mut o.dims, col, v)?,
-        17 => o.type_size = n(v)?,
-        18 => set_text(&mut o.layout, col, v)?,
-        19 => o.ind_io = n(v)?,
-        20 => o.coll_io = n(v)?,
-        21 => o.broken_coll_io = n(v)?,
-        22 => o.created = u8::try_from(n(v)?).map_err(|e| format!("column `created`: {e}"))?,
-        23 => o.dsets_created = n(v)?,
-        24 => o.dsets_opened = n(v)?,
-        25 => o.groups_created = n(v)?,
-        26 => o.groups_opened = n(v)?,
-        27 => o.open_ns = n(v)?,
-        _ => {}
-    }
-    Ok(())
-}
-
-/// A summary with every field at its "not in the row" value (`rank` −1).
-fn blank() -> ObjectSummary {
-    ObjectSummary {
-        rank: -1,
-        ..Default::default()
-    }
-}
-
-/// Reads every summary row of an objects file. The sink borrows one summary that the
-/// reader refills for each row (no allocation per row); clone it to keep it.
+/// Reads every summary row of an objects file with the record table's parser (columns by
+/// header name in CSV). The sink borrows one summary that the reader refills for each row
+/// (no allocation per row once its strings have grown); clone it to keep it.
 pub fn read_objects(
     path: &Path,
     enc: Encoding,
     opts: &ReadOptions,
     mut sink: impl FnMut(&ObjectSummary),
 ) -> Result<FileDiag, Error> {
-    let mut o = blank();
+    let mut o = ObjectSummary::default();
     match enc {
         Encoding::Csv => drive_csv(
             path,
             opts,
-            |h| {
-                let names: Vec<String> = h
-                    .iter()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .collect();
-                if !names.iter().any(|n| n == "kind") || !names.iter().any(|n| n == "path") {
-                    return Err(format!(
-                        "header is not an h5prov objects header (expected {})",
-                        OBJECT_COLUMNS.join(",")
-                    ));
-                }
-                // The header h5prov writes: columns in `FIELDS` order.
-                let standard = names.iter().map(String::as_str).eq(FIELDS.iter().copied());
-                let names: Vec<_> = names.into_iter().map(|n| (field_index(&n), n)).collect();
-                Ok((names, standard))
-            },
-            |(names, standard), r| {
-                if r.len() != names.len() {
-                    return Err(format!(
-                        "{} fields, the header has {}",
-                        r.len(),
-                        names.len()
-                    ));
-                }
-                // Every row has every column of the header, so each row sets the same
-                // fields and the others keep their blank values: no reset needed.
-                if *standard {
-                    for (i, v) in r.iter().enumerate().take(FIELDS.len()) {
-                        set_field(&mut o, i, v)?;
-                    }
-                } else {
-                    for ((idx, _), v) in names.iter().zip(r.iter()) {
-                        if let Some(i) = *idx {
-                            set_field(&mut o, i, v)?;
-                        }
-                    }
-                }
+            |h| ObjectSummaryRef::csv_header(h.iter()),
+            |header, r| {
+                o.set_from(&ObjectSummaryRef::from_csv(header, &Fields::new(*r))?);
                 sink(&o);
                 Ok(())
             },
         ),
         _ => drive_jsonl(path, opts, |_, body| {
-            let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-            let obj = v.as_object().ok_or("not a JSON object")?;
-            // JSON rows may name different keys: start each from blank.
-            o = blank();
-            for (k, v) in obj {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Null => String::new(),
-                    serde_json::Value::Bool(b) => u8::from(*b).to_string(),
-                    other => other.to_string(),
-                };
-                if let Some(i) = field_index(k) {
-                    set_field(&mut o, i, text.as_bytes())?;
-                }
-            }
+            // Missing keys read as "not known" (rank -1).
+            let j: ObjectSummaryJson<'_> =
+                serde_json::from_slice(body).map_err(|e| e.to_string())?;
+            o.set_from(&j.record()?);
             sink(&o);
             Ok(())
         }),

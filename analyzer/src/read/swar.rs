@@ -70,7 +70,7 @@ fn eight_at(t: &[u8], at: usize) -> Option<u64> {
 }
 
 /// Parses `t[s..e]` as an unsigned decimal number (empty reads as 0), like
-/// [`super::parse_u64`], reading `t` by 8-byte words: `None` when it is not all digits, when
+/// [`h5prov_format::parse_u64`], reading `t` by 8-byte words: `None` when it is not all digits, when
 /// it has 20 digits or more (the value may not fit: let the exact parser decide), or when
 /// `t` has not 8 bytes from `s` (it must have bytes to spare after the field).
 #[inline(always)]
@@ -98,12 +98,12 @@ pub(crate) fn parse_at(t: &[u8], s: usize, e: usize) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// What `parse_u64` makes of `t[s..e]`, restricted to what `parse_at` accepts.
+    /// What `h5prov_format::parse_u64` makes of `t[s..e]`, restricted to what `parse_at` accepts.
     fn reference(f: &[u8]) -> Option<u64> {
         if f.len() > 19 {
             return None;
         }
-        super::super::parse_u64(f)
+        h5prov_format::parse_u64(f)
     }
 
     /// `f` at offset `at` of a buffer, followed by `after` and slack.

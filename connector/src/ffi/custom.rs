@@ -944,7 +944,7 @@ unsafe fn dataset_io(
     // Selections are read before the under call: public HDF5 functions clear the error
     // stack on entry, so nothing may run between a failing under call and our return.
     let want_detail = span.level() >= Level::Element;
-        let mut ios: Vec<(Io, Detail)> = if span.active() {
+    let mut ios: Vec<(Io, Detail)> = if span.active() {
         (0..count)
             .map(|i| {
                 let mut detail = Detail::default();
@@ -966,17 +966,17 @@ unsafe fn dataset_io(
     span.under_start();
     let r = call(unders.as_mut_ptr(), vol.id());
     span.under_end();
-        // Only after a successful, synchronous transfer (an async one has not happened
-        // yet), and only for a collective request: one query for the whole call, as HDF5
-        // decides once for all datasets of a multi-dataset call.
-        if r >= 0 && !is_async(req) && ios.iter().any(|(io, _)| io.xfer == "collective") {
-            let actual = actual_xfer();
-            for (io, _) in &mut ios {
-                if io.xfer == "collective" {
-                    io.xfer_actual = actual;
-                }
+    // Only after a successful, synchronous transfer (an async one has not happened
+    // yet), and only for a collective request: one query for the whole call, as HDF5
+    // decides once for all datasets of a multi-dataset call.
+    if r >= 0 && !is_async(req) && ios.iter().any(|(io, _)| io.xfer == "collective") {
+        let actual = actual_xfer();
+        for (io, _) in &mut ios {
+            if io.xfer == "collective" {
+                io.xfer_actual = actual;
             }
         }
+    }
     // SAFETY: req per the VOL contract.
     unsafe { wrap_req(req, vol, op) };
     for (w, (io, detail)) in wrappers.iter().zip(&ios) {

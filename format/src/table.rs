@@ -1,0 +1,627 @@
+//! The machinery behind the declarative record tables of `lib.rs`: [`record_table!`] and
+//! the small traits and helpers its expansion uses.
+//!
+//! One table row per field: `field "column": type = empty, rule;`. `type` is `u64`, `u32`,
+//! `u8`, `i64`, `i32` or `str` (text). `empty` is the value an empty CSV field, an absent
+//! column or a missing JSONL key reads as. `rule` is one of
+//! - `opt`: an optional column;
+//! - `req`: the CSV header must have the column (rows may leave it empty);
+//! - `nonempty`: `req`, and a row must give a non-empty value;
+//! - `min1`: values below 1 read as 1.
+//!
+//! From the table the macro generates the column names, the owned serde type, the borrowed
+//! type (`&'a str` text), its CSV and JSONL encoders, the one parser of both encodings
+//! (CSV through [`CsvHeader`] and a [`FieldSource`], JSONL through a `Cow` twin), and the
+//! conversions between the owned and borrowed types. Adding a field is adding a row.
+
+use serde::de::{Deserializer, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+
+/// Where [`FieldSource`]-driven parsers read a record's fields from. `col` is the field's
+/// position in the table, `name` its column name (for messages); `empty` is what an empty
+/// or absent field reads as.
+pub trait FieldSource<'a> {
+    /// Why a field could not be read.
+    type Error;
+    /// An unsigned decimal field.
+    fn unsigned(&self, col: usize, name: &'static str, empty: u64) -> Result<u64, Self::Error>;
+    /// A signed decimal field.
+    fn signed(&self, col: usize, name: &'static str, empty: i64) -> Result<i64, Self::Error>;
+    /// A text field.
+    fn text(&self, col: usize, name: &'static str) -> Result<&'a str, Self::Error>;
+    /// A number that does not fit the field's type.
+    fn out_of_range(&self, col: usize, name: &'static str) -> Self::Error;
+    /// An empty value in a `nonempty` field.
+    fn empty_value(&self, col: usize, name: &'static str) -> Self::Error;
+}
+
+/// A value type of a table field: how it is read from a [`FieldSource`] and written to CSV.
+pub trait Column<'a>: Sized + Copy {
+    /// Reads the field.
+    fn read<S: FieldSource<'a>>(
+        s: &S,
+        col: usize,
+        name: &'static str,
+        empty: Self,
+    ) -> Result<Self, S::Error>;
+    /// Appends the field's CSV text.
+    fn put_csv(self, out: &mut Vec<u8>);
+    /// Whether the value is the empty string (never, for numbers).
+    fn is_empty_text(self) -> bool {
+        false
+    }
+}
+
+macro_rules! unsigned_column {
+    ($($t:ty),*) => {$(
+        impl<'a> Column<'a> for $t {
+            #[inline(always)]
+            fn read<S: FieldSource<'a>>(s: &S, col: usize, name: &'static str, empty: Self)
+                -> Result<Self, S::Error> {
+                let v = s.unsigned(col, name, u64::from(empty))?;
+                <$t>::try_from(v).map_err(|_| s.out_of_range(col, name))
+            }
+            #[inline(always)]
+            fn put_csv(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+            }
+        }
+    )*};
+}
+unsigned_column!(u64, u32);
+
+impl<'a> Column<'a> for u8 {
+    #[inline(always)]
+    fn read<S: FieldSource<'a>>(
+        s: &S,
+        col: usize,
+        name: &'static str,
+        empty: Self,
+    ) -> Result<Self, S::Error> {
+        let v = s.unsigned(col, name, u64::from(empty))?;
+        u8::try_from(v).map_err(|_| s.out_of_range(col, name))
+    }
+    /// Flags (`async`, `created`) are one digit: written without formatting.
+    #[inline(always)]
+    fn put_csv(self, out: &mut Vec<u8>) {
+        if self < 10 {
+            out.push(b'0' + self);
+        } else {
+            out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+        }
+    }
+}
+
+macro_rules! signed_column {
+    ($($t:ty),*) => {$(
+        impl<'a> Column<'a> for $t {
+            #[inline(always)]
+            fn read<S: FieldSource<'a>>(s: &S, col: usize, name: &'static str, empty: Self)
+                -> Result<Self, S::Error> {
+                let v = s.signed(col, name, i64::from(empty))?;
+                <$t>::try_from(v).map_err(|_| s.out_of_range(col, name))
+            }
+            #[inline(always)]
+            fn put_csv(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+            }
+        }
+    )*};
+}
+signed_column!(i64, i32);
+
+impl<'a> Column<'a> for &'a str {
+    #[inline(always)]
+    fn read<S: FieldSource<'a>>(
+        s: &S,
+        col: usize,
+        name: &'static str,
+        _empty: Self,
+    ) -> Result<Self, S::Error> {
+        s.text(col, name)
+    }
+    #[inline(always)]
+    fn put_csv(self, out: &mut Vec<u8>) {
+        put_csv_text(out, self.as_bytes());
+    }
+    fn is_empty_text(self) -> bool {
+        self.is_empty()
+    }
+}
+
+/// Appends one CSV text field, quoted per RFC 4180 only when it must be (it holds a comma,
+/// a quote or a line break).
+#[inline(always)]
+pub fn put_csv_text(out: &mut Vec<u8>, s: &[u8]) {
+    if s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        out.push(b'"');
+        for &b in s {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s);
+    }
+}
+
+/// Reads field `col` as a `T` (the macro's field reader, the type inferred from the field).
+#[inline(always)]
+pub fn read_col<'a, T: Column<'a>, S: FieldSource<'a>>(
+    s: &S,
+    col: usize,
+    name: &'static str,
+    empty: T,
+) -> Result<T, S::Error> {
+    T::read(s, col, name, empty)
+}
+
+/// [`read_col`] for a `nonempty` field.
+#[inline(always)]
+pub fn read_nonempty<'a, T: Column<'a>, S: FieldSource<'a>>(
+    s: &S,
+    col: usize,
+    name: &'static str,
+    empty: T,
+) -> Result<T, S::Error> {
+    let v = T::read(s, col, name, empty)?;
+    if v.is_empty_text() {
+        return Err(s.empty_value(col, name));
+    }
+    Ok(v)
+}
+
+/// Parses an unsigned decimal field; empty means "not known" and reads as 0.
+#[inline(always)]
+pub fn parse_u64(b: &[u8]) -> Option<u64> {
+    if b.len() < 20 {
+        // At most 19 digits: below 10^19 < 2^64, no overflow check needed.
+        let mut v: u64 = 0;
+        for &c in b {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(d);
+        }
+        return Some(v);
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    Some(v)
+}
+
+/// Parses a signed decimal field; empty reads as `empty`.
+#[inline]
+pub fn parse_i64(b: &[u8], empty: i64) -> Option<i64> {
+    match b {
+        [] => Some(empty),
+        // Down to i64::MIN, whose magnitude is not an i64.
+        [b'-', rest @ ..] if !rest.is_empty() => {
+            parse_u64(rest).and_then(|v| 0i64.checked_sub_unsigned(v))
+        }
+        _ => parse_u64(b).and_then(|v| i64::try_from(v).ok()),
+    }
+}
+
+/// One CSV row as split by a reader: its fields as bytes.
+pub trait CsvFields<'a> {
+    /// Number of fields.
+    fn len(&self) -> usize;
+    /// Whether the row has no fields.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Field `i`, if there is one.
+    fn get(&self, i: usize) -> Option<&'a [u8]>;
+    /// Field `i` as text, `None` when absent or not UTF-8.
+    fn text(&self, i: usize) -> Option<&'a str> {
+        std::str::from_utf8(self.get(i)?).ok()
+    }
+}
+
+/// The positions of a table's columns in one CSV file's header: columns are found by name,
+/// so a file with extra or reordered columns still reads.
+#[derive(Debug, Clone)]
+pub struct CsvHeader {
+    /// Per table field, its position in the file (`usize::MAX` when absent).
+    pos: Vec<usize>,
+    width: usize,
+    standard: bool,
+}
+
+impl CsvHeader {
+    /// Maps a header to `columns` (a table's column names). Every column whose `required`
+    /// flag is set must be present; `what` names the file kind in the error.
+    pub fn new<'h>(
+        names: impl IntoIterator<Item = &'h [u8]>,
+        columns: &'static [&'static str],
+        required: &[bool],
+        what: &str,
+    ) -> Result<CsvHeader, String> {
+        let mut pos = vec![usize::MAX; columns.len()];
+        let mut width = 0;
+        let mut standard = true;
+        for (i, name) in names.into_iter().enumerate() {
+            width = i + 1;
+            standard &= columns.get(i).is_some_and(|c| c.as_bytes() == name);
+            if let Some(c) = columns.iter().position(|c| c.as_bytes() == name) {
+                pos[c] = i;
+            }
+        }
+        standard &= width == columns.len();
+        for (c, name) in columns.iter().enumerate() {
+            if required[c] && pos[c] == usize::MAX {
+                return Err(format!(
+                    "header has no `{name}` column (expected the h5prov {what} header: {})",
+                    columns.join(",")
+                ));
+            }
+        }
+        Ok(CsvHeader {
+            pos,
+            width,
+            standard,
+        })
+    }
+
+    /// Number of columns in the header.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Whether the header is exactly the table's columns, in order.
+    pub fn is_standard(&self) -> bool {
+        self.standard
+    }
+
+    /// A row's fields as a [`FieldSource`], after checking its width.
+    #[inline]
+    pub fn source<'h, 'r, 'a, F: CsvFields<'a>>(
+        &'h self,
+        row: &'r F,
+    ) -> Result<CsvSource<'h, 'r, F>, String> {
+        if row.len() != self.width {
+            return Err(format!(
+                "{} fields, the header has {}",
+                row.len(),
+                self.width
+            ));
+        }
+        Ok(CsvSource { header: self, row })
+    }
+}
+
+/// A CSV row as a [`FieldSource`], with the messages of the analyzer's errors.
+pub struct CsvSource<'h, 'r, F> {
+    header: &'h CsvHeader,
+    row: &'r F,
+}
+
+impl<'a, F: CsvFields<'a>> CsvSource<'_, '_, F> {
+    #[inline(always)]
+    fn field(&self, col: usize) -> &'a [u8] {
+        self.row.get(self.header.pos[col]).unwrap_or(b"")
+    }
+
+    #[cold]
+    fn bad_number(&self, col: usize, name: &str) -> String {
+        format!(
+            "column `{name}`: not a valid number: {:?}",
+            String::from_utf8_lossy(self.field(col))
+        )
+    }
+}
+
+impl<'a, F: CsvFields<'a>> FieldSource<'a> for CsvSource<'_, '_, F> {
+    type Error = String;
+
+    #[inline(always)]
+    fn unsigned(&self, col: usize, name: &'static str, empty: u64) -> Result<u64, String> {
+        let f = self.field(col);
+        if f.is_empty() {
+            return Ok(empty);
+        }
+        parse_u64(f).ok_or_else(|| self.bad_number(col, name))
+    }
+
+    #[inline(always)]
+    fn signed(&self, col: usize, name: &'static str, empty: i64) -> Result<i64, String> {
+        parse_i64(self.field(col), empty).ok_or_else(|| self.bad_number(col, name))
+    }
+
+    #[inline(always)]
+    fn text(&self, col: usize, name: &'static str) -> Result<&'a str, String> {
+        let i = self.header.pos[col];
+        if i == usize::MAX {
+            return Ok("");
+        }
+        self.row
+            .text(i)
+            .ok_or_else(|| format!("column `{name}`: not valid UTF-8"))
+    }
+
+    #[cold]
+    fn out_of_range(&self, col: usize, name: &'static str) -> String {
+        self.bad_number(col, name)
+    }
+
+    #[cold]
+    fn empty_value(&self, _col: usize, name: &'static str) -> String {
+        format!("column `{name}` is empty")
+    }
+}
+
+/// A field of a table's JSONL twin (`Option<number>` or `Cow<str>`): how it deserializes.
+/// Strings borrow from the input unless they hold escapes; `null` numbers read as empty.
+pub trait JsonField<'a>: Sized {
+    /// Deserializes the field.
+    fn de<'de: 'a, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+}
+
+macro_rules! json_number {
+    ($($t:ty),*) => {$(
+        impl<'a> JsonField<'a> for Option<$t> {
+            #[inline]
+            fn de<'de: 'a, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                serde::Deserialize::deserialize(d)
+            }
+        }
+    )*};
+}
+json_number!(u64, u32, u8, i64, i32);
+
+impl<'a> JsonField<'a> for Cow<'a, str> {
+    #[inline]
+    fn de<'de: 'a, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Generates a record schema from its table (see the module documentation).
+macro_rules! record_table {
+    (
+        $(#[$odoc:meta])*
+        owned $Owned:ident;
+        $(#[$rdoc:meta])*
+        borrowed $Ref:ident;
+        $(#[$jdoc:meta])*
+        json $Json:ident;
+        $(#[$cdoc:meta])*
+        columns $COLUMNS:ident;
+        what $what:literal;
+        {
+            $(
+                $(#[$fdoc:meta])*
+                $field:ident $col:literal : $ty:ident = $empty:literal, $rule:ident;
+            )*
+        }
+    ) => {
+        $(#[$cdoc])*
+        pub const $COLUMNS: &[&str] = &[$($col),*];
+
+        $(#[$odoc])*
+        #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+        pub struct $Owned {
+            $( $(#[$fdoc])* #[serde(rename = $col)] pub $field: $crate::table::record_table!(@owned $ty), )*
+        }
+
+        $(#[$rdoc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct $Ref<'a> {
+            $( $(#[$fdoc])* pub $field: $crate::table::record_table!(@borrowed 'a $ty), )*
+        }
+
+        $(#[$jdoc])*
+        #[derive(Deserialize, Default, Debug)]
+        #[serde(default, bound(deserialize = "'de: 'a"))]
+        pub struct $Json<'a> {
+            $(
+                $(#[$fdoc])*
+                #[serde(rename = $col, deserialize_with = "crate::table::JsonField::de")]
+                pub $field: $crate::table::record_table!(@json 'a $ty),
+            )*
+        }
+
+        impl Serialize for $Ref<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct(stringify!($Owned), $COLUMNS.len())?;
+                $( st.serialize_field($col, &self.$field)?; )*
+                st.end()
+            }
+        }
+
+        impl<'a> $Ref<'a> {
+            /// Per column, whether a CSV header must have it.
+            pub const REQUIRED: &'static [bool] = &[$($crate::table::record_table!(@required $rule)),*];
+
+            /// Appends the record as one CSV line (columns in order, text quoted per
+            /// RFC 4180 only when it must be, `\n` at the end). Allocates nothing beyond
+            /// growing `out`.
+            #[inline]
+            pub fn write_csv(&self, out: &mut Vec<u8>) {
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
+                $(
+                    // A constant condition: a comma before every field but the first.
+                    if C::$field as usize != 0 {
+                        out.push(b',');
+                    }
+                    $crate::table::Column::put_csv(self.$field, out);
+                )*
+                out.push(b'\n');
+            }
+
+            /// Appends the record as one JSONL line (keys in column order).
+            #[inline]
+            pub fn write_jsonl(&self, out: &mut Vec<u8>) {
+                // Writing to a Vec cannot fail, and every value serializes.
+                let _ = serde_json::to_writer(&mut *out, self);
+                out.push(b'\n');
+            }
+
+            /// Builds a record from its fields, read in table order; the first field that
+            /// does not read is the error.
+            #[inline(always)]
+            pub fn from_source<S: $crate::table::FieldSource<'a>>(
+                s: &S,
+            ) -> Result<Self, S::Error> {
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
+                Ok($Ref {
+                    $( $field: $crate::table::record_table!(@read $rule, s, C::$field as usize, $col, $empty), )*
+                })
+            }
+
+            /// Maps a CSV header to this table's columns.
+            pub fn csv_header<'h>(
+                names: impl IntoIterator<Item = &'h [u8]>,
+            ) -> Result<$crate::table::CsvHeader, String> {
+                $crate::table::CsvHeader::new(names, $COLUMNS, Self::REQUIRED, $what)
+            }
+
+            /// Parses one CSV row of a file with header `h`.
+            #[inline]
+            pub fn from_csv<F: $crate::table::CsvFields<'a>>(
+                h: &$crate::table::CsvHeader,
+                row: &F,
+            ) -> Result<Self, String> {
+                Self::from_source(&h.source(row)?)
+            }
+
+            /// The owned copy.
+            pub fn to_owned_record(&self) -> $Owned {
+                $Owned { $( $field: $crate::table::record_table!(@to_owned $ty, self.$field), )* }
+            }
+        }
+
+        impl $Owned {
+            /// The record borrowed.
+            pub fn borrowed(&self) -> $Ref<'_> {
+                $Ref { $( $field: $crate::table::record_table!(@borrow $ty, self.$field), )* }
+            }
+
+            /// Overwrites every field with `r`'s, reusing the strings' buffers (no
+            /// allocation once they have grown; equal text is not copied again).
+            pub fn set_from(&mut self, r: &$Ref<'_>) {
+                $( $crate::table::record_table!(@assign $ty, self.$field, r.$field); )*
+            }
+        }
+
+        impl<'a> $Json<'a> {
+            /// The record, with the table's empty values for missing keys; an error when a
+            /// `nonempty` key is missing or empty.
+            pub fn record(&self) -> Result<$Ref<'_>, String> {
+                Ok($Ref {
+                    $(
+                        $field: $crate::table::record_table!(@json_rule $rule, $col,
+                            $crate::table::record_table!(@json_value $ty, self.$field, $empty)),
+                    )*
+                })
+            }
+        }
+    };
+
+    (@owned str) => { String };
+    (@owned $t:ident) => { $t };
+    (@borrowed $lt:lifetime str) => { &$lt str };
+    (@borrowed $lt:lifetime $t:ident) => { $t };
+    (@json $lt:lifetime str) => { std::borrow::Cow<$lt, str> };
+    (@json $lt:lifetime $t:ident) => { Option<$t> };
+
+    (@required req) => { true };
+    (@required nonempty) => { true };
+    (@required $r:ident) => { false };
+
+    (@read opt, $s:ident, $i:expr, $col:literal, $e:literal) => {
+        $crate::table::read_col($s, $i, $col, $e)?
+    };
+    (@read req, $s:ident, $i:expr, $col:literal, $e:literal) => {
+        $crate::table::read_col($s, $i, $col, $e)?
+    };
+    (@read nonempty, $s:ident, $i:expr, $col:literal, $e:literal) => {
+        $crate::table::read_nonempty($s, $i, $col, $e)?
+    };
+    (@read min1, $s:ident, $i:expr, $col:literal, $e:literal) => {
+        std::cmp::max($crate::table::read_col($s, $i, $col, $e)?, 1)
+    };
+
+    (@json_value str, $v:expr, $e:literal) => { &*$v };
+    (@json_value $t:ident, $v:expr, $e:literal) => { $v.unwrap_or($e) };
+    (@json_rule nonempty, $col:literal, $v:expr) => {{
+        let v = $v;
+        if v.is_empty() {
+            return Err(concat!("missing or empty `", $col, "`").into());
+        }
+        v
+    }};
+    (@json_rule min1, $col:literal, $v:expr) => { std::cmp::max($v, 1) };
+    (@json_rule $r:ident, $col:literal, $v:expr) => { $v };
+
+    (@to_owned str, $v:expr) => { $v.to_string() };
+    (@to_owned $t:ident, $v:expr) => { $v };
+    (@borrow str, $v:expr) => { &$v };
+    (@borrow $t:ident, $v:expr) => { $v };
+    (@assign str, $dst:expr, $v:expr) => {
+        if $dst != $v {
+            $dst.clear();
+            $dst.push_str($v);
+        }
+    };
+    (@assign $t:ident, $dst:expr, $v:expr) => { $dst = $v };
+}
+pub(crate) use record_table;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_u64(b""), Some(0));
+        assert_eq!(parse_u64(b"123"), Some(123));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(
+            parse_u64(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(parse_u64(b"00000000000000000000042"), Some(42));
+        assert_eq!(parse_u64(b"99999999999999999999"), None);
+        assert_eq!(parse_u64(b"123456789012345678x"), None);
+        assert_eq!(parse_u64(b"1a"), None);
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_i64(b"-1", 0), Some(-1));
+        assert_eq!(parse_i64(b"", -1), Some(-1));
+        assert_eq!(parse_i64(b"-", 0), None);
+        assert_eq!(parse_i64(b"42", 0), Some(42));
+        assert_eq!(parse_i64(b"-9223372036854775808", 0), Some(i64::MIN));
+        assert_eq!(parse_i64(b"-9223372036854775809", 0), None);
+    }
+}

@@ -8,7 +8,7 @@
 //! callback reads the clock five times. Elsewhere a tick is `CLOCK_MONOTONIC` in ns.
 //!
 //! Ticks become `CLOCK_MONOTONIC` nanoseconds through a calibration (an anchor pair of
-//! readings and a rate). The rate is measured over 0.5 ms at start (and the TSC is not used
+//! readings and a rate). The rate is measured over 0.1 ms at start (and the TSC is not used
 //! when the kernel clock does not advance with it, as under `faketime`), then again over an
 //! ever longer baseline (10 ms, 20 ms, ... up to every second), each time re-anchoring on a
 //! fresh `clock_gettime`: the error of a converted time stays below a microsecond, and
@@ -74,15 +74,15 @@ fn pair() -> (u64, u64) {
     (a + (b - a) / 2, ns)
 }
 
-/// The first rate, measured over 0.5 ms; `None` (use `CLOCK_MONOTONIC` itself) when the
+/// The first rate, measured over 0.1 ms; `None` (use `CLOCK_MONOTONIC` itself) when the
 /// kernel clock does not advance with the TSC, e.g. under `faketime`, which stops or
 /// scales the clocks it fakes, or when the rate is implausible (not 0.1–20 GHz).
 fn calibrate_first() -> Option<Writer> {
     let (t0, n0) = pair();
     let (mut t1, mut n1) = pair();
-    while n1.saturating_sub(n0) < 500_000 {
+    while n1.saturating_sub(n0) < 100_000 {
         if t1.wrapping_sub(t0) > 200_000_000 {
-            return None; // 200M ticks (at least 10 ms) and not 0.5 ms of kernel time
+            return None; // 200M ticks (at least 10 ms) and not 0.1 ms of kernel time
         }
         (t1, n1) = pair();
     }
@@ -136,7 +136,7 @@ pub fn now() -> Tick {
     }
 }
 
-/// Makes sure the calibration exists (the first one takes 0.5 ms); call at session start.
+/// Makes sure the calibration exists (the first one takes 0.1 ms); call at session start.
 pub fn init() {
     LazyLock::force(&WRITER);
 }

@@ -47,6 +47,10 @@ pub trait Column<'a>: Sized + Copy {
     ) -> Result<Self, S::Error>;
     /// Appends the field's CSV text.
     fn put_csv(self, out: &mut Vec<u8>);
+    /// Appends the field as a JSON value (as `serde_json` writes it).
+    fn put_json(self, out: &mut Vec<u8>) {
+        self.put_csv(out); // numbers: the same digits
+    }
     /// Whether the value is the empty string (never, for numbers).
     fn is_empty_text(self) -> bool {
         false
@@ -125,6 +129,10 @@ impl<'a> Column<'a> for &'a str {
     fn put_csv(self, out: &mut Vec<u8>) {
         put_csv_text(out, self.as_bytes());
     }
+    #[inline(always)]
+    fn put_json(self, out: &mut Vec<u8>) {
+        put_json_text(out, self);
+    }
     fn is_empty_text(self) -> bool {
         self.is_empty()
     }
@@ -146,6 +154,44 @@ pub fn put_csv_text(out: &mut Vec<u8>, s: &[u8]) {
     } else {
         out.extend_from_slice(s);
     }
+}
+
+/// Appends a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\\`, the
+/// short escapes `\b \t \n \f \r`, other control characters as `\u00xx`; everything
+/// else (including non-ASCII) as is.
+#[inline]
+pub fn put_json_text(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x09 => b't',
+            0x0a => b'n',
+            0x0c => b'f',
+            0x0d => b'r',
+            0..=0x1f => b'u',
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
+        out.push(b'\\');
+        out.push(short);
+        if short == b'u' {
+            out.extend_from_slice(&[
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]);
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
 }
 
 /// Reads field `col` as a `T` (the macro's field reader, the type inferred from the field).
@@ -481,9 +527,15 @@ macro_rules! record_table {
             /// Appends the record as one JSONL line (keys in column order).
             #[inline]
             pub fn write_jsonl(&self, out: &mut Vec<u8>) {
-                // Writing to a Vec cannot fail, and every value serializes.
-                let _ = serde_json::to_writer(&mut *out, self);
-                out.push(b'\n');
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
+                $(
+                    // A constant condition: `{` before the first key, `,` before the others.
+                    out.push(if C::$field as usize == 0 { b'{' } else { b',' });
+                    out.extend_from_slice(concat!("\"", $col, "\":").as_bytes());
+                    $crate::table::Column::put_json(self.$field, out);
+                )*
+                out.extend_from_slice(b"}\n");
             }
 
             /// Builds a record from its fields, read in table order; the first field that

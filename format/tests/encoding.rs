@@ -273,3 +273,33 @@ fn csv_rows_flexible(text: &[u8]) -> (csv::ByteRecord, Vec<csv::ByteRecord>) {
     let header = rows.remove(0);
     (header, rows)
 }
+
+#[test]
+fn jsonl_writer_matches_serde_json_for_every_character() {
+    // Every ASCII character (all control characters included), non-ASCII text, and the
+    // awkward records: the generated writer must give serde_json's bytes exactly.
+    let all_ascii: String = (0u8..=0x7f).map(char::from).collect();
+    let mut records = awkward_traces();
+    records.push(TraceRecord {
+        op: all_ascii.clone(),
+        path: "/é/日本/\u{2028}/\u{7f}".into(),
+        detail: all_ascii,
+        ..TraceRecord::default()
+    });
+    for r in &records {
+        let mut ours = Vec::new();
+        r.borrowed().write_jsonl(&mut ours);
+        let mut want = serde_json::to_vec(r).unwrap();
+        want.push(b'\n');
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&want)
+        );
+    }
+    let s = awkward_summary();
+    let mut ours = Vec::new();
+    s.borrowed().write_jsonl(&mut ours);
+    let mut want = serde_json::to_vec(&s).unwrap();
+    want.push(b'\n');
+    assert_eq!(ours, want);
+}

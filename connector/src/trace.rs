@@ -12,7 +12,7 @@ use crate::config::{Config, Format, Level};
 use crate::ffi::sys;
 use crate::ops::Op;
 use crate::subops;
-use crate::tree::{Kind, Node};
+use crate::tree::{Io, Kind, Node};
 use h5prov_format::{
     ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS,
 };
@@ -24,27 +24,6 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Data-I/O details of one dataset or attribute access.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Io {
-    /// Bytes moved (selected points × memory type size).
-    pub bytes: u64,
-    /// Memory type size.
-    pub type_size: u64,
-    /// File dataspace rank.
-    pub ndims: u32,
-    /// Selected points.
-    pub npoints: u64,
-    /// Selection kind.
-    pub sel: &'static str,
-    /// Requested transfer mode.
-    pub xfer: &'static str,
-    /// Actual transfer mode.
-    pub xfer_actual: &'static str,
-    /// True for writes.
-    pub write: bool,
-}
 
 /// A bounded, allocation-free text buffer for `level=element` selection detail.
 pub struct Detail {
@@ -824,32 +803,7 @@ impl Span {
         let under = clock::ns_between(self.t1, self.t2);
         let start_ns = s.wall_ns(self.t0);
         if let Some(node) = ev.node {
-            let mut st = node.stats.lock();
-            st.accesses += 1;
-            if st.first_ns == 0 {
-                st.first_ns = start_ns;
-            }
-            st.last_ns = start_ns + total;
-            if let Some(io) = ev.io {
-                if ev.status >= 0 {
-                    if io.write {
-                        st.writes += 1;
-                        st.bytes_written += io.bytes;
-                        st.write_ns += total / u64::from(ev.batch.max(1));
-                    } else {
-                        st.reads += 1;
-                        st.bytes_read += io.bytes;
-                        st.read_ns += total / u64::from(ev.batch.max(1));
-                    }
-                    // The actual mode is known only when recorded (HDF5 writes it to the
-                    // DXPL after the API call returns); otherwise count what was requested.
-                    match (io.xfer, io.xfer_actual) {
-                        ("collective", "collective" | "") => st.coll_io += 1,
-                        ("collective", _) => st.broken_coll_io += 1,
-                        _ => st.ind_io += 1,
-                    }
-                }
-            }
+            node.note_call(start_ns, total, ev.status, ev.io, ev.batch);
         }
         let Some(min) = self.op.min_level() else {
             return;
@@ -980,7 +934,7 @@ fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &TraceRecordRef<'_>)
     }
 }
 
-/// Writes the summary row of a state node that is going away.
+/// Writes the summary row of a state node whose last holder went ([`crate::tree::release`]).
 pub fn object_summary(n: &Node) {
     if level() == Level::Off {
         return;

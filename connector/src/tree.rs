@@ -6,8 +6,13 @@
 //!   so a file opened twice is one node.
 //! - A node holds its file node (`Arc`), so a file's state lives as long as any object in it.
 //! - The registry maps keys to `Weak` nodes: lookup is O(1) and the registry never keeps a
-//!   node alive. A node is freed exactly when the last `Arc` (wrapper or wrap context) goes;
-//!   its `Drop` writes the per-object summary and removes its own registry entry.
+//!   node alive. A node is freed exactly when the last `Arc` (wrapper or wrap context) goes,
+//!   and its holders let go of it through [`release`], the explicit close path: the last one
+//!   hands the node to the caller's summary writer, then the same for its file node. `Drop`
+//!   only removes the registry entry.
+//! - The tree owns the counters: [`Node::note_call`] counts a traced call, [`Node::note_open`]
+//!   an open. It knows nothing of trace files (the dependency is one way: `trace` uses the
+//!   tree).
 //! - Counters sit behind a per-node `parking_lot` mutex: uncontended in the common case,
 //!   correct when HDF5 is thread-safe or an async connector calls from another thread.
 
@@ -64,6 +69,27 @@ pub enum Key {
     Attr(u64, [u8; 16], Box<str>),
     /// An object whose identity could not be determined: never shared.
     Unique(u64),
+}
+
+/// Data-I/O details of one dataset or attribute access.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Io {
+    /// Bytes moved (selected points × memory type size).
+    pub bytes: u64,
+    /// Memory type size.
+    pub type_size: u64,
+    /// File dataspace rank.
+    pub ndims: u32,
+    /// Selected points.
+    pub npoints: u64,
+    /// Selection kind.
+    pub sel: &'static str,
+    /// Requested transfer mode.
+    pub xfer: &'static str,
+    /// Actual transfer mode.
+    pub xfer_actual: &'static str,
+    /// True for writes.
+    pub write: bool,
 }
 
 /// Per-object counters (the original H5Prov's `cnt_accessed` and friends, now written out).
@@ -149,11 +175,15 @@ pub struct Node {
     /// For files: shapes of the datasets seen in this file, by token, so reopening a
     /// dataset costs no shape query (bounded by the datasets of the file; freed with it).
     pub shapes: Mutex<HashMap<[u8; 16], Shape>>,
+    /// Set by [`release`] before the node is dropped: a node dropped without it was let go
+    /// outside the close path and had no summary written ([`unreleased_nodes`]).
+    released: bool,
 }
 
 static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 static UNIQUE: AtomicU64 = AtomicU64::new(1);
+static UNRELEASED: AtomicU64 = AtomicU64::new(0);
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
 /// In a forked child: every object's counters start again at zero, so the child's summary
@@ -176,6 +206,28 @@ pub fn forget_counts_after_fork() {
 /// Number of state nodes alive (for leak tests and the `H5close` check).
 pub fn live_nodes() -> u64 {
     LIVE.load(Ordering::Relaxed)
+}
+
+/// Nodes dropped without going through [`release`] (a holder let go outside the close
+/// path: their summary row is missing). Always 0 unless h5prov has a bug; the leak check
+/// at terminate reports it, and the tests require 0.
+pub fn unreleased_nodes() -> u64 {
+    UNRELEASED.load(Ordering::Relaxed)
+}
+
+/// The explicit close path: a holder lets go of `node`. If it was the last one, `summary`
+/// gets the node (its summary row is written now) and then its file node is released the
+/// same way; otherwise nothing happens.
+pub fn release(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) {
+    let mut next = Some(node);
+    while let Some(n) = next.take() {
+        let Some(mut n) = Arc::into_inner(n) else {
+            return;
+        };
+        summary(&n);
+        n.released = true;
+        next = n.file.take();
+    }
 }
 
 /// A key that is never shared.
@@ -212,6 +264,7 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
         shapes: Mutex::new(HashMap::new()),
+        released: false,
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
     if !matches!(key, Key::Unique(_)) {
@@ -250,6 +303,65 @@ pub fn join_path(parent: &str, name: &str) -> String {
 }
 
 impl Node {
+    /// Counts one traced call on this object: starting at `start_ns` (epoch ns), lasting
+    /// `total_ns`, with HDF5 status `status` and, for data I/O, what it moved (`batch`
+    /// datasets shared the call's time).
+    pub fn note_call(
+        &self,
+        start_ns: u64,
+        total_ns: u64,
+        status: i32,
+        io: Option<&Io>,
+        batch: u32,
+    ) {
+        let mut st = self.stats.lock();
+        st.accesses += 1;
+        if st.first_ns == 0 {
+            st.first_ns = start_ns;
+        }
+        st.last_ns = start_ns + total_ns;
+        let Some(io) = io.filter(|_| status >= 0) else {
+            return;
+        };
+        let share = total_ns / u64::from(batch.max(1));
+        if io.write {
+            st.writes += 1;
+            st.bytes_written += io.bytes;
+            st.write_ns += share;
+        } else {
+            st.reads += 1;
+            st.bytes_read += io.bytes;
+            st.read_ns += share;
+        }
+        // The mode HDF5 actually used, when known (collective requests under a parallel
+        // HDF5); otherwise the requested one.
+        match (io.xfer, io.xfer_actual) {
+            ("collective", "collective" | "") => st.coll_io += 1,
+            ("collective", _) => st.broken_coll_io += 1,
+            _ => st.ind_io += 1,
+        }
+    }
+
+    /// Counts an open (or create, when `created`) that returned this object, and the
+    /// dataset or group it is in its file's counters.
+    pub fn note_open(&self, created: bool) {
+        {
+            let mut st = self.stats.lock();
+            st.opens += 1;
+            st.created |= created;
+        }
+        if let Some(f) = &self.file {
+            let mut fs = f.stats.lock();
+            match (self.kind, created) {
+                (Kind::Dataset, true) => fs.dsets_created += 1,
+                (Kind::Dataset, false) => fs.dsets_opened += 1,
+                (Kind::Group, true) => fs.groups_created += 1,
+                (Kind::Group, false) => fs.groups_opened += 1,
+                _ => {}
+            }
+        }
+    }
+
     /// Renders the token part of the key in hex (`fileno:token`, the token's bytes from
     /// the most significant non-zero one; empty for files) into `buf`, without allocating.
     pub fn token_hex<'b>(&self, buf: &'b mut [u8; 52]) -> &'b str {
@@ -293,7 +405,9 @@ impl Drop for Node {
                 }
             }
         }
-        crate::trace::object_summary(self);
+        if !self.released {
+            UNRELEASED.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -349,6 +463,34 @@ mod tests {
         );
         drop(obj);
         assert!(weak.upgrade().is_none());
+    }
+
+    #[test]
+    fn release_hands_the_last_holders_node_and_then_its_file_to_the_summary_writer() {
+        let (file, _) = lookup_or_insert(Key::File(4242), new(Kind::File, "/"));
+        let (obj, _) = lookup_or_insert(
+            Key::Object(4242, [3; 16]),
+            NewNode {
+                kind: Kind::Dataset,
+                file: Some(file.clone()),
+                file_name: file.file_name.clone(),
+                path: "/d",
+            },
+        );
+        obj.note_open(true);
+        let second = obj.clone();
+        let mut seen = Vec::new();
+        let mut sink = |n: &Node| seen.push((n.kind, n.path.to_string(), n.stats.lock().opens));
+        release(second, &mut sink);
+        release(file, &mut sink);
+        release(obj, &mut sink);
+        assert_eq!(
+            seen,
+            vec![(Kind::Dataset, "/d".into(), 1), (Kind::File, "/".into(), 0)],
+            "nothing for the first two (not the last holders), then the dataset and its file \
+             (whose last holder was the dataset)"
+        );
+        assert!(REGISTRY.lock().get(&Key::File(4242)).is_none());
     }
 
     #[test]
@@ -408,6 +550,7 @@ mod tests {
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),
                 shapes: Mutex::new(HashMap::new()),
+                released: true,
             };
             LIVE.fetch_add(1, Ordering::Relaxed); // dropping `node` counts it out
             let mut buf = [0; 52];

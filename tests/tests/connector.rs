@@ -94,14 +94,25 @@ fn a_panic_inside_a_callback_becomes_an_hdf5_error_not_an_abort() {
 
 #[test]
 fn no_state_node_outlives_h5close() {
-    let dir = scratch("leaks");
-    let traces = dir.join("t");
-    let out = Run::with_h5prov(&c_program("write_multi"), &["m.h5"], &dir, &traces, "")
-        .env("H5PROV_CHECK_LEAKS", "1")
-        .output();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("live state nodes at terminate: 0"), "{err}");
+    // write_multi (multi-dataset I/O) and two_opens (one dataset opened twice, one state
+    // node shared by two handles): every node freed, every one through the close path.
+    for (prog, args) in [("write_multi", &["m.h5"][..]), ("two_opens", &["o.h5"][..])] {
+        let dir = scratch(&format!("leaks-{prog}"));
+        let traces = dir.join("t");
+        let out = Run::with_h5prov(&c_program(prog), args, &dir, &traces, "")
+            .env("H5PROV_CHECK_LEAKS", "1")
+            .output();
+        assert!(out.status.success(), "{prog}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("live state nodes at terminate: 0;"),
+            "{prog}: {err}"
+        );
+        assert!(
+            err.contains("released outside the close path: 0"),
+            "{prog}: every summary row went through the explicit close path: {err}"
+        );
+    }
 }
 
 /// A panic in any part of a callback never crosses into C: before the under call it becomes

@@ -10,8 +10,8 @@ use super::{
 use crate::config::{Config, Level};
 use crate::info::{ConnectorInfo, Under};
 use crate::ops::Op;
-use crate::trace::{self, Detail, Event, Io, Span};
-use crate::tree::{self, Key, Kind, NewNode, Node};
+use crate::trace::{self, Detail, Event, Span};
+use crate::tree::{self, Io, Key, Kind, NewNode, Node};
 use h5prov_bindings as b;
 use h5prov_bindings::*;
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -328,8 +328,9 @@ pub unsafe extern "C" fn terminate() -> herr_t {
         trace::finish();
         if std::env::var_os("H5PROV_CHECK_LEAKS").is_some() {
             eprintln!(
-                "h5prov: live state nodes at terminate: {}",
-                tree::live_nodes()
+                "h5prov: live state nodes at terminate: {}; released outside the close path: {}",
+                tree::live_nodes(),
+                tree::unreleased_nodes()
             );
         }
         super::error::unregister();
@@ -446,7 +447,7 @@ pub unsafe extern "C" fn wrap_object(
                 path: "",
             },
         );
-        node.stats.lock().opens += 1;
+        node.stats.lock().opens += 1; // not an open of the file's datasets or groups
         Ok(VolObj::into_raw(under, w.vol.clone(), Some(node)))
     })
 }
@@ -471,7 +472,10 @@ pub unsafe extern "C" fn free_wrap_ctx(ctx: *mut c_void) -> herr_t {
             return Ok(0);
         }
         // SAFETY: a WrapCtx we boxed, freed once.
-        let w = unsafe { Box::from_raw(ctx.cast::<WrapCtx>()) };
+        let mut w = unsafe { Box::from_raw(ctx.cast::<WrapCtx>()) };
+        if let Some(f) = w.file.take() {
+            super::release(f);
+        }
         if !w.under_ctx.is_null() {
             let (c, v) = (w.under_ctx, w.vol.id());
             // SAFETY: forwarded.
@@ -491,11 +495,7 @@ fn file_node(under: *mut c_void, vol: hid_t, name: &str, dxpl: hid_t, created: b
         None => tree::unique_key(),
     };
     let node = tree::file_node(key, name);
-    {
-        let mut st = node.stats.lock();
-        st.opens += 1;
-        st.created |= created;
-    }
+    node.note_open(created);
     node
 }
 
@@ -650,7 +650,7 @@ pub unsafe extern "C" fn file_specific(
                     let slot = a.args.reopen.file;
                     if r >= 0 && !slot.is_null() && !(*slot).is_null() {
                         if let Some(n) = &o.node {
-                            n.stats.lock().opens += 1;
+                            n.note_open(false);
                         }
                         *slot = VolObj::into_raw(*slot, o.vol.clone(), o.node.clone());
                     }

@@ -156,9 +156,18 @@ impl VolObj {
     pub unsafe fn free(p: *mut c_void) {
         if !p.is_null() {
             // SAFETY: per the contract.
-            drop(unsafe { Box::from_raw(p.cast::<VolObj>()) });
+            let mut w = unsafe { Box::from_raw(p.cast::<VolObj>()) };
+            if let Some(n) = w.node.take() {
+                release(n);
+            }
         }
     }
+}
+
+/// Lets go of a state node through the tree's close path: when this was its last holder,
+/// its summary row is written (and its file's, if that was the file's last holder).
+pub fn release(node: Arc<Node>) {
+    crate::tree::release(node, &mut crate::trace::object_summary);
 }
 
 /// Wraps an async request returned by the under connector in place.
@@ -274,7 +283,9 @@ pub unsafe fn shape_close(
         status: r,
         ..Event::default()
     });
-    drop(node);
+    if let Some(n) = node {
+        release(n);
+    }
     Ok(r)
 }
 

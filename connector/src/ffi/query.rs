@@ -318,21 +318,7 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             path: &path,
         },
     );
-    {
-        let mut st = node.stats.lock();
-        st.opens += 1;
-        st.created |= open.created;
-    }
-    if let Some(f) = &file {
-        let mut fs = f.stats.lock();
-        match (open.kind, open.created) {
-            (Kind::Dataset, true) => fs.dsets_created += 1,
-            (Kind::Dataset, false) => fs.dsets_opened += 1,
-            (Kind::Group, true) => fs.groups_created += 1,
-            (Kind::Group, false) => fs.groups_opened += 1,
-            _ => {}
-        }
-    }
+    node.note_open(open.created);
     if matches!(open.kind, Kind::Dataset | Kind::Attr) && created_node {
         // A dataset seen before in this file reuses its cached shape.
         let token = match &node.key {

@@ -541,6 +541,15 @@ fn max_size_caps_the_trace_and_counts_what_it_drops() {
     );
     let report = report_json(&capped).to_string();
     assert!(report.contains("incomplete_trace"), "{report}");
+    // Binary buffers hold whole records too: the dropped ones are counted by their lengths.
+    let (capped, _) = run(
+        "capped-bin",
+        "level=element;buffer=4K;max_size=64K;format=bin",
+    );
+    let meta = &read_metas(&capped)[0];
+    let kept = read_records(&capped).len() as u64;
+    assert!(meta.dropped > 0 && kept > 0, "records were dropped");
+    assert_eq!(kept + meta.dropped, meta.records);
 }
 
 /// The same run written as a binary trace and as CSV: `h5prov report --json` gives the

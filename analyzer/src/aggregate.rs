@@ -11,7 +11,7 @@
 use crate::check::{self, Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
 use crate::collective::{self, Collectives, Recorder};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
-use crate::read::{csv_trace, jsonl_trace, Error, FileDiag, Inputs, ReadOptions};
+use crate::read::{Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::sketch::LogSketch;
 use crate::timeline::{OpenBin, Timeline};
@@ -1727,10 +1727,7 @@ impl Accumulator {
         opts: &ReadOptions,
     ) -> Result<(), Error> {
         let mut b = Builder::new(self);
-        let d = match enc {
-            Encoding::Csv => csv_trace::read_csv_trace_lines(path, opts, |l, r| b.add(l, r))?,
-            _ => jsonl_trace::read_jsonl_trace_lines(path, opts, |l, r| b.add(l, r))?,
-        };
+        let d = crate::read::read_trace_lines(path, enc, opts, |l, r| b.add(l, r))?;
         let checks = b.finish();
         let diag = &mut self.agg.diag;
         diag.trace_files += 1;

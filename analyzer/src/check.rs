@@ -201,6 +201,8 @@ pub fn stem(path: &Path) -> String {
         ".trace.jsonl",
         ".objects.csv",
         ".objects.jsonl",
+        ".trace.bin",
+        ".objects.bin",
         ".meta.json",
     ] {
         if let Some(stem) = s.strip_suffix(suffix) {

@@ -5,7 +5,7 @@
 //! Metadata events (`"ph":"M"`) name every process and thread and sort processes by rank.
 
 use crate::read::objects::read_meta;
-use crate::read::{csv_trace, jsonl_trace, Error, Inputs, ReadOptions};
+use crate::read::{Error, Inputs, ReadOptions};
 use crate::record::RecordRef;
 use h5prov_format::Encoding;
 use rayon::prelude::*;
@@ -91,10 +91,7 @@ fn export_file(
         );
         out.events += 1;
     };
-    let d = match enc {
-        Encoding::Csv => csv_trace::read_csv_trace(path, opts, &mut sink)?,
-        _ => jsonl_trace::read_jsonl_trace(path, opts, &mut sink)?,
-    };
+    let d = crate::read::read_trace(path, enc, opts, &mut sink)?;
     out.truncated = d.truncated_line.map(|l| format!("{}:{l}", path.display()));
     out.malformed = d.malformed;
     Ok(out)
@@ -126,10 +123,7 @@ pub fn perfetto(
             .map(|(f, enc)| {
                 let mut min = u64::MAX;
                 let mut sink = |r: &RecordRef<'_>| min = min.min(r.start_ns);
-                let _ = match enc {
-                    Encoding::Csv => csv_trace::read_csv_trace(&f.path, opts, &mut sink),
-                    _ => jsonl_trace::read_jsonl_trace(&f.path, opts, &mut sink),
-                };
+                let _ = crate::read::read_trace(&f.path, *enc, opts, &mut sink);
                 min
             })
             .collect();

@@ -378,7 +378,7 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
     let inputs = discover(&a.dir)?;
     if inputs.traces.is_empty() {
         return Err(Error::Other(format!(
-            "{}: no trace files (*.trace.csv, *.trace.jsonl) to export",
+            "{}: no trace files (*.trace.csv, *.trace.jsonl, *.trace.bin) to export",
             a.dir.display()
         )));
     }

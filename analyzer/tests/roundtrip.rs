@@ -1,9 +1,9 @@
 //! The connector's encoders (generated from the format's record tables) against the
-//! analyzer's readers: a record written as CSV or JSONL must read back as itself. A field
+//! analyzer's readers: a record written as CSV, JSONL or binary must read back as itself. A field
 //! added to one side only, or encoded differently from how it is parsed, fails here.
 
 mod common;
-use h5prov_analyzer::read::{csv_trace, jsonl_trace, objects, ReadOptions};
+use h5prov_analyzer::read::{bin_trace, csv_trace, jsonl_trace, objects, ReadOptions};
 use h5prov_format::{Encoding, ObjectSummary, TraceRecord, OBJECT_COLUMNS, TRACE_COLUMNS};
 use std::path::Path;
 
@@ -74,9 +74,12 @@ fn trace_records_round_trip_through_the_encoders_and_the_readers() {
     let recs = awkward_traces();
     let mut csv = format!("{}\n", TRACE_COLUMNS.join(",")).into_bytes();
     let mut jsonl = Vec::new();
+    let mut bin = Vec::new();
+    h5prov_format::TraceRecordRef::write_bin_header(&mut bin);
     for r in &recs {
         r.borrowed().write_csv(&mut csv);
         r.borrowed().write_jsonl(&mut jsonl);
+        r.borrowed().write_bin(&mut bin);
     }
     let opts = ReadOptions::default();
     let mut got = Vec::new();
@@ -88,6 +91,21 @@ fn trace_records_round_trip_through_the_encoders_and_the_readers() {
     let p = write(&tmp, "h5prov-r0-p1.trace.jsonl", &jsonl);
     jsonl_trace::read_jsonl_trace(&p, &opts, |r| got.push(r.to_owned_record())).unwrap();
     assert_eq!(got, recs, "JSONL");
+    got.clear();
+    let p = write(&tmp, "h5prov-r0-p1.trace.bin", &bin);
+    let d = bin_trace::read_bin_trace(&p, &opts, |r| got.push(r.to_owned_record())).unwrap();
+    assert_eq!(got, recs, "bin");
+    assert_eq!(d.rows, recs.len() as u64);
+    assert_eq!(d.truncated_line, None);
+    // Compressed binary traces read too.
+    got.clear();
+    let p = write(
+        &tmp,
+        "h5prov-r0-p2.trace.bin.zst",
+        &zstd::bulk::compress(&bin, 3).unwrap(),
+    );
+    bin_trace::read_bin_trace(&p, &opts, |r| got.push(r.to_owned_record())).unwrap();
+    assert_eq!(got, recs, "bin.zst");
 }
 
 #[test]
@@ -129,14 +147,18 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
     let mut jsonl = Vec::new();
+    let mut bin = Vec::new();
+    h5prov_format::ObjectSummaryRef::write_bin_header(&mut bin);
     for o in &rows {
         o.borrowed().write_csv(&mut csv);
         o.borrowed().write_jsonl(&mut jsonl);
+        o.borrowed().write_bin(&mut bin);
     }
     let opts = ReadOptions::default();
     for (name, body, enc) in [
         ("h5prov-r0-p1.objects.csv", &csv, Encoding::Csv),
         ("h5prov-r0-p1.objects.jsonl", &jsonl, Encoding::Jsonl),
+        ("h5prov-r0-p1.objects.bin", &bin, Encoding::Bin),
     ] {
         let p = write(&tmp, name, body);
         let mut got = Vec::new();

@@ -32,6 +32,8 @@ pub enum Format {
     Csv,
     /// `format=jsonl`.
     Jsonl,
+    /// `format=bin`.
+    Bin,
 }
 
 impl Format {
@@ -40,6 +42,7 @@ impl Format {
         match self {
             Format::Csv => "csv",
             Format::Jsonl => "jsonl",
+            Format::Bin => "bin",
         }
     }
 }
@@ -84,7 +87,7 @@ impl Mode {
     pub fn all() -> Vec<Mode> {
         let mut v = vec![Mode::Native, Mode::PassThrough];
         for level in [Level::Summary, Level::Dataset, Level::Element] {
-            for format in [Format::Csv, Format::Jsonl] {
+            for format in [Format::Csv, Format::Jsonl, Format::Bin] {
                 v.push(Mode::H5prov { level, format });
             }
         }

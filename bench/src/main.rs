@@ -80,7 +80,7 @@ struct RunArgs {
     /// Interleaved rounds [default: 5, 2 with --quick].
     #[arg(long)]
     rounds: Option<usize>,
-    /// Modes, comma-separated: native, pass_through, h5prov-{summary,dataset,element}-{csv,jsonl} [default: all].
+    /// Modes, comma-separated: native, pass_through, h5prov-{summary,dataset,element}-{csv,jsonl,bin} [default: all].
     #[arg(long, value_delimiter = ',')]
     modes: Vec<String>,
     /// Workloads, comma-separated: metadata-heavy, vpic-write, bdcats-read [default: all].

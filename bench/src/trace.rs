@@ -13,7 +13,8 @@ pub struct TraceStats {
     pub files: u64,
     /// Bytes of every file in the directory (traces, objects, meta).
     pub bytes: u64,
-    /// Trace records: lines of `*.trace.*` files, minus one header per CSV file.
+    /// Trace records: lines of `*.trace.*` files, minus one header per CSV file; the
+    /// length-prefixed records of `*.trace.bin` files.
     pub records: u64,
 }
 
@@ -37,6 +38,26 @@ fn count_lines(path: &Path) -> io::Result<u64> {
     Ok(lines)
 }
 
+/// Counts the whole records of a binary trace file: the length prefixes after the header
+/// (magic, `u32` LE header length, header).
+fn count_bin_records(path: &Path) -> io::Result<u64> {
+    let data = fs::read(path)?;
+    let le = |p: usize| {
+        data.get(p..p + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let Some(h) = le(8) else { return Ok(0) };
+    let (mut p, mut n) = (12 + h, 0);
+    while let Some(l) = le(p) {
+        if p + 4 + l > data.len() {
+            break;
+        }
+        p += 4 + l;
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// Walks `dir` recursively. A missing directory counts as empty.
 pub fn measure(dir: &Path) -> io::Result<TraceStats> {
     let mut stats = TraceStats::default();
@@ -56,7 +77,9 @@ pub fn measure(dir: &Path) -> io::Result<TraceStats> {
             stats.files += 1;
             stats.bytes += entry.metadata()?.len();
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.contains(".trace.") {
+            if name.ends_with(".trace.bin") {
+                stats.records += count_bin_records(&path)?;
+            } else if name.contains(".trace.") {
                 let lines = count_lines(&path)?;
                 let header = u64::from(name.ends_with(".csv") && lines > 0);
                 stats.records += lines - header;
@@ -78,10 +101,13 @@ mod tests {
         fs::write(dir.join("a.trace.csv"), "seq,op\n0,x\n1,y\n").unwrap();
         fs::write(dir.join("d0001/b.trace.jsonl"), "{}\n{}").unwrap();
         fs::write(dir.join("a.meta.json"), "{}\n").unwrap();
+        // Header of 2 bytes, two records of 1 and 0 bytes, a cut third one.
+        let bin = b"H5PROVB1\x02\0\0\0hh\x01\0\0\0\n\0\0\0\0\x09\0\0\0\n";
+        fs::write(dir.join("c.trace.bin"), bin).unwrap();
         let s = measure(&dir).unwrap();
-        assert_eq!(s.files, 3);
-        assert_eq!(s.records, 2 + 2);
-        assert_eq!(s.bytes, 15 + 5 + 3);
+        assert_eq!(s.files, 4);
+        assert_eq!(s.records, 2 + 2 + 2);
+        assert_eq!(s.bytes, 15 + 5 + 3 + bin.len() as u64);
         fs::remove_dir_all(&dir).unwrap();
         assert_eq!(measure(&dir).unwrap(), TraceStats::default());
     }

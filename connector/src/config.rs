@@ -4,7 +4,7 @@
 //! | --- | --- | --- |
 //! | `path` | trace directory | `./h5prov-traces` |
 //! | `level` | `off`, `summary`, `file`, `group`, `dataset`, `element`; or the original H5Prov `1` (print), `2` (file), `3` (both) at dataset level | `dataset` |
-//! | `format` | `csv`, `jsonl` | `csv` |
+//! | `format` | `csv`, `jsonl`, `bin` | `csv` |
 //! | `name` | file-name template: `%r` rank, `%p` pid, `%h` host, `%t` start time, `%%` | `h5prov-r%r-p%p` |
 //! | `dirs` | spread files over N subdirectories `dNNNN` (1..=65536) | none |
 //! | `mode` | octal permission of created files | `600` |
@@ -55,6 +55,8 @@ pub enum Format {
     Csv,
     /// One JSON object per line.
     Jsonl,
+    /// Length-prefixed binary records after a header naming the columns.
+    Bin,
 }
 
 impl Format {
@@ -63,6 +65,7 @@ impl Format {
         match self {
             Format::Csv => "csv",
             Format::Jsonl => "jsonl",
+            Format::Bin => "bin",
         }
     }
 }
@@ -163,7 +166,8 @@ impl Config {
                     c.format = match v {
                         "csv" => Format::Csv,
                         "jsonl" | "json" => Format::Jsonl,
-                        _ => return Err(bad(k, v, "expected csv or jsonl")),
+                        "bin" => Format::Bin,
+                        _ => return Err(bad(k, v, "expected csv, jsonl or bin")),
                     }
                 }
                 "name" => {
@@ -308,6 +312,14 @@ mod tests {
         assert_eq!(c.expand_name(3, 42, "n1", 7), "t-n1-3-42-7%");
         assert_eq!(c.expand_name(-1, 42, "n1", 7), "t-n1-x-42-7%");
         assert_eq!(c.dir_for(130, 1), PathBuf::from("/tmp/x/d0002"));
+    }
+
+    #[test]
+    fn bin_format() {
+        let c = Config::from_options(&opts(&[("format", "bin")])).unwrap();
+        assert_eq!((c.format, c.format.ext()), (Format::Bin, "bin"));
+        let e = Config::from_options(&opts(&[("format", "xml")])).unwrap_err();
+        assert!(e.to_string().contains("expected csv, jsonl or bin"), "{e}");
     }
 
     #[test]

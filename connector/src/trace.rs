@@ -217,8 +217,9 @@ impl Session {
         if bytes.is_empty() {
             return;
         }
-        // Whole records only are buffered, one per line: dropped records are counted by line.
-        let records = || bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        // Whole records only are buffered: dropped records are counted by line, or by
+        // length prefix in the binary encoding.
+        let records = || count_records(self.cfg.format, bytes);
         let Some(f) = &self.trace else {
             self.dropped.fetch_add(records(), Ordering::Relaxed);
             return;
@@ -311,6 +312,22 @@ impl Session {
 
     fn wall_ns(&self, t: Tick) -> u64 {
         (self.anchor_wall_ns + clock::mono_ns(t)).saturating_sub(self.anchor_mono_ns)
+    }
+}
+
+/// The number of whole records in encoded bytes.
+fn count_records(format: Format, bytes: &[u8]) -> u64 {
+    match format {
+        Format::Bin => {
+            let (mut n, mut p) = (0, 0usize);
+            while let Some(len) = bytes.get(p..p + 4) {
+                let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+                p += 4 + len;
+                n += 1;
+            }
+            n
+        }
+        _ => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
     }
 }
 
@@ -419,6 +436,19 @@ pub fn start(cfg: &Config, info: &str) {
         }
         if let Some(o) = objects.as_mut() {
             let _ = writeln!(o, "{}", OBJECT_COLUMNS.join(","));
+        }
+    } else if cfg.format == Format::Bin {
+        // The headers name the columns and their types; like the CSV header rows they are
+        // not counted in `bytes_written`.
+        if let Some(t) = trace.as_mut() {
+            let mut h = Vec::new();
+            TraceRecordRef::write_bin_header(&mut h);
+            let _ = t.write_all(&h);
+        }
+        if let Some(o) = objects.as_mut() {
+            let mut h = Vec::new();
+            ObjectSummaryRef::write_bin_header(&mut h);
+            let _ = o.write_all(&h);
         }
     }
     let meta = ProcessMeta {
@@ -899,6 +929,7 @@ fn encode(out: &mut Vec<u8>, format: Format, r: &TraceRecordRef<'_>) {
     match format {
         Format::Csv => r.write_csv(out),
         Format::Jsonl => r.write_jsonl(out),
+        Format::Bin => r.write_bin(out),
     }
 }
 
@@ -1057,6 +1088,7 @@ fn write_summary(
     match s.cfg.format {
         Format::Csv => row.write_csv(out),
         Format::Jsonl => row.write_jsonl(out),
+        Format::Bin => row.write_bin(out),
     }
     if g.1.len() >= s.threshold {
         s.drain_objects(&mut g);
@@ -1114,6 +1146,21 @@ mod tests {
         let json = serde_json::to_string(&row).unwrap();
         let back2: ObjectSummary = serde_json::from_str(&json).unwrap();
         assert_eq!(back2, back, "CSV and JSONL rows carry the same fields");
+    }
+
+    #[test]
+    fn binary_buffers_count_their_records_by_length() {
+        let r = TraceRecordRef {
+            op: "file.open",
+            path: "/a\nb",
+            ..TraceRecordRef::default()
+        };
+        let mut b = Vec::new();
+        for _ in 0..3 {
+            encode(&mut b, Format::Bin, &r);
+        }
+        assert_eq!(count_records(Format::Bin, &b), 3);
+        assert_eq!(count_records(Format::Bin, &[]), 0);
     }
 
     #[test]

@@ -9,8 +9,13 @@ use std::path::Path;
 /// Version written in every `meta.json` as `format_version`.
 pub const FORMAT_VERSION: u32 = 1;
 
+mod bin;
 mod table;
 
+pub use bin::{
+    get_varint, put_varint, BinError, BinHeader, BinSource, BinValue, BIN_MAGIC, BIN_MAX_HEADER,
+    BIN_MAX_RECORD, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
+};
 pub use table::{
     parse_i64, parse_u64, put_csv_text, Column, CsvFields, CsvHeader, CsvSource, FieldSource,
     JsonField,
@@ -189,7 +194,7 @@ pub struct ProcessMeta {
     pub connector: String,
     /// Trace level name.
     pub level: String,
-    /// Trace format name (`csv` or `jsonl`).
+    /// Trace format name (`csv`, `jsonl` or `bin`).
     pub format: String,
     /// Wall clock at the anchor, ns since the epoch.
     pub anchor_wall_ns: u64,
@@ -218,9 +223,9 @@ pub struct ProcessMeta {
 /// Which of the three per-process files a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileRole {
-    /// `<stem>.trace.{csv,jsonl}`
+    /// `<stem>.trace.{csv,jsonl,bin}`
     Trace,
-    /// `<stem>.objects.{csv,jsonl}`
+    /// `<stem>.objects.{csv,jsonl,bin}`
     Objects,
     /// `<stem>.meta.json`
     Meta,
@@ -235,6 +240,8 @@ pub enum Encoding {
     Jsonl,
     /// One JSON document (`meta.json`).
     Json,
+    /// The binary encoding: a header naming the columns, then length-prefixed records.
+    Bin,
 }
 
 /// Classifies a file by its name; `None` for files that are not h5prov output.
@@ -246,6 +253,8 @@ pub fn classify(path: &Path) -> Option<(FileRole, Encoding)> {
         (".trace.jsonl", FileRole::Trace, Encoding::Jsonl),
         (".objects.csv", FileRole::Objects, Encoding::Csv),
         (".objects.jsonl", FileRole::Objects, Encoding::Jsonl),
+        (".trace.bin", FileRole::Trace, Encoding::Bin),
+        (".objects.bin", FileRole::Objects, Encoding::Bin),
         (".meta.json", FileRole::Meta, Encoding::Json),
     ] {
         if name.ends_with(suffix) {
@@ -278,6 +287,14 @@ mod tests {
         assert_eq!(
             classify(Path::new("x.meta.json")),
             Some((FileRole::Meta, Encoding::Json))
+        );
+        assert_eq!(
+            classify(Path::new("x.trace.bin")),
+            Some((FileRole::Trace, Encoding::Bin))
+        );
+        assert_eq!(
+            classify(Path::new("x.objects.bin")),
+            Some((FileRole::Objects, Encoding::Bin))
         );
         assert_eq!(classify(Path::new("x.csv")), None);
     }

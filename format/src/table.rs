@@ -10,9 +10,10 @@
 //! - `min1`: values below 1 read as 1.
 //!
 //! From the table the macro generates the column names, the owned serde type, the borrowed
-//! type (`&'a str` text), its CSV and JSONL encoders, the one parser of both encodings
-//! (CSV through [`CsvHeader`] and a [`FieldSource`], JSONL through a `Cow` twin), and the
-//! conversions between the owned and borrowed types. Adding a field is adding a row.
+//! type (`&'a str` text), its CSV, JSONL and binary encoders, the one parser of the CSV and
+//! binary encodings (through [`CsvHeader`] or [`BinHeader`](crate::BinHeader) and a
+//! [`FieldSource`]; JSONL through a `Cow` twin), and the conversions between the owned and
+//! borrowed types. Adding a field is adding a row.
 
 use serde::de::{Deserializer, Visitor};
 use std::borrow::Cow;
@@ -51,6 +52,10 @@ pub trait Column<'a>: Sized + Copy {
     fn put_json(self, out: &mut Vec<u8>) {
         self.put_csv(out); // numbers: the same digits
     }
+    /// The field's type code in a binary file header.
+    const BIN: u8;
+    /// Appends the field's binary encoding.
+    fn put_bin(self, out: &mut Vec<u8>);
     /// Whether the value is the empty string (never, for numbers).
     fn is_empty_text(self) -> bool {
         false
@@ -69,6 +74,11 @@ macro_rules! unsigned_column {
             #[inline(always)]
             fn put_csv(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+            }
+            const BIN: u8 = $crate::bin::BIN_UNSIGNED;
+            #[inline(always)]
+            fn put_bin(self, out: &mut Vec<u8>) {
+                $crate::bin::put_varint(out, u64::from(self));
             }
         }
     )*};
@@ -95,6 +105,11 @@ impl<'a> Column<'a> for u8 {
             out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
         }
     }
+    const BIN: u8 = crate::bin::BIN_UNSIGNED;
+    #[inline(always)]
+    fn put_bin(self, out: &mut Vec<u8>) {
+        crate::bin::put_varint(out, u64::from(self));
+    }
 }
 
 macro_rules! signed_column {
@@ -109,6 +124,11 @@ macro_rules! signed_column {
             #[inline(always)]
             fn put_csv(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+            }
+            const BIN: u8 = $crate::bin::BIN_SIGNED;
+            #[inline(always)]
+            fn put_bin(self, out: &mut Vec<u8>) {
+                $crate::bin::put_varint(out, $crate::bin::zigzag(i64::from(self)));
             }
         }
     )*};
@@ -132,6 +152,12 @@ impl<'a> Column<'a> for &'a str {
     #[inline(always)]
     fn put_json(self, out: &mut Vec<u8>) {
         put_json_text(out, self);
+    }
+    const BIN: u8 = crate::bin::BIN_TEXT;
+    #[inline(always)]
+    fn put_bin(self, out: &mut Vec<u8>) {
+        crate::bin::put_varint(out, self.len() as u64);
+        out.extend_from_slice(self.as_bytes());
     }
     fn is_empty_text(self) -> bool {
         self.is_empty()
@@ -565,6 +591,43 @@ macro_rules! record_table {
                 row: &F,
             ) -> Result<Self, String> {
                 Self::from_source(&h.source(row)?)
+            }
+
+            /// Per column, its type code in a binary file header.
+            pub const BIN_TYPES: &'static [u8] = &[$(
+                <$crate::table::record_table!(@borrowed 'static $ty) as $crate::table::Column<'static>>::BIN
+            ),*];
+
+            /// Appends this table's binary file header (magic, layout version, columns).
+            pub fn write_bin_header(out: &mut Vec<u8>) {
+                $crate::bin::write_bin_header(out, $what, $COLUMNS, Self::BIN_TYPES);
+            }
+
+            /// Appends the record in the binary encoding: its length (`u32` LE), then the
+            /// fields in column order (varints, text as varint length + bytes). Allocates
+            /// nothing beyond growing `out`.
+            #[inline]
+            pub fn write_bin(&self, out: &mut Vec<u8>) {
+                let at = $crate::bin::bin_begin(out);
+                $( $crate::table::Column::put_bin(self.$field, out); )*
+                $crate::bin::bin_end(out, at);
+            }
+
+            /// Maps a binary header body (after the magic and its length) to this table's
+            /// columns.
+            pub fn bin_header(body: &[u8]) -> Result<$crate::bin::BinHeader, String> {
+                $crate::bin::BinHeader::new(body, $COLUMNS, Self::BIN_TYPES, Self::REQUIRED, $what)
+            }
+
+            /// Parses one binary record body `body`, already decoded into `vals` by
+            /// [`BinHeader::decode`]($crate::bin::BinHeader::decode).
+            #[inline]
+            pub fn from_bin(
+                h: &$crate::bin::BinHeader,
+                body: &'a [u8],
+                vals: &[$crate::bin::BinValue],
+            ) -> Result<Self, String> {
+                Self::from_source(&h.source(body, vals))
             }
 
             /// The owned copy.

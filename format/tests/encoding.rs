@@ -303,3 +303,207 @@ fn jsonl_writer_matches_serde_json_for_every_character() {
     want.push(b'\n');
     assert_eq!(ours, want);
 }
+
+/// Splits a binary file into its header body and its record bodies.
+fn bin_split(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
+    assert_eq!(&data[..8], h5prov_format::BIN_MAGIC);
+    let h = u32::from_le_bytes(data[8..12].try_into().unwrap()) as usize;
+    let header = &data[12..12 + h];
+    let mut p = 12 + h;
+    let mut bodies = Vec::new();
+    while p < data.len() {
+        let l = u32::from_le_bytes(data[p..p + 4].try_into().unwrap()) as usize;
+        bodies.push(&data[p + 4..p + 4 + l]);
+        p += 4 + l;
+    }
+    assert_eq!(p, data.len());
+    (header, bodies)
+}
+
+#[test]
+fn trace_records_round_trip_through_bin() {
+    let recs = awkward_traces();
+    let mut data = Vec::new();
+    TraceRecordRef::write_bin_header(&mut data);
+    for r in &recs {
+        r.borrowed().write_bin(&mut data);
+    }
+    let (header, bodies) = bin_split(&data);
+    let h = TraceRecordRef::bin_header(header).unwrap();
+    assert_eq!(bodies.len(), recs.len());
+    let mut vals = Vec::new();
+    for (body, want) in bodies.iter().zip(&recs) {
+        h.decode(body, &mut vals).unwrap();
+        let got = TraceRecordRef::from_bin(&h, body, &vals).unwrap();
+        assert_eq!(got.to_owned_record(), normalized(want.clone()));
+    }
+    // Objects headers do not read as trace headers, and the other way round.
+    let mut oh = Vec::new();
+    ObjectSummaryRef::write_bin_header(&mut oh);
+    let (oh, _) = bin_split(&oh);
+    assert_eq!(
+        TraceRecordRef::bin_header(oh).unwrap_err(),
+        "a binary objects file, expected trace"
+    );
+}
+
+#[test]
+fn object_summaries_round_trip_through_bin() {
+    let s = awkward_summary();
+    let mut data = Vec::new();
+    ObjectSummaryRef::write_bin_header(&mut data);
+    s.borrowed().write_bin(&mut data);
+    s.borrowed().write_bin(&mut data);
+    let (header, bodies) = bin_split(&data);
+    let h = ObjectSummaryRef::bin_header(header).unwrap();
+    let mut vals = Vec::new();
+    let mut reused = ObjectSummary::default();
+    for body in bodies {
+        h.decode(body, &mut vals).unwrap();
+        reused.set_from(&ObjectSummaryRef::from_bin(&h, body, &vals).unwrap());
+        assert_eq!(reused, s);
+    }
+}
+
+/// The layout of `docs/TRACE-FORMAT.md`, byte by byte, on a small record.
+#[test]
+fn bin_layout_is_the_documented_one() {
+    let r = TraceRecord {
+        seq: 300,
+        start_ns: 5,
+        rank: -1,
+        op: "file.open".into(),
+        file: "é".into(),
+        batch: 1,
+        ..TraceRecord::default()
+    };
+    let mut out = Vec::new();
+    r.borrowed().write_bin(&mut out);
+    let mut want = vec![0u8; 4];
+    want.extend_from_slice(&[0xac, 0x02]); // seq 300
+    want.extend_from_slice(&[5, 0, 0]); // start_ns, total_ns, under_ns
+    want.push(1); // rank -1, zigzag
+    want.extend_from_slice(&[0, 0]); // pid, tid
+    want.push(9);
+    want.extend_from_slice(b"file.open");
+    want.push(0); // kind
+    want.extend_from_slice(&[2, 0xc3, 0xa9]); // file
+    want.push(0); // path
+    want.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // status..npoints
+    want.extend_from_slice(&[0, 0, 0]); // sel, xfer, xfer_actual
+    want.push(1); // batch
+    want.push(0); // detail
+    let n = (want.len() - 4) as u32;
+    want[..4].copy_from_slice(&n.to_le_bytes());
+    assert_eq!(out, want);
+    // The header: magic, length, version 1, "trace", 22 columns, each type + name.
+    let mut h = Vec::new();
+    TraceRecordRef::write_bin_header(&mut h);
+    assert_eq!(&h[..8], b"H5PROVB1");
+    assert_eq!(&h[12..20], b"\x01\x05trace\x16");
+    assert_eq!(&h[20..25], b"u\x03seq");
+    assert_eq!(
+        u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize,
+        h.len() - 12
+    );
+}
+
+/// Builds a binary header body by hand: `(type, name)` columns.
+fn bin_header_body(what: &str, cols: &[(u8, &str)]) -> Vec<u8> {
+    use h5prov_format::put_varint;
+    let mut h = Vec::new();
+    put_varint(&mut h, 1);
+    put_varint(&mut h, what.len() as u64);
+    h.extend_from_slice(what.as_bytes());
+    put_varint(&mut h, cols.len() as u64);
+    for (t, n) in cols {
+        h.push(*t);
+        put_varint(&mut h, n.len() as u64);
+        h.extend_from_slice(n.as_bytes());
+    }
+    h
+}
+
+#[test]
+fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
+    use h5prov_format::put_varint;
+    // Reordered, one extra column, most columns absent.
+    let h = bin_header_body(
+        "trace",
+        &[
+            (b's', "extra"),
+            (b'u', "total_ns"),
+            (b's', "op"),
+            (b'u', "start_ns"),
+            (b'u', "batch"),
+            (b'i', "rank"),
+            (b'i', "status"),
+        ],
+    );
+    let h = TraceRecordRef::bin_header(&h).unwrap();
+    let row = |extra: &[u8], op: &[u8], batch: u64, status: i64| {
+        let mut b = Vec::new();
+        put_varint(&mut b, extra.len() as u64);
+        b.extend_from_slice(extra);
+        put_varint(&mut b, 5);
+        put_varint(&mut b, op.len() as u64);
+        b.extend_from_slice(op);
+        put_varint(&mut b, 7);
+        put_varint(&mut b, batch);
+        put_varint(&mut b, 5); // rank -3
+        put_varint(&mut b, ((status << 1) ^ (status >> 63)) as u64);
+        b
+    };
+    let mut vals = Vec::new();
+    let mut parse = |b: &[u8]| -> Result<TraceRecord, String> {
+        h.decode(b, &mut vals).map_err(|e| format!("{e:?}"))?;
+        TraceRecordRef::from_bin(&h, b, &vals).map(|r| r.to_owned_record())
+    };
+    let r = parse(&row(b"\xff", b"dataset.read", 0, -1)).unwrap();
+    assert_eq!((r.rank, r.status, r.batch, r.seq), (-3, -1, 1, 0));
+    assert_eq!(
+        (r.start_ns, r.total_ns, r.op.as_str()),
+        (7, 5, "dataset.read")
+    );
+    assert_eq!(
+        parse(&row(b"", b"", 1, 0)).unwrap_err(),
+        "column `op` is empty"
+    );
+    assert_eq!(
+        parse(&row(b"", b"a\xc3", 1, 0)).unwrap_err(),
+        "column `op`: not valid UTF-8"
+    );
+    assert_eq!(
+        parse(&row(b"", b"a", 1 << 32, 0)).unwrap_err(),
+        "column `batch`: 4294967296 is out of range"
+    );
+    assert_eq!(
+        parse(&row(b"", b"a", 1, 1 << 40)).unwrap_err(),
+        "column `status`: 2199023255552 is out of range"
+    );
+    // Bytes after the last field, or fields running past the body.
+    let mut long = row(b"", b"a", 1, 0);
+    long.push(0);
+    assert!(parse(&long).unwrap_err().contains("fields end after"));
+    let short = row(b"", b"a", 1, 0);
+    assert_eq!(parse(&short[..short.len() - 1]).unwrap_err(), "Short");
+
+    let missing = TraceRecordRef::bin_header(&bin_header_body(
+        "trace",
+        &[(b's', "op"), (b'u', "start_ns")],
+    ))
+    .unwrap_err();
+    assert!(
+        missing.starts_with("header has no `total_ns` column"),
+        "{missing}"
+    );
+    assert_eq!(
+        TraceRecordRef::bin_header(&bin_header_body("trace", &[(b's', "seq")])).unwrap_err(),
+        "column `seq` has type `s` in the file, the h5prov trace table has `u`"
+    );
+    let mut newer = bin_header_body("trace", &[]);
+    newer[0] = 2;
+    assert!(TraceRecordRef::bin_header(&newer)
+        .unwrap_err()
+        .starts_with("binary layout version 2"));
+}

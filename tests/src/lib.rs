@@ -485,9 +485,64 @@ pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
-/// All trace records below `dir` (CSV or JSONL).
+/// The header body and the record bodies of a complete binary trace or objects file.
+pub fn bin_bodies(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
+    assert_eq!(&data[..8], h5prov_format::BIN_MAGIC);
+    let le = |p: usize| u32::from_le_bytes(data[p..p + 4].try_into().unwrap()) as usize;
+    let h = le(8);
+    let mut p = 12 + h;
+    let mut bodies = Vec::new();
+    while p < data.len() {
+        let l = le(p);
+        bodies.push(&data[p + 4..p + 4 + l]);
+        p += 4 + l;
+    }
+    assert_eq!(p, data.len(), "whole records");
+    (&data[12..12 + h], bodies)
+}
+
+/// The records of a complete binary trace file.
+pub fn read_bin_trace(f: &Path) -> Vec<h5prov_format::TraceRecord> {
+    use h5prov_format::TraceRecordRef;
+    let data = std::fs::read(f).unwrap();
+    let (h, bodies) = bin_bodies(&data);
+    let h = TraceRecordRef::bin_header(h).unwrap();
+    let mut vals = Vec::new();
+    bodies
+        .iter()
+        .map(|b| {
+            h.decode(b, &mut vals).unwrap();
+            TraceRecordRef::from_bin(&h, b, &vals)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+                .to_owned_record()
+        })
+        .collect()
+}
+
+/// The rows of a complete binary objects file.
+pub fn read_bin_objects(f: &Path) -> Vec<h5prov_format::ObjectSummary> {
+    use h5prov_format::ObjectSummaryRef;
+    let data = std::fs::read(f).unwrap();
+    let (h, bodies) = bin_bodies(&data);
+    let h = ObjectSummaryRef::bin_header(h).unwrap();
+    let mut vals = Vec::new();
+    bodies
+        .iter()
+        .map(|b| {
+            h.decode(b, &mut vals).unwrap();
+            ObjectSummaryRef::from_bin(&h, b, &vals)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+                .to_owned_record()
+        })
+        .collect()
+}
+
+/// All trace records below `dir` (CSV, JSONL or binary).
 pub fn read_records(dir: &Path) -> Vec<h5prov_format::TraceRecord> {
     let mut recs = Vec::new();
+    for f in files_with_suffix(dir, ".trace.bin") {
+        recs.extend(read_bin_trace(&f));
+    }
     for f in files_with_suffix(dir, ".trace.csv") {
         let mut rd = csv::Reader::from_path(&f).unwrap();
         for r in rd.deserialize() {
@@ -505,9 +560,12 @@ pub fn read_records(dir: &Path) -> Vec<h5prov_format::TraceRecord> {
     recs
 }
 
-/// All object summary rows below `dir` (CSV or JSONL).
+/// All object summary rows below `dir` (CSV, JSONL or binary).
 pub fn read_objects(dir: &Path) -> Vec<h5prov_format::ObjectSummary> {
     let mut rows = Vec::new();
+    for f in files_with_suffix(dir, ".objects.bin") {
+        rows.extend(read_bin_objects(&f));
+    }
     for f in files_with_suffix(dir, ".objects.csv") {
         let mut rd = csv::Reader::from_path(&f).unwrap();
         for r in rd.deserialize() {

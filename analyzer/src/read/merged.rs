@@ -95,6 +95,7 @@ fn encoding_name(e: Encoding) -> &'static str {
         Encoding::Csv => "csv",
         Encoding::Jsonl => "jsonl",
         Encoding::Json => "json",
+        Encoding::Bin => "bin",
     }
 }
 

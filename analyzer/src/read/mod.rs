@@ -1,4 +1,4 @@
-//! Reading trace directories: discovery, the CSV and JSONL record readers, objects and
+//! Reading trace directories: discovery, the CSV, JSONL and binary record readers, objects and
 //! metadata files, and the error/diagnostic types they share.
 //!
 //! An input is a directory (searched recursively), one file, or a merged file written by
@@ -11,6 +11,7 @@
 //! valid row: the process was killed) is counted in [`FileDiag`]; any other malformed row
 //! is an [`Error::Malformed`] naming the file and line, unless [`ReadOptions::lenient`].
 
+pub mod bin_trace;
 mod csv_records;
 pub mod csv_trace;
 pub mod input;
@@ -94,8 +95,9 @@ impl fmt::Display for Error {
             ),
             Error::NoInput { path } => write!(
                 f,
-                "{}: no h5prov files found (expected *.trace.csv, *.trace.jsonl, *.objects.csv, \
-                 *.objects.jsonl or *.meta.json, optionally .zst or .gz, searched recursively)",
+                "{}: no h5prov files found (expected *.trace.csv, *.trace.jsonl, *.trace.bin, \
+                 *.objects.csv, *.objects.jsonl, *.objects.bin or *.meta.json, optionally .zst \
+                 or .gz, searched recursively)",
                 path.display()
             ),
             Error::Other(s) => f.write_str(s),
@@ -171,6 +173,35 @@ impl FileDiag {
     }
 }
 
+/// Streams the records of a trace file in encoding `enc` to `sink`, with each record's
+/// line number (a binary record's is the line it would have in the CSV trace).
+pub fn read_trace_lines(
+    path: &Path,
+    enc: Encoding,
+    opts: &ReadOptions,
+    mut sink: impl FnMut(u64, &crate::record::RecordRef<'_>),
+) -> Result<FileDiag, Error> {
+    match enc {
+        Encoding::Csv => csv_trace::read_csv_trace_lines(path, opts, sink),
+        Encoding::Bin => bin_trace::read_bin_trace_lines(path, opts, &mut sink),
+        _ => jsonl_trace::read_jsonl_trace_lines(path, opts, sink),
+    }
+}
+
+/// [`read_trace_lines`] without the line numbers.
+pub fn read_trace(
+    path: &Path,
+    enc: Encoding,
+    opts: &ReadOptions,
+    sink: impl FnMut(&crate::record::RecordRef<'_>),
+) -> Result<FileDiag, Error> {
+    match enc {
+        Encoding::Csv => csv_trace::read_csv_trace(path, opts, sink),
+        Encoding::Bin => bin_trace::read_bin_trace(path, opts, sink),
+        _ => jsonl_trace::read_jsonl_trace(path, opts, sink),
+    }
+}
+
 /// One h5prov file found under the input directory.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct InputFile {
@@ -228,8 +259,9 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
                 io::Error::new(
                     io::ErrorKind::InvalidInput,
                     "not an h5prov file: expected a trace directory, a merged file \
-                     (`h5prov merge`), or a *.trace.csv, *.trace.jsonl, *.objects.csv, \
-                     *.objects.jsonl or *.meta.json file (optionally .zst or .gz)",
+                     (`h5prov merge`), or a *.trace.csv, *.trace.jsonl, *.trace.bin, \
+                     *.objects.csv, *.objects.jsonl, *.objects.bin or *.meta.json file \
+                     (optionally .zst or .gz)",
                 ),
             ));
         }

@@ -1,5 +1,6 @@
 //! Objects files (one summary row per object state node) and `meta.json` files.
 
+use super::bin_trace::drive_bin;
 use super::csv_records::Fields;
 use super::csv_trace::drive_csv;
 use super::jsonl_trace::drive_jsonl;
@@ -8,7 +9,7 @@ use h5prov_format::{Encoding, ObjectSummary, ObjectSummaryJson, ObjectSummaryRef
 use std::path::Path;
 
 /// Reads every summary row of an objects file with the record table's parser (columns by
-/// header name in CSV). The sink borrows one summary that the reader refills for each row
+/// name in CSV and binary files). The sink borrows one summary that the reader refills for each row
 /// (no allocation per row once its strings have grown); clone it to keep it.
 pub fn read_objects(
     path: &Path,
@@ -24,6 +25,16 @@ pub fn read_objects(
             |h| ObjectSummaryRef::csv_header(h.iter()),
             |header, r| {
                 o.set_from(&ObjectSummaryRef::from_csv(header, &Fields::new(*r))?);
+                sink(&o);
+                Ok(())
+            },
+        ),
+        Encoding::Bin => drive_bin(
+            path,
+            opts,
+            |h| Ok(((), ObjectSummaryRef::bin_header(h)?)),
+            |_, header, _, body, vals| {
+                o.set_from(&ObjectSummaryRef::from_bin(header, body, vals)?);
                 sink(&o);
                 Ok(())
             },

@@ -17,7 +17,7 @@
 //!   correct when HDF5 is thread-safe or an async connector calls from another thread.
 
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Weak};
 
@@ -181,7 +181,7 @@ pub struct Node {
 }
 
 static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+    LazyLock::new(|| Mutex::new(HashMap::default()));
 static UNIQUE: AtomicU64 = AtomicU64::new(1);
 static UNRELEASED: AtomicU64 = AtomicU64::new(0);
 static LIVE: AtomicU64 = AtomicU64::new(0);
@@ -263,7 +263,7 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         path: new.path.into(),
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
-        shapes: Mutex::new(HashMap::new()),
+        shapes: Mutex::new(HashMap::default()),
         released: false,
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
@@ -549,7 +549,7 @@ mod tests {
                 path: "/d".into(),
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),
-                shapes: Mutex::new(HashMap::new()),
+                shapes: Mutex::new(HashMap::default()),
                 released: true,
             };
             LIVE.fetch_add(1, Ordering::Relaxed); // dropping `node` counts it out

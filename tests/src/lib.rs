@@ -620,3 +620,44 @@ pub fn analyzer() -> PathBuf {
     );
     p
 }
+
+/// The parallel HDF5 the MPI tests build against (`.deps/hdf5-parallel`).
+pub fn parallel_hdf5() -> PathBuf {
+    let p = repo().join(".deps/hdf5-parallel");
+    std::fs::canonicalize(&p).unwrap_or_else(|e| {
+        panic!(
+            "parallel HDF5 not found at {} ({e}): run `cargo run -p hdf5-test-harness -- \
+             build-hdf5 --variant parallel`",
+            p.display()
+        )
+    })
+}
+
+/// Runs `exe args` under `mpirun -np ranks` in `dir` against the parallel HDF5, natively
+/// (`conn` None) or with h5prov loaded through `HDF5_VOL_CONNECTOR=conn`.
+pub fn mpirun(exe: &Path, ranks: usize, args: &[&str], dir: &Path, conn: Option<&str>) -> Output {
+    let mut c = Command::new("mpirun");
+    // The parallel HDF5 first: the scripts export the serial one's LD_LIBRARY_PATH, which
+    // takes precedence over the program's RUNPATH.
+    let lib = parallel_hdf5().join("lib");
+    c.args([
+        "-np",
+        &ranks.to_string(),
+        "--oversubscribe",
+        "-x",
+        "LD_LIBRARY_PATH",
+    ])
+    .current_dir(dir)
+    .env("LD_LIBRARY_PATH", &lib)
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    .env_remove("HDF5_VOL_CONNECTOR")
+    .env_remove("HDF5_PLUGIN_PATH");
+    if let Some(conn) = conn {
+        c.env("HDF5_PLUGIN_PATH", plugin_dir())
+            .env("HDF5_VOL_CONNECTOR", conn)
+            .args(["-x", "HDF5_PLUGIN_PATH", "-x", "HDF5_VOL_CONNECTOR"]);
+    }
+    c.arg(exe).args(args);
+    c.output().expect("run mpirun")
+}

@@ -8,52 +8,14 @@
 //! installs OpenMPI).
 
 use h5prov_tests::{
-    compile_c, describe_output, plugin_dir, read_metas, read_objects, read_records, repo, scratch,
-    tool,
+    compile_c, describe_output, mpirun, parallel_hdf5, read_metas, read_objects, read_records,
+    scratch, tool,
 };
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 const RANKS: usize = 4;
-
-fn parallel_hdf5() -> PathBuf {
-    let p = repo().join(".deps/hdf5-parallel");
-    std::fs::canonicalize(&p).unwrap_or_else(|e| {
-        panic!(
-            "parallel HDF5 not found at {} ({e}): run `cargo run -p hdf5-test-harness -- \
-             build-hdf5 --variant parallel`",
-            p.display()
-        )
-    })
-}
-
-fn mpirun(exe: &Path, dir: &Path, conn: Option<&str>) -> Output {
-    let mut c = Command::new("mpirun");
-    // The parallel HDF5 first: the scripts export the serial one's LD_LIBRARY_PATH, which
-    // takes precedence over the program's RUNPATH.
-    let lib = parallel_hdf5().join("lib");
-    c.args([
-        "-np",
-        &RANKS.to_string(),
-        "--oversubscribe",
-        "-x",
-        "LD_LIBRARY_PATH",
-    ])
-    .current_dir(dir)
-    .env("LD_LIBRARY_PATH", &lib)
-    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    .env_remove("HDF5_VOL_CONNECTOR")
-    .env_remove("HDF5_PLUGIN_PATH");
-    if let Some(conn) = conn {
-        c.env("HDF5_PLUGIN_PATH", plugin_dir())
-            .env("HDF5_VOL_CONNECTOR", conn)
-            .args(["-x", "HDF5_PLUGIN_PATH", "-x", "HDF5_VOL_CONNECTOR"]);
-    }
-    c.arg(exe).arg("f.h5");
-    c.output().expect("run mpirun")
-}
 
 /// One `io RANK OP DATASET MODE CAUSE` line of the program: what HDF5 reported after a
 /// transfer.
@@ -120,7 +82,7 @@ fn broken_collective_transfers_are_counted_as_hdf5_reports_them() {
     std::fs::create_dir_all(&native_dir).unwrap();
     std::fs::create_dir_all(&traced_dir).unwrap();
 
-    let native = mpirun(&exe, &native_dir, None);
+    let native = mpirun(&exe, RANKS, &["f.h5"], &native_dir, None);
     assert!(
         native.status.success(),
         "{}",
@@ -131,7 +93,7 @@ fn broken_collective_transfers_are_counted_as_hdf5_reports_them() {
         "h5prov under_vol=0;under_info={{}};path={};level=dataset",
         traces.display()
     );
-    let traced = mpirun(&exe, &traced_dir, Some(&conn));
+    let traced = mpirun(&exe, RANKS, &["f.h5"], &traced_dir, Some(&conn));
     assert!(
         traced.status.success(),
         "{}",

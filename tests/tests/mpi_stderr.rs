@@ -6,52 +6,19 @@
 //! installs OpenMPI).
 
 use h5prov_tests::{
-    compile_c, describe_output, plugin_dir, read_metas, read_records, repo, scratch,
+    compile_c, describe_output, mpirun, parallel_hdf5, read_metas, read_records, scratch,
 };
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn parallel_hdf5() -> PathBuf {
-    let p = repo().join(".deps/hdf5-parallel");
-    std::fs::canonicalize(&p).unwrap_or_else(|e| {
-        panic!(
-            "parallel HDF5 not found at {} ({e}): run `cargo run -p hdf5-test-harness -- \
-             build-hdf5 --variant parallel`",
-            p.display()
-        )
-    })
-}
 
 fn program() -> PathBuf {
     compile_c("mpicc", "mpi_attrs", Some(&parallel_hdf5()), &[])
-}
-
-fn mpirun(exe: &PathBuf, dir: &PathBuf, conn: Option<&str>) -> Output {
-    let mut c = Command::new("mpirun");
-    // The parallel HDF5 first: the scripts export the serial one's LD_LIBRARY_PATH, which
-    // takes precedence over the program's RUNPATH.
-    let lib = parallel_hdf5().join("lib");
-    c.args(["-np", "2", "--oversubscribe", "-x", "LD_LIBRARY_PATH"])
-        .current_dir(dir)
-        .env("LD_LIBRARY_PATH", &lib)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env_remove("HDF5_VOL_CONNECTOR")
-        .env_remove("HDF5_PLUGIN_PATH");
-    if let Some(conn) = conn {
-        c.env("HDF5_PLUGIN_PATH", plugin_dir())
-            .env("HDF5_VOL_CONNECTOR", conn)
-            .args(["-x", "HDF5_PLUGIN_PATH", "-x", "HDF5_VOL_CONNECTOR"]);
-    }
-    c.arg(exe).args(["f.h5", "200"]);
-    c.output().expect("run mpirun")
 }
 
 #[test]
 fn a_traced_mpi_run_prints_what_the_native_run_prints() {
     let exe = program();
     let dir = scratch("mpi-stderr");
-    let native = mpirun(&exe, &dir, None);
+    let native = mpirun(&exe, 2, &["f.h5", "200"], &dir, None);
     assert!(
         native.status.success(),
         "{}",
@@ -62,7 +29,7 @@ fn a_traced_mpi_run_prints_what_the_native_run_prints() {
         "h5prov under_vol=0;under_info={{}};path={};level=dataset",
         traces.display()
     );
-    let traced = mpirun(&exe, &dir, Some(&conn));
+    let traced = mpirun(&exe, 2, &["f.h5", "200"], &dir, Some(&conn));
     assert!(
         traced.status.success(),
         "{}",

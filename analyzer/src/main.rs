@@ -35,6 +35,9 @@ enum Cmd {
     /// Merge a trace directory into one compressed file that every command reads like the
     /// directory.
     Merge(MergeArgs),
+    /// Print trace or objects files (any format, compressed or not) as CSV or JSONL: how a
+    /// `format=bin` trace is read with other tools.
+    Cat(CatArgs),
 }
 
 #[derive(Args, Clone)]
@@ -231,6 +234,96 @@ struct MergeArgs {
     /// Never show a progress bar.
     #[arg(long)]
     no_progress: bool,
+}
+
+#[derive(Args)]
+struct CatArgs {
+    /// Trace files (`*.trace.*`) or objects files (`*.objects.*`), all of one role.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output encoding.
+    #[arg(long, value_enum, default_value_t = CatFormat::Csv)]
+    format: CatFormat,
+    /// Count and skip malformed rows instead of failing.
+    #[arg(long)]
+    lenient: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum CatFormat {
+    Csv,
+    Jsonl,
+}
+
+/// `h5prov cat`: every record of the files, in order, through the one reader and the
+/// encoders generated from the record table (one CSV header for all the files).
+fn cat_cmd(a: CatArgs) -> Result<(), Error> {
+    use h5prov_analyzer::read::{input::classify_input, objects::read_objects, read_trace};
+    use h5prov_format::{FileRole, OBJECT_COLUMNS, TRACE_COLUMNS};
+    let opts = ReadOptions { lenient: a.lenient };
+    let mut roles = Vec::new();
+    for f in &a.files {
+        let (role, enc) = classify_input(f)
+            .filter(|(r, _)| *r != FileRole::Meta)
+            .ok_or_else(|| {
+                Error::Other(format!(
+                    "{}: not an h5prov trace or objects file (*.trace.csv|jsonl|bin, \
+                     *.objects.csv|jsonl|bin, optionally .zst or .gz)",
+                    f.display()
+                ))
+            })?;
+        roles.push((role, enc));
+    }
+    if roles.iter().any(|(r, _)| *r != roles[0].0) {
+        return Err(Error::Other(
+            "cat: give trace files or objects files, not both (their columns differ)".into(),
+        ));
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut buf = Vec::with_capacity(1 << 16);
+    let io = |e: std::io::Error| Error::Other(format!("cannot write to stdout: {e}"));
+    if a.format == CatFormat::Csv {
+        let cols = if roles[0].0 == FileRole::Trace {
+            TRACE_COLUMNS
+        } else {
+            OBJECT_COLUMNS
+        };
+        writeln!(out, "{}", cols.join(",")).map_err(io)?;
+    }
+    for (f, (role, enc)) in a.files.iter().zip(roles) {
+        let mut failed = None;
+        let mut put = |buf: &mut Vec<u8>, out: &mut dyn Write| {
+            if buf.len() >= 1 << 16 && failed.is_none() {
+                failed = out.write_all(buf).err();
+                buf.clear();
+            }
+        };
+        if role == FileRole::Trace {
+            read_trace(f, enc, &opts, |r| {
+                match a.format {
+                    CatFormat::Csv => r.write_csv(&mut buf),
+                    CatFormat::Jsonl => r.write_jsonl(&mut buf),
+                }
+                put(&mut buf, &mut out);
+            })?;
+        } else {
+            read_objects(f, enc, &opts, |o| {
+                let r = o.borrowed();
+                match a.format {
+                    CatFormat::Csv => r.write_csv(&mut buf),
+                    CatFormat::Jsonl => r.write_jsonl(&mut buf),
+                }
+                put(&mut buf, &mut out);
+            })?;
+        }
+        if let Some(e) = failed {
+            return Err(io(e));
+        }
+        out.write_all(&buf).map_err(io)?;
+        buf.clear();
+    }
+    out.flush().map_err(io)
 }
 
 fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
@@ -471,6 +564,7 @@ fn main() -> ExitCode {
         Cmd::Export(a) => export_cmd(a),
         Cmd::Compare(a) => compare_cmd(a),
         Cmd::Merge(a) => merge_cmd(a),
+        Cmd::Cat(a) => cat_cmd(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

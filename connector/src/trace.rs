@@ -318,15 +318,7 @@ impl Session {
 /// The number of whole records in encoded bytes.
 fn count_records(format: Format, bytes: &[u8]) -> u64 {
     match format {
-        Format::Bin => {
-            let (mut n, mut p) = (0, 0usize);
-            while let Some(len) = bytes.get(p..p + 4) {
-                let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-                p += 4 + len;
-                n += 1;
-            }
-            n
-        }
+        Format::Bin => h5prov_format::bin_records(bytes),
         _ => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
     }
 }
@@ -804,28 +796,7 @@ impl Span {
             return;
         }
         let t3 = clock::now();
-        // Fast path: the thread's cached session and buffer, no reference counting.
-        let done = THREAD.try_with(|t| {
-            let Ok(mut t) = t.try_borrow_mut() else {
-                return false;
-            };
-            t.refresh();
-            let t = &*t;
-            match (&t.session, &t.chunk) {
-                (Some(s), Some(c)) => {
-                    self.record(s, Some((c, t.tid)), ev, t3);
-                    true
-                }
-                _ => false,
-            }
-        });
-        if done != Ok(true) {
-            // Thread-locals are gone (process exit) or busy: use the global session.
-            let s = SESSION.read().clone();
-            if let Some(s) = s {
-                self.record(&s, None, ev, t3);
-            }
-        }
+        with_session(|s, sink| self.record(s, sink, ev, t3));
     }
 
     fn record(&self, s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, ev: &Event<'_>, t3: Tick) {
@@ -970,26 +941,28 @@ pub fn object_summary(n: &Node) {
     if level() == Level::Off {
         return;
     }
-    with_session(|s| summary_of(s, n));
+    with_session(|s, _| summary_of(s, n));
 }
 
-/// Runs `f` with the session: the calling thread's cached one (no lock, no reference
-/// count), else the global one.
-fn with_session(f: impl FnOnce(&Session)) {
+/// Runs `f` with the session and, when the calling thread has one, its record buffer
+/// and thread id: the thread's cached ones (no lock, no reference count), else the global
+/// session without a buffer (thread-locals gone at process exit, or busy).
+fn with_session(f: impl FnOnce(&Session, Option<(&Mutex<Chunk>, u64)>)) {
     let mut f = Some(f);
     let _ = THREAD.try_with(|t| {
         let Ok(mut t) = t.try_borrow_mut() else {
             return;
         };
         t.refresh();
+        let t = &*t;
         if let (Some(s), Some(f)) = (&t.session, f.take()) {
-            f(s);
+            f(s, t.chunk.as_deref().map(|c| (c, t.tid)));
         }
     });
     if let Some(f) = f {
         let s = SESSION.read().clone();
         if let Some(s) = s {
-            f(&s);
+            f(&s, None);
         }
     }
 }

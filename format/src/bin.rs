@@ -82,6 +82,17 @@ pub fn bin_end(out: &mut [u8], at: usize) {
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
+/// How many whole records a run of records holds (the buffered, not yet written records of
+/// a binary file): it follows their length prefixes.
+pub fn bin_records(mut bytes: &[u8]) -> u64 {
+    let mut n = 0;
+    while let Some((len, rest)) = bytes.split_first_chunk::<4>() {
+        bytes = rest.get(u32::from_le_bytes(*len) as usize..).unwrap_or(&[]);
+        n += 1;
+    }
+    n
+}
+
 /// Appends a binary file header for a table: `what` (`trace`/`objects`), its column names
 /// and type codes.
 pub fn write_bin_header(out: &mut Vec<u8>, what: &str, columns: &[&str], types: &[u8]) {

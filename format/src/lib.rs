@@ -13,8 +13,8 @@ mod bin;
 mod table;
 
 pub use bin::{
-    get_varint, put_varint, BinError, BinHeader, BinSource, BinValue, BIN_MAGIC, BIN_MAX_HEADER,
-    BIN_MAX_RECORD, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
+    bin_records, get_varint, put_varint, BinError, BinHeader, BinSource, BinValue, BIN_MAGIC,
+    BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
 pub use table::{
     parse_i64, parse_u64, put_csv_text, Column, CsvFields, CsvHeader, CsvSource, FieldSource,

@@ -172,22 +172,47 @@ fn symbol(lib: &Library, name: &CStr) -> *mut c_void {
     }
 }
 
-/// Every loaded object's path, in load order (the main program first, as an empty path).
-fn loaded_objects() -> Vec<PathBuf> {
+/// A loaded object: its path (empty for the main program) and the address ranges of its
+/// loaded segments (`PT_LOAD`).
+struct Loaded {
+    path: PathBuf,
+    segments: Vec<(usize, usize)>,
+}
+
+/// Every loaded object, in load order (the main program first), from one
+/// `dl_iterate_phdr` pass.
+fn loaded_objects() -> Vec<Loaded> {
     unsafe extern "C" fn each(
         info: *mut libc::dl_phdr_info,
         _size: usize,
         data: *mut c_void,
     ) -> c_int {
-        // SAFETY: dl_iterate_phdr passes a valid info and our `data` (a Vec<PathBuf>).
-        let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<PathBuf>>()) };
-        // SAFETY: a NUL-terminated string owned by the loader, or null.
-        out.push(unsafe { loader_path(info.dlpi_name) });
+        // SAFETY: dl_iterate_phdr passes a valid info and our `data` (a Vec<Loaded>).
+        let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<Loaded>>()) };
+        let phdrs: &[libc::Elf64_Phdr] = if info.dlpi_phdr.is_null() {
+            &[]
+        } else {
+            // SAFETY: dlpi_phdr points to dlpi_phnum program headers.
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+        };
+        let load = info.dlpi_addr as usize;
+        out.push(Loaded {
+            // SAFETY: a NUL-terminated string owned by the loader, or null.
+            path: unsafe { loader_path(info.dlpi_name) },
+            segments: phdrs
+                .iter()
+                .filter(|p| p.p_type == libc::PT_LOAD)
+                .map(|p| {
+                    let start = load.wrapping_add(p.p_vaddr as usize);
+                    (start, start.wrapping_add(p.p_memsz as usize))
+                })
+                .collect(),
+        });
         0
     }
-    let mut out: Vec<PathBuf> = Vec::new();
+    let mut out: Vec<Loaded> = Vec::new();
     // SAFETY: the callback only reads the info it is given and pushes to `out`.
-    unsafe { libc::dl_iterate_phdr(Some(each), (&mut out as *mut Vec<PathBuf>).cast()) };
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut out as *mut Vec<Loaded>).cast()) };
     out
 }
 
@@ -195,7 +220,7 @@ fn loaded_objects() -> Vec<PathBuf> {
 /// `H5get_libversion`.
 pub fn candidates() -> Vec<Candidate> {
     let mut found: Vec<Candidate> = Vec::new();
-    for path in loaded_objects() {
+    for Loaded { path, .. } in loaded_objects() {
         let Some(lib) = open_loaded(&path) else {
             continue;
         };
@@ -295,47 +320,18 @@ pub fn caller() -> Result<Candidate, BindError> {
 /// The address ranges of the loaded segments (`PT_LOAD`) of the object mapped at `base`
 /// (the start of its first segment, as `dladdr` reports it); empty if there is none.
 fn segments_of(base: usize) -> Vec<(usize, usize)> {
-    struct Search {
-        base: usize,
-        found: Vec<(usize, usize)>,
-    }
-    unsafe extern "C" fn each(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        data: *mut c_void,
-    ) -> c_int {
-        // SAFETY: dl_iterate_phdr passes a valid info and our `data` (a Search).
-        let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
-        let phdrs: &[libc::Elf64_Phdr] = if info.dlpi_phdr.is_null() {
-            &[]
-        } else {
-            // SAFETY: dlpi_phdr points to dlpi_phnum program headers.
-            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
-        };
-        let load = info.dlpi_addr as usize;
-        let ranges: Vec<(usize, usize)> = phdrs
-            .iter()
-            .filter(|p| p.p_type == libc::PT_LOAD)
-            .map(|p| {
-                let start = load.wrapping_add(p.p_vaddr as usize);
-                (start, start.wrapping_add(p.p_memsz as usize))
-            })
-            .collect();
-        let first = ranges.iter().map(|r| r.0).min();
-        // The mapping starts at the first segment's page.
-        if first.is_some_and(|f| f & !0xfff == search.base) {
-            search.found = ranges;
-            return 1;
-        }
-        0
-    }
-    let mut search = Search {
-        base,
-        found: Vec::new(),
-    };
-    // SAFETY: the callback only reads the info it is given and writes to `search`.
-    unsafe { libc::dl_iterate_phdr(Some(each), (&mut search as *mut Search).cast()) };
-    search.found
+    loaded_objects()
+        .into_iter()
+        .find(|o| {
+            // The mapping starts at the first segment's page.
+            o.segments
+                .iter()
+                .map(|r| r.0)
+                .min()
+                .is_some_and(|f| f & !0xfff == base)
+        })
+        .map(|o| o.segments)
+        .unwrap_or_default()
 }
 
 /// Resolves the symbols of one table from `lib`, each checked to be defined in the object

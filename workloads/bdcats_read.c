@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     void *buf = NULL;
     size_t buf_len = 0;
     hid_t fapl, dxpl;
-    unsigned long long t0, t1;
+    unsigned long long t0, t1, init_ns;
 
     while ((opt = getopt(argc, argv, "d:w:t:x:ch")) != -1) {
         switch (opt) {
@@ -91,6 +91,7 @@ int main(int argc, char **argv)
         nfiles = (unsigned long long)w.size;
 #endif
 
+    init_ns = wl_hdf5_open();
     wl_barrier();
     t0 = wl_now_ns();
     fapl = wl_fapl(coll_md);
@@ -161,8 +162,8 @@ int main(int argc, char **argv)
     t1 = wl_now_ns();
     free(buf);
 
-    printf("ns=%llu bytes=%llu vol_calls=%llu files=%llu timesteps=%llu rank=%d size=%d\n", t1 - t0,
-           bytes, wl_vol_calls, nfiles, nsteps, w.rank, w.size);
+    printf("ns=%llu init_ns=%llu bytes=%llu vol_calls=%llu files=%llu timesteps=%llu rank=%d size=%d\n",
+           t1 - t0, init_ns, bytes, wl_vol_calls, nfiles, nsteps, w.rank, w.size);
     wl_finish();
     return 0;
 }

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     void *bufs[NVARS];
     hid_t fapl, dxpl, file, fspace, mspace;
     hsize_t dims[1], start[1], count[1];
-    unsigned long long t0, t1;
+    unsigned long long t0, t1, init_ns;
 
     while ((opt = getopt(argc, argv, "d:p:t:x:cs:h")) != -1) {
         switch (opt) {
@@ -138,6 +138,7 @@ int main(int argc, char **argv)
 #endif
     count[0] = (hsize_t)mine;
 
+    init_ns = wl_hdf5_open();
     wl_barrier();
     t0 = wl_now_ns();
     fapl = wl_fapl(coll_md);
@@ -174,8 +175,8 @@ int main(int argc, char **argv)
 
     for (v = 0; v < NVARS; v++)
         free(bufs[v]);
-    printf("ns=%llu bytes=%llu vol_calls=%llu particles=%llu timesteps=%llu rank=%d size=%d\n",
-           t1 - t0, bytes, wl_vol_calls, mine, nsteps, w.rank, w.size);
+    printf("ns=%llu init_ns=%llu bytes=%llu vol_calls=%llu particles=%llu timesteps=%llu rank=%d size=%d\n",
+           t1 - t0, init_ns, bytes, wl_vol_calls, mine, nsteps, w.rank, w.size);
     wl_finish();
     return 0;
 }

@@ -22,6 +22,9 @@ pub struct RunRecord {
     pub wall_ns: u64,
     /// The workload's own timed section (`ns=`), maximum over ranks.
     pub kernel_ns: u64,
+    /// HDF5 library start-up before the timed section (`init_ns=`: `H5open`,
+    /// which loads the VOL connector), maximum over ranks; 0 if not reported.
+    pub init_ns: u64,
     /// HDF5 API calls in the timed section, summed over ranks (`calls=`; 0 if not reported).
     pub calls: u64,
     /// Calls that reach the VOL connector, summed over ranks (`vol_calls=`).
@@ -195,6 +198,7 @@ pub fn run_once(
         slot,
         wall_ns: g.wall_ns,
         kernel_ns: g.max("ns"),
+        init_ns: g.max("init_ns"),
         calls: g.sum("calls"),
         vol_calls: g.sum("vol_calls"),
         io_bytes: g.sum("bytes"),

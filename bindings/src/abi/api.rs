@@ -56,10 +56,45 @@ pub struct Api {
     pub H5Pclose: unsafe extern "C" fn(plist_id: hid_t) -> herr_t,
     ///`H5Pcopy`
     pub H5Pcopy: unsafe extern "C" fn(plist_id: hid_t) -> hid_t,
+    ///`H5Pget`
+    pub H5Pget: unsafe extern "C" fn(
+        plist_id: hid_t,
+        name: *const ::std::os::raw::c_char,
+        value: *mut ::std::os::raw::c_void,
+    ) -> herr_t,
+    ///`H5Pget_alloc_time`
+    pub H5Pget_alloc_time: unsafe extern "C" fn(
+        plist_id: hid_t,
+        alloc_time: *mut H5D_alloc_time_t,
+    ) -> herr_t,
+    ///`H5Pget_chunk`
+    pub H5Pget_chunk: unsafe extern "C" fn(
+        plist_id: hid_t,
+        max_ndims: ::std::os::raw::c_int,
+        dim: *mut hsize_t,
+    ) -> ::std::os::raw::c_int,
     ///`H5Pget_driver`
     pub H5Pget_driver: unsafe extern "C" fn(plist_id: hid_t) -> hid_t,
+    ///`H5Pget_fill_time`
+    pub H5Pget_fill_time: unsafe extern "C" fn(
+        plist_id: hid_t,
+        fill_time: *mut H5D_fill_time_t,
+    ) -> herr_t,
+    ///`H5Pget_filter2`
+    pub H5Pget_filter2: unsafe extern "C" fn(
+        plist_id: hid_t,
+        idx: ::std::os::raw::c_uint,
+        flags: *mut ::std::os::raw::c_uint,
+        cd_nelmts: *mut usize,
+        cd_values: *mut ::std::os::raw::c_uint,
+        namelen: usize,
+        name: *mut ::std::os::raw::c_char,
+        filter_config: *mut ::std::os::raw::c_uint,
+    ) -> H5Z_filter_t,
     ///`H5Pget_layout`
     pub H5Pget_layout: unsafe extern "C" fn(plist_id: hid_t) -> H5D_layout_t,
+    ///`H5Pget_nfilters`
+    pub H5Pget_nfilters: unsafe extern "C" fn(plist_id: hid_t) -> ::std::os::raw::c_int,
     ///`H5Pget_vol_info`
     pub H5Pget_vol_info: unsafe extern "C" fn(
         plist_id: hid_t,
@@ -81,6 +116,12 @@ pub struct Api {
         count: *mut hsize_t,
         block: *mut hsize_t,
     ) -> htri_t,
+    ///`H5Sget_select_bounds`
+    pub H5Sget_select_bounds: unsafe extern "C" fn(
+        spaceid: hid_t,
+        start: *mut hsize_t,
+        end: *mut hsize_t,
+    ) -> herr_t,
     ///`H5Sget_select_elem_npoints`
     pub H5Sget_select_elem_npoints: unsafe extern "C" fn(spaceid: hid_t) -> hssize_t,
     ///`H5Sget_select_hyper_nblocks`
@@ -103,8 +144,16 @@ pub struct Api {
     pub H5Sis_regular_hyperslab: unsafe extern "C" fn(spaceid: hid_t) -> htri_t,
     ///`H5Tclose`
     pub H5Tclose: unsafe extern "C" fn(type_id: hid_t) -> herr_t,
+    ///`H5Tget_class`
+    pub H5Tget_class: unsafe extern "C" fn(type_id: hid_t) -> H5T_class_t,
+    ///`H5Tget_order`
+    pub H5Tget_order: unsafe extern "C" fn(type_id: hid_t) -> H5T_order_t,
+    ///`H5Tget_sign`
+    pub H5Tget_sign: unsafe extern "C" fn(type_id: hid_t) -> H5T_sign_t,
     ///`H5Tget_size`
     pub H5Tget_size: unsafe extern "C" fn(type_id: hid_t) -> usize,
+    ///`H5Tis_variable_str`
+    pub H5Tis_variable_str: unsafe extern "C" fn(type_id: hid_t) -> htri_t,
     ///`H5VLattr_close`
     pub H5VLattr_close: unsafe extern "C" fn(
         attr: *mut ::std::os::raw::c_void,
@@ -968,6 +1017,53 @@ impl Api {
                     >(p)
                 }
             },
+            H5Pget: {
+                let p = sym(c"H5Pget");
+                if p.is_null() {
+                    return Err("H5Pget");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist_id: hid_t,
+                            name: *const ::std::os::raw::c_char,
+                            value: *mut ::std::os::raw::c_void,
+                        ) -> herr_t,
+                    >(p)
+                }
+            },
+            H5Pget_alloc_time: {
+                let p = sym(c"H5Pget_alloc_time");
+                if p.is_null() {
+                    return Err("H5Pget_alloc_time");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist_id: hid_t,
+                            alloc_time: *mut H5D_alloc_time_t,
+                        ) -> herr_t,
+                    >(p)
+                }
+            },
+            H5Pget_chunk: {
+                let p = sym(c"H5Pget_chunk");
+                if p.is_null() {
+                    return Err("H5Pget_chunk");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist_id: hid_t,
+                            max_ndims: ::std::os::raw::c_int,
+                            dim: *mut hsize_t,
+                        ) -> ::std::os::raw::c_int,
+                    >(p)
+                }
+            },
             H5Pget_driver: {
                 let p = sym(c"H5Pget_driver");
                 if p.is_null() {
@@ -980,6 +1076,42 @@ impl Api {
                     >(p)
                 }
             },
+            H5Pget_fill_time: {
+                let p = sym(c"H5Pget_fill_time");
+                if p.is_null() {
+                    return Err("H5Pget_fill_time");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist_id: hid_t,
+                            fill_time: *mut H5D_fill_time_t,
+                        ) -> herr_t,
+                    >(p)
+                }
+            },
+            H5Pget_filter2: {
+                let p = sym(c"H5Pget_filter2");
+                if p.is_null() {
+                    return Err("H5Pget_filter2");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist_id: hid_t,
+                            idx: ::std::os::raw::c_uint,
+                            flags: *mut ::std::os::raw::c_uint,
+                            cd_nelmts: *mut usize,
+                            cd_values: *mut ::std::os::raw::c_uint,
+                            namelen: usize,
+                            name: *mut ::std::os::raw::c_char,
+                            filter_config: *mut ::std::os::raw::c_uint,
+                        ) -> H5Z_filter_t,
+                    >(p)
+                }
+            },
             H5Pget_layout: {
                 let p = sym(c"H5Pget_layout");
                 if p.is_null() {
@@ -989,6 +1121,18 @@ impl Api {
                     ::core::mem::transmute::<
                         *mut ::core::ffi::c_void,
                         unsafe extern "C" fn(plist_id: hid_t) -> H5D_layout_t,
+                    >(p)
+                }
+            },
+            H5Pget_nfilters: {
+                let p = sym(c"H5Pget_nfilters");
+                if p.is_null() {
+                    return Err("H5Pget_nfilters");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(plist_id: hid_t) -> ::std::os::raw::c_int,
                     >(p)
                 }
             },
@@ -1050,6 +1194,22 @@ impl Api {
                             count: *mut hsize_t,
                             block: *mut hsize_t,
                         ) -> htri_t,
+                    >(p)
+                }
+            },
+            H5Sget_select_bounds: {
+                let p = sym(c"H5Sget_select_bounds");
+                if p.is_null() {
+                    return Err("H5Sget_select_bounds");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            spaceid: hid_t,
+                            start: *mut hsize_t,
+                            end: *mut hsize_t,
+                        ) -> herr_t,
                     >(p)
                 }
             },
@@ -1153,6 +1313,42 @@ impl Api {
                     >(p)
                 }
             },
+            H5Tget_class: {
+                let p = sym(c"H5Tget_class");
+                if p.is_null() {
+                    return Err("H5Tget_class");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(type_id: hid_t) -> H5T_class_t,
+                    >(p)
+                }
+            },
+            H5Tget_order: {
+                let p = sym(c"H5Tget_order");
+                if p.is_null() {
+                    return Err("H5Tget_order");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(type_id: hid_t) -> H5T_order_t,
+                    >(p)
+                }
+            },
+            H5Tget_sign: {
+                let p = sym(c"H5Tget_sign");
+                if p.is_null() {
+                    return Err("H5Tget_sign");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(type_id: hid_t) -> H5T_sign_t,
+                    >(p)
+                }
+            },
             H5Tget_size: {
                 let p = sym(c"H5Tget_size");
                 if p.is_null() {
@@ -1162,6 +1358,18 @@ impl Api {
                     ::core::mem::transmute::<
                         *mut ::core::ffi::c_void,
                         unsafe extern "C" fn(type_id: hid_t) -> usize,
+                    >(p)
+                }
+            },
+            H5Tis_variable_str: {
+                let p = sym(c"H5Tis_variable_str");
+                if p.is_null() {
+                    return Err("H5Tis_variable_str");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(type_id: hid_t) -> htri_t,
                     >(p)
                 }
             },
@@ -2727,6 +2935,41 @@ As the C function; h5prov must be bound (panics otherwise).*/
 pub unsafe fn H5Pcopy(plist_id: hid_t) -> hid_t {
     unsafe { (super::api().H5Pcopy)(plist_id) }
 }
+/**Calls `H5Pget` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget(
+    plist_id: hid_t,
+    name: *const ::std::os::raw::c_char,
+    value: *mut ::std::os::raw::c_void,
+) -> herr_t {
+    unsafe { (super::api().H5Pget)(plist_id, name, value) }
+}
+/**Calls `H5Pget_alloc_time` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_alloc_time(
+    plist_id: hid_t,
+    alloc_time: *mut H5D_alloc_time_t,
+) -> herr_t {
+    unsafe { (super::api().H5Pget_alloc_time)(plist_id, alloc_time) }
+}
+/**Calls `H5Pget_chunk` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_chunk(
+    plist_id: hid_t,
+    max_ndims: ::std::os::raw::c_int,
+    dim: *mut hsize_t,
+) -> ::std::os::raw::c_int {
+    unsafe { (super::api().H5Pget_chunk)(plist_id, max_ndims, dim) }
+}
 /**Calls `H5Pget_driver` in the HDF5 library h5prov is bound to.
 
 # Safety
@@ -2735,6 +2978,46 @@ As the C function; h5prov must be bound (panics otherwise).*/
 pub unsafe fn H5Pget_driver(plist_id: hid_t) -> hid_t {
     unsafe { (super::api().H5Pget_driver)(plist_id) }
 }
+/**Calls `H5Pget_fill_time` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_fill_time(
+    plist_id: hid_t,
+    fill_time: *mut H5D_fill_time_t,
+) -> herr_t {
+    unsafe { (super::api().H5Pget_fill_time)(plist_id, fill_time) }
+}
+/**Calls `H5Pget_filter2` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_filter2(
+    plist_id: hid_t,
+    idx: ::std::os::raw::c_uint,
+    flags: *mut ::std::os::raw::c_uint,
+    cd_nelmts: *mut usize,
+    cd_values: *mut ::std::os::raw::c_uint,
+    namelen: usize,
+    name: *mut ::std::os::raw::c_char,
+    filter_config: *mut ::std::os::raw::c_uint,
+) -> H5Z_filter_t {
+    unsafe {
+        (super::api()
+            .H5Pget_filter2)(
+            plist_id,
+            idx,
+            flags,
+            cd_nelmts,
+            cd_values,
+            namelen,
+            name,
+            filter_config,
+        )
+    }
+}
 /**Calls `H5Pget_layout` in the HDF5 library h5prov is bound to.
 
 # Safety
@@ -2742,6 +3025,14 @@ As the C function; h5prov must be bound (panics otherwise).*/
 #[inline]
 pub unsafe fn H5Pget_layout(plist_id: hid_t) -> H5D_layout_t {
     unsafe { (super::api().H5Pget_layout)(plist_id) }
+}
+/**Calls `H5Pget_nfilters` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_nfilters(plist_id: hid_t) -> ::std::os::raw::c_int {
+    unsafe { (super::api().H5Pget_nfilters)(plist_id) }
 }
 /**Calls `H5Pget_vol_info` in the HDF5 library h5prov is bound to.
 
@@ -2789,6 +3080,18 @@ pub unsafe fn H5Sget_regular_hyperslab(
     unsafe {
         (super::api().H5Sget_regular_hyperslab)(spaceid, start, stride, count, block)
     }
+}
+/**Calls `H5Sget_select_bounds` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Sget_select_bounds(
+    spaceid: hid_t,
+    start: *mut hsize_t,
+    end: *mut hsize_t,
+) -> herr_t {
+    unsafe { (super::api().H5Sget_select_bounds)(spaceid, start, end) }
 }
 /**Calls `H5Sget_select_elem_npoints` in the HDF5 library h5prov is bound to.
 
@@ -2858,6 +3161,30 @@ As the C function; h5prov must be bound (panics otherwise).*/
 pub unsafe fn H5Tclose(type_id: hid_t) -> herr_t {
     unsafe { (super::api().H5Tclose)(type_id) }
 }
+/**Calls `H5Tget_class` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_class(type_id: hid_t) -> H5T_class_t {
+    unsafe { (super::api().H5Tget_class)(type_id) }
+}
+/**Calls `H5Tget_order` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_order(type_id: hid_t) -> H5T_order_t {
+    unsafe { (super::api().H5Tget_order)(type_id) }
+}
+/**Calls `H5Tget_sign` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_sign(type_id: hid_t) -> H5T_sign_t {
+    unsafe { (super::api().H5Tget_sign)(type_id) }
+}
 /**Calls `H5Tget_size` in the HDF5 library h5prov is bound to.
 
 # Safety
@@ -2865,6 +3192,14 @@ As the C function; h5prov must be bound (panics otherwise).*/
 #[inline]
 pub unsafe fn H5Tget_size(type_id: hid_t) -> usize {
     unsafe { (super::api().H5Tget_size)(type_id) }
+}
+/**Calls `H5Tis_variable_str` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tis_variable_str(type_id: hid_t) -> htri_t {
+    unsafe { (super::api().H5Tis_variable_str)(type_id) }
 }
 /**Calls `H5VLattr_close` in the HDF5 library h5prov is bound to.
 

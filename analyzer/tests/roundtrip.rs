@@ -57,6 +57,11 @@ fn awkward_traces() -> Vec<TraceRecord> {
             xfer_actual: t(i + 6),
             batch: [1, u32::MAX, 2][i % 3],
             detail: t(i + 7),
+            mem_type: t(i + 8),
+            conv: [0, 1, u8::MAX][i % 3],
+            file_bytes: [u64::MAX, 0, 7][i % 3],
+            blocks: [0, u64::MAX][i % 2],
+            bbox: t(i + 9),
         })
         .collect()
 }
@@ -143,6 +148,14 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
             groups_created: r.start_ns,
             groups_opened: r.under_ns,
             open_ns: r.total_ns,
+            chunk: r.bbox.clone(),
+            ftype: r.mem_type.clone(),
+            filters: r.op.clone(),
+            fill_time: r.xfer_actual.clone(),
+            alloc_time: r.kind.clone(),
+            cache: r.file.clone(),
+            file_bytes_read: r.file_bytes,
+            file_bytes_written: r.blocks,
         })
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();

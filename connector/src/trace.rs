@@ -723,6 +723,8 @@ pub struct Event<'a> {
     pub batch: u32,
     /// `level=element` detail.
     pub detail: &'a str,
+    /// Bounding box of the file selection (`level>=dataset`).
+    pub bbox: &'a str,
     /// Path override (e.g. the name of a created link).
     pub path: Option<&'a str>,
 }
@@ -736,6 +738,7 @@ impl Default for Event<'_> {
             io: None,
             batch: 1,
             detail: "",
+            bbox: "",
             path: None,
         }
     }
@@ -814,6 +817,7 @@ impl Span {
         }
         let batch = u64::from(ev.batch.max(1));
         let io = ev.io.copied().unwrap_or_default();
+        let mut mem_type = [0u8; 40];
         // `seq` and `tid` are filled in by `emit`.
         let rec = TraceRecordRef {
             seq: 0,
@@ -842,6 +846,11 @@ impl Span {
             } else {
                 ""
             },
+            mem_type: io.mem_type.map_or("", |t| t.name(&mut mem_type)),
+            conv: io.conv,
+            file_bytes: io.file_bytes,
+            blocks: io.blocks,
+            bbox: ev.bbox,
         };
         emit(s, sink, &rec);
         let spent = clock::ns_between(t3, clock::now());
@@ -986,43 +995,69 @@ fn summary_of(s: &Session, n: &Node) {
     } else {
         st.open_ns
     };
-    // `10x20`, written without allocating: at most 32 dimensions of 20 digits.
-    let mut dims_buf = [0u8; 32 * 21];
-    let mut dims_len = 0;
-    let (type_size, layout) = {
-        let shape = n.shape.lock();
-        let Some(shape) = shape.as_ref() else {
-            return write_summary(s, objects, n, &st, "", 0, "", open_ns);
-        };
-        for (i, d) in shape.dims.iter().enumerate() {
-            let mut digits = itoa::Buffer::new();
-            let text = digits.format(*d).as_bytes();
-            let sep = usize::from(i > 0);
-            if dims_len + sep + text.len() > dims_buf.len() {
-                break;
-            }
-            if sep == 1 {
-                dims_buf[dims_len] = b'x';
-            }
-            dims_buf[dims_len + sep..dims_len + sep + text.len()].copy_from_slice(text);
-            dims_len += sep + text.len();
-        }
-        (shape.type_size, shape.layout)
+    let shape = n.shape.lock();
+    let Some(shape) = shape.as_ref() else {
+        return write_summary(s, objects, n, &st, &Desc::default(), open_ns);
     };
-    let dims = std::str::from_utf8(&dims_buf[..dims_len]).unwrap_or("");
-    write_summary(s, objects, n, &st, dims, type_size, layout, open_ns);
+    let (mut dims_buf, mut chunk_buf, mut ftype_buf) = ([0u8; 32 * 21], [0u8; 32 * 21], [0u8; 40]);
+    let mut desc = Desc {
+        dims: join_dims(&mut dims_buf, &shape.dims),
+        type_size: shape.type_size,
+        layout: shape.layout,
+        ..Desc::default()
+    };
+    // The storage description is about datasets (attributes have no DCPL).
+    if n.kind == Kind::Dataset {
+        desc.chunk = join_dims(&mut chunk_buf, &shape.chunk);
+        desc.ftype = shape.ftype.map_or("", |t| t.name(&mut ftype_buf));
+        desc.filters = &shape.filters;
+        desc.fill_time = shape.fill_time;
+        desc.alloc_time = shape.alloc_time;
+        desc.cache = &shape.cache;
+    }
+    write_summary(s, objects, n, &st, &desc, open_ns);
+}
+
+/// `10x20` into `buf`, without allocating: at most 32 dimensions of 20 digits.
+fn join_dims<'b>(buf: &'b mut [u8; 32 * 21], dims: &[u64]) -> &'b str {
+    let mut len = 0;
+    for (i, d) in dims.iter().enumerate() {
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(*d).as_bytes();
+        let sep = usize::from(i > 0);
+        if len + sep + text.len() > buf.len() {
+            break;
+        }
+        if sep == 1 {
+            buf[len] = b'x';
+        }
+        buf[len + sep..len + sep + text.len()].copy_from_slice(text);
+        len += sep + text.len();
+    }
+    std::str::from_utf8(&buf[..len]).unwrap_or("")
+}
+
+/// The shape columns of an objects-file row.
+#[derive(Default)]
+struct Desc<'a> {
+    dims: &'a str,
+    type_size: u64,
+    layout: &'static str,
+    chunk: &'a str,
+    ftype: &'a str,
+    filters: &'a str,
+    fill_time: &'static str,
+    alloc_time: &'static str,
+    cache: &'a str,
 }
 
 /// Encodes one objects-file row straight into the pending block.
-#[allow(clippy::too_many_arguments)]
 fn write_summary(
     s: &Session,
     objects: &Mutex<(File, Vec<u8>)>,
     n: &Node,
     st: &crate::tree::Stats,
-    dims: &str,
-    type_size: u64,
-    layout: &'static str,
+    d: &Desc<'_>,
     open_ns: u64,
 ) {
     let mut token = [0u8; 52];
@@ -1043,9 +1078,9 @@ fn write_summary(
         write_ns: st.write_ns,
         first_ns: st.first_ns,
         last_ns: st.last_ns,
-        dims,
-        type_size,
-        layout,
+        dims: d.dims,
+        type_size: d.type_size,
+        layout: d.layout,
         ind_io: st.ind_io,
         coll_io: st.coll_io,
         broken_coll_io: st.broken_coll_io,
@@ -1055,6 +1090,14 @@ fn write_summary(
         groups_created: st.groups_created,
         groups_opened: st.groups_opened,
         open_ns,
+        chunk: d.chunk,
+        ftype: d.ftype,
+        filters: d.filters,
+        fill_time: d.fill_time,
+        alloc_time: d.alloc_time,
+        cache: d.cache,
+        file_bytes_read: st.file_bytes_read,
+        file_bytes_written: st.file_bytes_written,
     };
     let mut g = objects.lock();
     let out = &mut g.1;
@@ -1105,6 +1148,14 @@ mod tests {
             groups_created: 0,
             groups_opened: 0,
             open_ns: 9,
+            chunk: "64x64",
+            ftype: "float64le",
+            filters: "shuffle+deflate(6)",
+            fill_time: "ifset",
+            alloc_time: "incr",
+            cache: "12421:16777216:0.75",
+            file_bytes_read: 0,
+            file_bytes_written: 48,
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
         row.write_csv(&mut out);
@@ -1116,6 +1167,10 @@ mod tests {
         assert_eq!(back.file, "x,\"y\".h5");
         assert_eq!((back.opens, back.writes, back.open_ns), (2, 3, 9));
         assert_eq!(back.dims, "10x20");
+        assert_eq!(
+            (back.chunk.as_str(), back.cache.as_str()),
+            ("64x64", "12421:16777216:0.75")
+        );
         let json = serde_json::to_string(&row).unwrap();
         let back2: ObjectSummary = serde_json::from_str(&json).unwrap();
         assert_eq!(back2, back, "CSV and JSONL rows carry the same fields");

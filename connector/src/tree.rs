@@ -90,6 +90,14 @@ pub struct Io {
     pub xfer_actual: &'static str,
     /// True for writes.
     pub write: bool,
+    /// Memory datatype (`level>=dataset` only).
+    pub mem_type: Option<TypeSig>,
+    /// 1 when the memory datatype differs from the known file datatype.
+    pub conv: u8,
+    /// Selected points × file datatype size; 0 when the file datatype is not known.
+    pub file_bytes: u64,
+    /// Blocks or points of the file selection (`level>=dataset` only).
+    pub blocks: u64,
 }
 
 /// Per-object counters (the original H5Prov's `cnt_accessed` and friends, now written out).
@@ -107,6 +115,10 @@ pub struct Stats {
     pub bytes_read: u64,
     /// Data bytes written.
     pub bytes_written: u64,
+    /// Data bytes read, in the file datatype.
+    pub file_bytes_read: u64,
+    /// Data bytes written, in the file datatype.
+    pub file_bytes_written: u64,
     /// Time in reads, ns.
     pub read_ns: u64,
     /// Time in writes, ns.
@@ -146,6 +158,86 @@ pub struct Shape {
     pub type_size: u64,
     /// Layout name.
     pub layout: &'static str,
+    /// File datatype, when known (datasets; attributes created by this process).
+    pub ftype: Option<TypeSig>,
+    /// Chunk dimensions, empty unless chunked.
+    pub chunk: Vec<u64>,
+    /// Filter pipeline, e.g. `shuffle+deflate(6)`.
+    pub filters: Box<str>,
+    /// Fill time name, or empty.
+    pub fill_time: &'static str,
+    /// Allocation time name, or empty.
+    pub alloc_time: &'static str,
+    /// Chunk cache set on the DAPL of the open that made the state node, `nslots:nbytes:w0`
+    /// (not per file: each open has its own DAPL), or empty.
+    pub cache: Box<str>,
+}
+
+/// The compact signature of a datatype: what decides whether HDF5 converts between two
+/// atomic types (class, size, byte order, sign; variable-length strings).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TypeSig {
+    /// `H5T_class_t` (0 integer, 1 float, ..., 11 complex in HDF5 2.x).
+    pub class: i8,
+    /// `H5T_order_t` for the numeric classes and enums (0 le, 1 be, 2 vax, 3 mixed,
+    /// 4 none), else -1.
+    pub order: i8,
+    /// `H5T_sign_t` for integers (0 unsigned, 1 two's complement), else -1.
+    pub sign: i8,
+    /// A variable-length string.
+    pub vstr: bool,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl TypeSig {
+    /// The short name written in traces (`float64le`, `int32be`, `uint8`, `string16`,
+    /// `vstring`, `compound24`, `enum4le`, ...) into `buf`, without allocating.
+    pub fn name<'b>(&self, buf: &'b mut [u8; 40]) -> &'b str {
+        // Numbers in bits for the numeric classes, in bytes for the others.
+        let (stem, bits, ordered) = match self.class {
+            0 if self.sign == 0 => ("uint", true, true),
+            0 => ("int", true, true),
+            1 => ("float", true, true),
+            2 => ("time", true, true),
+            3 if self.vstr => ("vstring", false, false),
+            3 => ("string", false, false),
+            4 => ("bitfield", true, true),
+            5 => ("opaque", false, false),
+            6 => ("compound", false, false),
+            7 => ("reference", false, false),
+            8 => ("enum", false, true),
+            9 => ("vlen", false, false),
+            10 => ("array", false, false),
+            11 => ("complex", true, true),
+            _ => ("unknown", false, false),
+        };
+        let mut n = 0;
+        let mut put = |s: &[u8]| {
+            let take = s.len().min(buf.len() - n);
+            buf[n..n + take].copy_from_slice(&s[..take]);
+            n += take;
+        };
+        put(stem.as_bytes());
+        if !(self.class == 3 && self.vstr) {
+            let size = if bits {
+                self.size.saturating_mul(8)
+            } else {
+                self.size
+            };
+            put(itoa::Buffer::new().format(size).as_bytes());
+        }
+        if ordered && self.size > 1 {
+            put(match self.order {
+                0 => b"le",
+                1 => b"be",
+                2 => b"vax",
+                3 => b"mixed",
+                _ => b"",
+            });
+        }
+        std::str::from_utf8(&buf[..n]).unwrap_or("")
+    }
 }
 
 impl Shape {
@@ -327,10 +419,12 @@ impl Node {
         if io.write {
             st.writes += 1;
             st.bytes_written += io.bytes;
+            st.file_bytes_written += io.file_bytes;
             st.write_ns += share;
         } else {
             st.reads += 1;
             st.bytes_read += io.bytes;
+            st.file_bytes_read += io.file_bytes;
             st.read_ns += share;
         }
         // The mode HDF5 actually used, when known (collective requests under a parallel
@@ -555,6 +649,34 @@ mod tests {
             LIVE.fetch_add(1, Ordering::Relaxed); // dropping `node` counts it out
             let mut buf = [0; 52];
             assert_eq!(node.token_hex(&mut buf), want);
+        }
+    }
+
+    #[test]
+    fn type_names() {
+        let sig = |class, order, sign, vstr, size| TypeSig {
+            class,
+            order,
+            sign,
+            vstr,
+            size,
+        };
+        let mut buf = [0; 40];
+        for (t, want) in [
+            (sig(1, 0, -1, false, 8), "float64le"),
+            (sig(1, 1, -1, false, 4), "float32be"),
+            (sig(0, 1, 1, false, 4), "int32be"),
+            (sig(0, 0, 0, false, 1), "uint8"),
+            (sig(0, 0, 1, false, 2), "int16le"),
+            (sig(3, -1, -1, false, 16), "string16"),
+            (sig(3, -1, -1, true, 8), "vstring"),
+            (sig(6, -1, -1, false, 24), "compound24"),
+            (sig(8, 0, -1, false, 4), "enum4le"),
+            (sig(10, -1, -1, false, 12), "array12"),
+            (sig(11, 0, -1, false, 16), "complex128le"),
+            (sig(99, -1, -1, false, 3), "unknown3"),
+        ] {
+            assert_eq!(t.name(&mut buf), want);
         }
     }
 

@@ -82,6 +82,16 @@ table::record_table! {
         batch "batch": u32 = 0, min1;
         /// Selection detail at `level=element`, else empty.
         detail "detail": str = "", opt;
+        /// Memory datatype of data I/O (`float32le`, `int32be`, ...), else empty.
+        mem_type "mem_type": str = "", opt;
+        /// 1 when the memory datatype differs from the file datatype (HDF5 converts).
+        conv "conv": u8 = 0, opt;
+        /// Bytes in the file's datatype: selected points × file type size, 0 when unknown.
+        file_bytes "file_bytes": u64 = 0, opt;
+        /// Hyperslab blocks or points selected in the file space (`level>=dataset`).
+        blocks "blocks": u64 = 0, opt;
+        /// Bounding box of the file selection, `start:end` per dimension (`0:99x0:9`).
+        bbox "bbox": str = "", opt;
     }
 }
 
@@ -153,6 +163,22 @@ table::record_table! {
         groups_opened "groups_opened": u64 = 0, opt;
         /// For files: first open to last close, ns.
         open_ns "open_ns": u64 = 0, opt;
+        /// Dataset chunk dimensions such as `64x64`, empty unless chunked.
+        chunk "chunk": str = "", opt;
+        /// Dataset file datatype (`float64le`, `int32be`, `string16`, ...), else empty.
+        ftype "ftype": str = "", opt;
+        /// Dataset filter pipeline in order (`shuffle+deflate(6)`), else empty.
+        filters "filters": str = "", opt;
+        /// Dataset fill time: `alloc`, `never`, `ifset`, else empty.
+        fill_time "fill_time": str = "", opt;
+        /// Dataset allocation time: `early`, `late`, `incr`, else empty.
+        alloc_time "alloc_time": str = "", opt;
+        /// Chunk cache set on the DAPL, `nslots:nbytes:w0`; empty when left to the file.
+        cache "cache": str = "", opt;
+        /// Data bytes read, in the file's datatype.
+        file_bytes_read "file_bytes_read": u64 = 0, opt;
+        /// Data bytes written, in the file's datatype.
+        file_bytes_written "file_bytes_written": u64 = 0, opt;
     }
 }
 

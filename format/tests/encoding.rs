@@ -32,6 +32,11 @@ fn awkward_traces() -> Vec<TraceRecord> {
         xfer_actual: "independent".into(),
         batch: u32::MAX,
         detail: "start=5,10;count=\"3\"".into(),
+        mem_type: "float32,\"le\"\n\u{e9}".into(),
+        conv: u8::MAX,
+        file_bytes: u64::MAX,
+        blocks: u64::MAX,
+        bbox: "0:99x\r\n0:9,\u{1}".into(),
     };
     vec![
         base.clone(),
@@ -57,6 +62,11 @@ fn awkward_traces() -> Vec<TraceRecord> {
             xfer_actual: String::new(),
             batch: 1,
             detail: String::new(),
+            mem_type: String::new(),
+            conv: 0,
+            file_bytes: 0,
+            blocks: 0,
+            bbox: String::new(),
             ..base.clone()
         },
         TraceRecord {
@@ -107,27 +117,90 @@ fn awkward_summary() -> ObjectSummary {
         ind_io: 3,
         created: 255,
         open_ns: u64::MAX,
+        chunk: "64x64".into(),
+        ftype: "compound24".into(),
+        filters: "shuffle+deflate(6)+\"32015\",\n".into(),
+        fill_time: "ifset".into(),
+        alloc_time: "incr".into(),
+        cache: "12421:16777216:0.75\t".into(),
+        file_bytes_read: u64::MAX,
+        file_bytes_written: 1,
         ..ObjectSummary::default()
     }
 }
 
 /// `fixtures/encoded-v1.bin` was written by the connector's hand-written encoders (before
 /// the record tables): CSV then JSONL of each awkward trace record (the JSONL ones with
-/// `tid` u64::MAX), then the awkward summary as CSV and as JSONL.
+/// `tid` u64::MAX), then the awkward summary as CSV and as JSONL. The columns added since
+/// (issue 17: `mem_type` ... `bbox`, `chunk` ... `file_bytes_written`) come last: with
+/// their empty values, each line is the old one plus exactly those columns.
 #[test]
 fn encoders_write_the_bytes_of_format_v1() {
+    const TRACE_NEW_CSV: &[u8] = b",,0,0,0,\n";
+    const TRACE_NEW_JSON: &[u8] =
+        b",\"mem_type\":\"\",\"conv\":0,\"file_bytes\":0,\"blocks\":0,\"bbox\":\"\"}\n";
+    const OBJECT_NEW_CSV: &[u8] = b",,,,,,,0,0\n";
+    const OBJECT_NEW_JSON: &[u8] =
+        b",\"chunk\":\"\",\"ftype\":\"\",\"filters\":\"\",\"fill_time\":\"\",\
+        \"alloc_time\":\"\",\"cache\":\"\",\"file_bytes_read\":0,\"file_bytes_written\":0}\n";
+    // Encodes with `enc`, then puts back the old line end in place of the new columns.
+    fn old(enc: impl FnOnce(&mut Vec<u8>), new: &[u8], end: &[u8], out: &mut Vec<u8>) {
+        let mut line = Vec::new();
+        enc(&mut line);
+        assert!(
+            line.ends_with(new),
+            "{:?} ends with the new columns",
+            String::from_utf8_lossy(&line)
+        );
+        line.truncate(line.len() - new.len());
+        line.extend_from_slice(end);
+        out.extend_from_slice(&line);
+    }
     let mut out = Vec::new();
     for r in awkward_traces() {
-        r.borrowed().write_csv(&mut out);
-        TraceRecordRef {
+        let r = TraceRecord {
+            mem_type: String::new(),
+            conv: 0,
+            file_bytes: 0,
+            blocks: 0,
+            bbox: String::new(),
+            ..r
+        };
+        old(
+            |o| r.borrowed().write_csv(o),
+            TRACE_NEW_CSV,
+            b"\n",
+            &mut out,
+        );
+        let j = TraceRecordRef {
             tid: u64::MAX,
             ..r.borrowed()
-        }
-        .write_jsonl(&mut out);
+        };
+        old(|o| j.write_jsonl(o), TRACE_NEW_JSON, b"}\n", &mut out);
     }
-    let s = awkward_summary();
-    s.borrowed().write_csv(&mut out);
-    s.borrowed().write_jsonl(&mut out);
+    let s = ObjectSummary {
+        chunk: String::new(),
+        ftype: String::new(),
+        filters: String::new(),
+        fill_time: String::new(),
+        alloc_time: String::new(),
+        cache: String::new(),
+        file_bytes_read: 0,
+        file_bytes_written: 0,
+        ..awkward_summary()
+    };
+    old(
+        |o| s.borrowed().write_csv(o),
+        OBJECT_NEW_CSV,
+        b"\n",
+        &mut out,
+    );
+    old(
+        |o| s.borrowed().write_jsonl(o),
+        OBJECT_NEW_JSON,
+        b"}\n",
+        &mut out,
+    );
     let want = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/encoded-v1.bin"
@@ -393,14 +466,15 @@ fn bin_layout_is_the_documented_one() {
     want.extend_from_slice(&[0, 0, 0]); // sel, xfer, xfer_actual
     want.push(1); // batch
     want.push(0); // detail
+    want.extend_from_slice(&[0, 0, 0, 0, 0]); // mem_type, conv, file_bytes, blocks, bbox
     let n = (want.len() - 4) as u32;
     want[..4].copy_from_slice(&n.to_le_bytes());
     assert_eq!(out, want);
-    // The header: magic, length, version 1, "trace", 22 columns, each type + name.
+    // The header: magic, length, version 1, "trace", 27 columns, each type + name.
     let mut h = Vec::new();
     TraceRecordRef::write_bin_header(&mut h);
     assert_eq!(&h[..8], b"H5PROVB1");
-    assert_eq!(&h[12..20], b"\x01\x05trace\x16");
+    assert_eq!(&h[12..20], b"\x01\x05trace\x1b");
     assert_eq!(&h[20..25], b"u\x03seq");
     assert_eq!(
         u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize,

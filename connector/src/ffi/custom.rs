@@ -709,7 +709,22 @@ fn is_real_space(id: hid_t) -> bool {
     id > H5S_PLIST
 }
 
-/// Bytes, points and selection of one dataset or attribute access.
+/// Appends a bounding box, `start:end` per dimension joined by `x`, to `d`.
+fn put_bbox(d: &mut Detail, start: &[u64], end: &[u64]) {
+    for (i, (s, e)) in start.iter().zip(end).enumerate() {
+        if i > 0 {
+            let _ = d.write_str("x");
+        }
+        let _ = d.write_str(itoa::Buffer::new().format(*s));
+        let _ = d.write_str(":");
+        let _ = d.write_str(itoa::Buffer::new().format(*e));
+    }
+}
+
+/// Bytes, points and selection of one dataset or attribute access. At `level>=dataset`
+/// (where records are written) also the memory datatype, whether it differs from the
+/// file's, and the file selection's block count and bounding box (into `bbox`).
+#[allow(clippy::too_many_arguments)]
 fn io_info(
     node: Option<&Node>,
     mem_type: hid_t,
@@ -717,16 +732,38 @@ fn io_info(
     file_space: hid_t,
     dxpl: Option<hid_t>,
     write: bool,
+    level: Level,
     detail: Option<&mut Detail>,
+    bbox: &mut Detail,
 ) -> Io {
     // Attribute I/O (no DXPL here) goes through the metadata cache: no transfer mode.
     let xfer = dxpl.map_or("", |dxpl| requested_xfer(node, dxpl));
+    let fields = level >= Level::Dataset;
+    // One look at the cached shape: file datatype, extent (for H5S_ALL).
+    let (ftype, shape_points, shape_ndims) = match node {
+        Some(n) => {
+            let g = n.shape.lock();
+            match g.as_ref() {
+                Some(s) => {
+                    if fields && file_space == H5S_ALL && s.dims.iter().all(|&d| d > 0) {
+                        let mut end = [0u64; 32];
+                        let k = s.dims.len().min(32);
+                        for (e, d) in end.iter_mut().zip(&s.dims) {
+                            *e = d - 1;
+                        }
+                        put_bbox(bbox, &[0u64; 32][..k], &end[..k]);
+                    }
+                    (s.ftype, Some(s.npoints()), Some(s.dims.len() as u32))
+                }
+                None => (None, None, None),
+            }
+        }
+        None => (None, None, None),
+    };
     // SAFETY: plain HDF5 queries on ids the application passed to this call.
     unsafe {
         let type_size = b::H5Tget_size(mem_type) as u64;
-        let shape_points = || node.and_then(|n| n.shape.lock().as_ref().map(|s| s.npoints()));
-        let shape_ndims =
-            || node.and_then(|n| n.shape.lock().as_ref().map(|s| s.dims.len() as u32));
+        let mut blocks = 0;
         let (npoints, sel, ndims) = if is_real_space(file_space) {
             let n = b::H5Sget_select_npoints(file_space).max(0) as u64;
             let sel = match b::H5Sget_select_type(file_space) {
@@ -743,21 +780,48 @@ fn io_info(
                 _ => "",
             };
             let nd = b::H5Sget_simple_extent_ndims(file_space).max(0) as u32;
+            if fields && !matches!(sel, "none" | "") {
+                blocks = match sel {
+                    "all" => 1,
+                    "points" => b::H5Sget_select_elem_npoints(file_space).max(0) as u64,
+                    _ => b::H5Sget_select_hyper_nblocks(file_space).max(0) as u64,
+                };
+                let (mut start, mut end) = ([0u64; 32], [0u64; 32]);
+                let k = (nd as usize).min(32);
+                if k > 0
+                    && b::H5Sget_select_bounds(file_space, start.as_mut_ptr(), end.as_mut_ptr())
+                        >= 0
+                {
+                    put_bbox(bbox, &start[..k], &end[..k]);
+                }
+            }
             (n, sel, nd)
         } else {
             let n = if is_real_space(mem_space) {
                 b::H5Sget_select_npoints(mem_space).max(0) as u64
             } else if file_space == H5S_ALL {
-                shape_points().unwrap_or(0)
+                shape_points.unwrap_or(0)
             } else {
                 0
             };
             let sel = if file_space == H5S_ALL { "all" } else { "" };
-            (n, sel, shape_ndims().unwrap_or(0))
+            if fields && file_space == H5S_ALL {
+                blocks = 1;
+            }
+            (n, sel, shape_ndims.unwrap_or(0))
         };
         if let Some(d) = detail {
             selection_detail(d, file_space, sel, ndims);
         }
+        let mem = if fields {
+            query::type_sig(mem_type, type_size)
+        } else {
+            None
+        };
+        let conv = match (mem, ftype) {
+            (Some(m), Some(f)) => u8::from(m != f),
+            _ => 0,
+        };
         Io {
             bytes: npoints * type_size,
             type_size,
@@ -767,6 +831,10 @@ fn io_info(
             xfer,
             xfer_actual: "",
             write,
+            mem_type: mem,
+            conv,
+            file_bytes: ftype.map_or(0, |f| npoints * f.size),
+            blocks,
         }
     }
 }
@@ -944,10 +1012,11 @@ unsafe fn dataset_io(
     // Selections are read before the under call: public HDF5 functions clear the error
     // stack on entry, so nothing may run between a failing under call and our return.
     let want_detail = span.level() >= Level::Element;
-    let mut ios: Vec<(Io, Detail)> = if span.active() {
+    let mut ios: Vec<(Io, Detail, Detail)> = if span.active() {
         (0..count)
             .map(|i| {
                 let mut detail = Detail::default();
+                let mut bbox = Detail::default();
                 let io = io_info(
                     wrappers[i].node.as_deref(),
                     mtypes[i],
@@ -955,9 +1024,11 @@ unsafe fn dataset_io(
                     fspaces[i],
                     Some(dxpl),
                     write,
+                    span.level(),
                     want_detail.then_some(&mut detail),
+                    &mut bbox,
                 );
-                (io, detail)
+                (io, detail, bbox)
             })
             .collect()
     } else {
@@ -969,9 +1040,9 @@ unsafe fn dataset_io(
     // Only after a successful, synchronous transfer (an async one has not happened
     // yet), and only for a collective request: one query for the whole call, as HDF5
     // decides once for all datasets of a multi-dataset call.
-    if r >= 0 && !is_async(req) && ios.iter().any(|(io, _)| io.xfer == "collective") {
+    if r >= 0 && !is_async(req) && ios.iter().any(|(io, _, _)| io.xfer == "collective") {
         let actual = actual_xfer();
-        for (io, _) in &mut ios {
+        for (io, _, _) in &mut ios {
             if io.xfer == "collective" {
                 io.xfer_actual = actual;
             }
@@ -979,13 +1050,14 @@ unsafe fn dataset_io(
     }
     // SAFETY: req per the VOL contract.
     unsafe { wrap_req(req, vol, op) };
-    for (w, (io, detail)) in wrappers.iter().zip(&ios) {
+    for (w, (io, detail, bbox)) in wrappers.iter().zip(&ios) {
         span.finish(&Event {
             node: w.node.as_deref(),
             status: r,
             io: Some(io),
             batch: count as u32,
             detail: detail.as_str(),
+            bbox: bbox.as_str(),
             ..Event::default()
         });
     }
@@ -1071,9 +1143,13 @@ unsafe fn attr_io(
     let mut span = Span::begin(op, NONE, is_async(req));
     let node = o.node.as_deref();
     // Before the under call (see dataset_io).
-    let io = span
-        .active()
-        .then(|| io_info(node, mem_type, H5S_ALL, H5S_ALL, None, write, None));
+    let mut bbox = Detail::default();
+    let io = span.active().then(|| {
+        let lvl = span.level();
+        io_info(
+            node, mem_type, H5S_ALL, H5S_ALL, None, write, lvl, None, &mut bbox,
+        )
+    });
     span.under_start();
     let r = call(o.under, o.vol.id());
     span.under_end();
@@ -1083,6 +1159,7 @@ unsafe fn attr_io(
         node,
         status: r,
         io: io.as_ref(),
+        bbox: bbox.as_str(),
         ..Event::default()
     });
     Ok(r)
@@ -1367,6 +1444,7 @@ pub unsafe extern "C" fn object_open(
             dxpl,
             created: false,
             dataset: None,
+            dapl: -1,
             _p: PhantomData,
         };
         // SAFETY: under is the new object; loc valid.

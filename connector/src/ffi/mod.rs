@@ -303,6 +303,8 @@ pub struct Opening<'a> {
     pub created: bool,
     /// Creation arguments of a dataset (type, space, dcpl).
     pub dataset: Option<(hid_t, hid_t, hid_t)>,
+    /// The dataset access property list of a dataset create/open, else -1.
+    pub dapl: hid_t,
     /// Marker for the borrowed pointers.
     pub _p: std::marker::PhantomData<&'a ()>,
 }

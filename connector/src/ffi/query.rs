@@ -5,7 +5,7 @@
 //! query, so a failing query is invisible to it.
 
 use super::{cstr, Opening, VolObj};
-use crate::tree::{self, Key, Kind, NewNode, Node, Shape};
+use crate::tree::{self, Key, Kind, NewNode, Node, Shape, TypeSig};
 use h5prov_bindings as b;
 
 use h5prov_bindings::{hid_t, H5VL_loc_params_t};
@@ -124,7 +124,126 @@ fn layout_name(l: i32) -> &'static str {
     }
 }
 
-/// Shape of a dataset from its type, space and creation property list.
+/// The signature of a datatype: its class, size, and the byte order and sign where they
+/// apply (one to three cheap queries besides the size).
+///
+/// # Safety
+/// `type_id` is a datatype id.
+pub unsafe fn type_sig(type_id: hid_t, size: u64) -> Option<TypeSig> {
+    // SAFETY: plain queries on a datatype id the caller holds.
+    unsafe {
+        let class = b::H5Tget_class(type_id) as i32;
+        if !(0..=i8::MAX as i32).contains(&class) {
+            return None;
+        }
+        let order = match class {
+            0 | 1 | 2 | 4 | 8 | 11 => b::H5Tget_order(type_id) as i8,
+            _ => -1,
+        };
+        let sign = if class == 0 {
+            b::H5Tget_sign(type_id) as i8
+        } else {
+            -1
+        };
+        let vstr = class == 3 && b::H5Tis_variable_str(type_id) > 0;
+        Some(TypeSig {
+            class: class as i8,
+            order,
+            sign,
+            vstr,
+            size,
+        })
+    }
+}
+
+fn fill_time_name(t: i32) -> &'static str {
+    match t {
+        0 => "alloc",
+        1 => "never",
+        2 => "ifset",
+        _ => "",
+    }
+}
+
+fn alloc_time_name(t: i32) -> &'static str {
+    match t {
+        1 => "early",
+        2 => "late",
+        3 => "incr",
+        _ => "",
+    }
+}
+
+/// `H5D_ALLOC_TIME_DEFAULT` as HDF5 resolves it at create (`H5D__create`): early for
+/// compact datasets and in files whose driver allocates early (MPI-IO), late for
+/// contiguous ones, incremental for chunked and virtual ones.
+pub fn resolve_alloc_time(shape: &mut Shape, mpio: bool) {
+    if shape.alloc_time.is_empty() && !shape.layout.is_empty() {
+        shape.alloc_time = match (mpio, shape.layout) {
+            (true, _) | (_, "compact") => "early",
+            (_, "contiguous") => "late",
+            _ => "incr",
+        };
+    }
+}
+
+/// The filter pipeline of a DCPL: names of the known filters (`deflate(level)`, `shuffle`,
+/// `fletcher32`, `szip`, `nbit`, `scaleoffset`), numeric ids for the others, joined by `+`
+/// in pipeline order.
+///
+/// # Safety
+/// `dcpl` is a dataset creation property list.
+unsafe fn filters_of(dcpl: hid_t) -> Box<str> {
+    // SAFETY: plain property queries; the out-arrays are as large as we say.
+    unsafe {
+        let n = b::H5Pget_nfilters(dcpl);
+        if n <= 0 {
+            return Box::from("");
+        }
+        let mut out = String::new();
+        for i in 0..n.min(32) as u32 {
+            let mut flags = 0u32;
+            let mut nvals: usize = 8;
+            let mut vals = [0u32; 8];
+            let mut config = 0u32;
+            let id = b::H5Pget_filter2(
+                dcpl,
+                i,
+                &mut flags,
+                &mut nvals,
+                vals.as_mut_ptr(),
+                0,
+                std::ptr::null_mut(),
+                &mut config,
+            );
+            if id < 0 {
+                break;
+            }
+            if !out.is_empty() {
+                out.push('+');
+            }
+            match id {
+                1 if nvals >= 1 => {
+                    out.push_str("deflate(");
+                    out.push_str(itoa::Buffer::new().format(vals[0]));
+                    out.push(')');
+                }
+                1 => out.push_str("deflate"),
+                2 => out.push_str("shuffle"),
+                3 => out.push_str("fletcher32"),
+                4 => out.push_str("szip"),
+                5 => out.push_str("nbit"),
+                6 => out.push_str("scaleoffset"),
+                other => out.push_str(itoa::Buffer::new().format(other)),
+            }
+        }
+        out.into_boxed_str()
+    }
+}
+
+/// Shape of a dataset from its type, space and creation property list (`dcpl` -1 for
+/// attributes): dims, file datatype, layout, chunk dims, filters, fill and allocation
+/// time. Called once per dataset and file (create or first open), never per transfer.
 pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape {
     let mut dims = [0u64; 32];
     // SAFETY: plain HDF5 queries on ids the caller holds; dims has room for 32 (H5S_MAX_RANK).
@@ -134,17 +253,74 @@ pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape 
         if n > 0 {
             b::H5Sget_simple_extent_dims(space_id, dims.as_mut_ptr(), std::ptr::null_mut());
         }
-        let layout = if dcpl_id > 0 {
-            b::H5Pget_layout(dcpl_id) as i32
-        } else {
-            -1
-        };
-        Shape {
+        let type_size = b::H5Tget_size(type_id) as u64;
+        let mut shape = Shape {
             dims: dims[..n].to_vec(),
-            type_size: b::H5Tget_size(type_id) as u64,
-            layout: layout_name(layout),
+            type_size,
+            ftype: type_sig(type_id, type_size),
+            ..Shape::default()
+        };
+        if dcpl_id > 0 {
+            let layout = b::H5Pget_layout(dcpl_id) as i32;
+            shape.layout = layout_name(layout);
+            if layout == 2 {
+                let mut chunk = [0u64; 32];
+                let r = b::H5Pget_chunk(dcpl_id, 32, chunk.as_mut_ptr());
+                if (1..=32).contains(&r) {
+                    shape.chunk = chunk[..r as usize].to_vec();
+                }
+            }
+            shape.filters = filters_of(dcpl_id);
+            let mut fill: b::H5D_fill_time_t = -1;
+            if b::H5Pget_fill_time(dcpl_id, &mut fill) >= 0 {
+                shape.fill_time = fill_time_name(fill as i32);
+            }
+            let mut alloc: b::H5D_alloc_time_t = -1;
+            if b::H5Pget_alloc_time(dcpl_id, &mut alloc) >= 0 {
+                shape.alloc_time = alloc_time_name(alloc as i32);
+            }
         }
+        shape
     }
+}
+
+/// The chunk cache set on a DAPL (`H5Pset_chunk_cache`), as `nslots:nbytes:w0`; a part
+/// left to the file's setting (`H5D_CHUNK_CACHE_*_DEFAULT`) is `-`; empty when all three
+/// are (the file's `H5Pset_cache` applies) or the DAPL cannot be read. Three property
+/// reads: the raw values, which `H5Pget_chunk_cache` would replace by the library
+/// defaults.
+///
+/// # Safety
+/// `dapl` is a property list id or negative.
+unsafe fn dapl_chunk_cache(dapl: hid_t) -> Box<str> {
+    if dapl <= 0 {
+        return Box::from("");
+    }
+    let (mut nslots, mut nbytes, mut w0) = (usize::MAX, usize::MAX, -1.0f64);
+    let ok = quietly(|| {
+        // SAFETY: property reads of the sizes HDF5 stores them with (size_t, double).
+        unsafe {
+            b::H5Pget(dapl, c"rdcc_nslots".as_ptr(), (&raw mut nslots).cast()) >= 0
+                && b::H5Pget(dapl, c"rdcc_nbytes".as_ptr(), (&raw mut nbytes).cast()) >= 0
+                && b::H5Pget(dapl, c"rdcc_w0".as_ptr(), (&raw mut w0).cast()) >= 0
+        }
+    });
+    if !ok || (nslots == usize::MAX && nbytes == usize::MAX && w0 < 0.0) {
+        return Box::from("");
+    }
+    let part = |v: usize| {
+        if v == usize::MAX {
+            "-".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let w = if w0 < 0.0 {
+        "-".to_string()
+    } else {
+        format!("{w0}")
+    };
+    format!("{}:{}:{w}", part(nslots), part(nbytes)).into_boxed_str()
 }
 
 /// Asks the under connector for a dataset's space, type and layout.
@@ -222,8 +398,7 @@ pub unsafe fn attr_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<
             b::H5Sclose(space);
             Some(Shape {
                 dims: dims[..n].to_vec(),
-                type_size: 0,
-                layout: "",
+                ..Shape::default()
             })
         }
     })
@@ -337,6 +512,17 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             // SAFETY: under is a live attribute of connector vol.
             (None, None, _) => unsafe { attr_shape(under, vol, open.dxpl) },
         };
+        let mut shape = shape;
+        if let (Some(s), Kind::Dataset) = (&mut shape, open.kind) {
+            resolve_alloc_time(s, file.as_ref().is_some_and(|f| f.stats.lock().mpio));
+            // Per open, not per file: each open has its own DAPL.
+            s.cache = if s.layout == "chunked" {
+                // SAFETY: the DAPL of this create/open call, or -1.
+                unsafe { dapl_chunk_cache(open.dapl) }
+            } else {
+                Box::from("")
+            };
+        }
         if let (Some(f), Some(t), Some(s)) = (&file, token, &shape) {
             f.shapes.lock().insert(t, s.clone());
         }

@@ -68,12 +68,13 @@ macro_rules! vol_table {
     (@tramp $op:ident custom $body:tt) => {};
     (@tramp $op:ident open ( fn $f:ident ( $obj:ident ; $($a:ident : $t:ty),* ; $req:ident )
         kind = $kind:expr, name = $nm:expr, loc = $loc:expr, dxpl = $dxpl:expr,
-        created = $created:expr, dataset = $dset:expr
+        created = $created:expr, dataset = $dset:expr $(, dapl = $dapl:expr)?
         => |$o:ident, $v:ident| $call:expr )) => {
         unsafe extern "C" fn $f($obj: *mut c_void, $($a: $t,)* $req: Req) -> *mut c_void {
             guard(std::ptr::null_mut(), Op::$op, || {
                 let open = Opening { kind: $kind, name: $nm, loc: $loc, dxpl: $dxpl,
-                                     created: $created, dataset: $dset, _p: PhantomData };
+                                     created: $created, dataset: $dset,
+                                     dapl: vol_table!(@dapl $($dapl)?), _p: PhantomData };
                 // SAFETY: HDF5 calls this slot with the arguments of its VOL prototype; the
                 // closure forwards them unchanged to the matching H5VL* pass-through call.
                 unsafe { shape_open(Op::$op, $obj, $req, open, |$o, $v| $call) }
@@ -109,6 +110,9 @@ macro_rules! vol_table {
             })
         }
     };
+
+    (@dapl) => { -1 };
+    (@dapl $d:expr) => { $d };
 
     // ---- slot assignment -------------------------------------------------------------
     (@set $cls:ident top $slot:ident custom ( $f:path )) => { $cls.$slot = Some($f); };
@@ -164,11 +168,12 @@ vol_table! {
         name: *const c_char, lcpl: hid_t, type_id: hid_t, space_id: hid_t, dcpl: hid_t, dapl: hid_t,
         dxpl: hid_t; req)
         kind = Kind::Dataset, name = name, loc = loc, dxpl = dxpl, created = true,
-        dataset = Some((type_id, space_id, dcpl))
+        dataset = Some((type_id, space_id, dcpl)), dapl = dapl
         => |o, v| H5VLdataset_create(o, loc, v, name, lcpl, type_id, space_id, dcpl, dapl, dxpl, req));
     dataset_cls.open => DatasetOpen "dataset.open" Dataset: open(fn dataset_open(obj; loc: Loc,
         name: *const c_char, dapl: hid_t, dxpl: hid_t; req)
-        kind = Kind::Dataset, name = name, loc = loc, dxpl = dxpl, created = false, dataset = None
+        kind = Kind::Dataset, name = name, loc = loc, dxpl = dxpl, created = false, dataset = None,
+        dapl = dapl
         => |o, v| H5VLdataset_open(o, loc, v, name, dapl, dxpl, req));
     dataset_cls.read => DatasetRead "dataset.read" Dataset: custom(custom::dataset_read);
     dataset_cls.write => DatasetWrite "dataset.write" Dataset: custom(custom::dataset_write);

@@ -319,9 +319,9 @@ pub fn caller() -> Result<Candidate, BindError> {
 
 /// The address ranges of the loaded segments (`PT_LOAD`) of the object mapped at `base`
 /// (the start of its first segment, as `dladdr` reports it); empty if there is none.
-fn segments_of(base: usize) -> Vec<(usize, usize)> {
-    loaded_objects()
-        .into_iter()
+fn segments_of(objects: &[Loaded], base: usize) -> Vec<(usize, usize)> {
+    objects
+        .iter()
         .find(|o| {
             // The mapping starts at the first segment's page.
             o.segments
@@ -330,7 +330,7 @@ fn segments_of(base: usize) -> Vec<(usize, usize)> {
                 .min()
                 .is_some_and(|f| f & !0xfff == base)
         })
-        .map(|o| o.segments)
+        .map(|o| o.segments.clone())
         .unwrap_or_default()
 }
 
@@ -344,7 +344,27 @@ fn resolve<T>(
     load: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> Result<T, &'static str>,
 ) -> Result<T, String> {
     let mut foreign: Option<String> = None;
-    let segments = segments_of(base);
+    let objects = loaded_objects();
+    let segments = segments_of(&objects, base);
+    // A global variable the main program refers to lives in the main program: the linker
+    // copied it there (a copy relocation) and HDF5's own code uses that copy, through
+    // its GOT. The library's original stays at its initial value, so read the copy.
+    let main_program = Library::this();
+    let main_segments: &[(usize, usize)] = objects
+        .first()
+        .filter(|o| o.path.as_os_str().is_empty())
+        .map_or(&[], |o| &o.segments);
+    let copied = |name: &CStr| -> Option<*mut c_void> {
+        if !name.to_bytes().ends_with(b"_g") {
+            return None;
+        }
+        let p = symbol(&main_program, name);
+        let a = p as usize;
+        main_segments
+            .iter()
+            .any(|&(s, e)| (s..e).contains(&a))
+            .then_some(p)
+    };
     let defined_here = |p: *mut c_void| {
         let a = p as usize;
         if segments.is_empty() {
@@ -354,6 +374,9 @@ fn resolve<T>(
         }
     };
     let mut sym = |name: &CStr| {
+        if let Some(p) = copied(name) {
+            return p;
+        }
         let p = symbol(lib, name);
         if !p.is_null() && !defined_here(p) {
             foreign.get_or_insert_with(|| name.to_string_lossy().into_owned());
@@ -631,12 +654,12 @@ mod tests {
         let (_, our_base) = defining_object(ours).expect("this test is loaded");
         assert_ne!(libc_base, our_base, "{}", libc_path.display());
         let in_range = |base: usize, p: *const c_void| {
-            segments_of(base)
+            segments_of(&loaded_objects(), base)
                 .iter()
                 .any(|&(s, e)| (s..e).contains(&(p as usize)))
         };
         assert!(
-            !segments_of(libc_base).is_empty(),
+            !segments_of(&loaded_objects(), libc_base).is_empty(),
             "libc's segments are found"
         );
         assert!(in_range(libc_base, libc_fn));

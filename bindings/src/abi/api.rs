@@ -142,6 +142,62 @@ pub struct Api {
     ) -> ::std::os::raw::c_int,
     ///`H5Sis_regular_hyperslab`
     pub H5Sis_regular_hyperslab: unsafe extern "C" fn(spaceid: hid_t) -> htri_t,
+    ///`H5T_NATIVE_B16_g`
+    pub H5T_NATIVE_B16_g: *const hid_t,
+    ///`H5T_NATIVE_B32_g`
+    pub H5T_NATIVE_B32_g: *const hid_t,
+    ///`H5T_NATIVE_B64_g`
+    pub H5T_NATIVE_B64_g: *const hid_t,
+    ///`H5T_NATIVE_B8_g`
+    pub H5T_NATIVE_B8_g: *const hid_t,
+    ///`H5T_NATIVE_DOUBLE_g`
+    pub H5T_NATIVE_DOUBLE_g: *const hid_t,
+    ///`H5T_NATIVE_FLOAT_g`
+    pub H5T_NATIVE_FLOAT_g: *const hid_t,
+    ///`H5T_NATIVE_HBOOL_g`
+    pub H5T_NATIVE_HBOOL_g: *const hid_t,
+    ///`H5T_NATIVE_HSIZE_g`
+    pub H5T_NATIVE_HSIZE_g: *const hid_t,
+    ///`H5T_NATIVE_HSSIZE_g`
+    pub H5T_NATIVE_HSSIZE_g: *const hid_t,
+    ///`H5T_NATIVE_INT16_g`
+    pub H5T_NATIVE_INT16_g: *const hid_t,
+    ///`H5T_NATIVE_INT32_g`
+    pub H5T_NATIVE_INT32_g: *const hid_t,
+    ///`H5T_NATIVE_INT64_g`
+    pub H5T_NATIVE_INT64_g: *const hid_t,
+    ///`H5T_NATIVE_INT8_g`
+    pub H5T_NATIVE_INT8_g: *const hid_t,
+    ///`H5T_NATIVE_INT_g`
+    pub H5T_NATIVE_INT_g: *const hid_t,
+    ///`H5T_NATIVE_LDOUBLE_g`
+    pub H5T_NATIVE_LDOUBLE_g: *const hid_t,
+    ///`H5T_NATIVE_LLONG_g`
+    pub H5T_NATIVE_LLONG_g: *const hid_t,
+    ///`H5T_NATIVE_LONG_g`
+    pub H5T_NATIVE_LONG_g: *const hid_t,
+    ///`H5T_NATIVE_SCHAR_g`
+    pub H5T_NATIVE_SCHAR_g: *const hid_t,
+    ///`H5T_NATIVE_SHORT_g`
+    pub H5T_NATIVE_SHORT_g: *const hid_t,
+    ///`H5T_NATIVE_UCHAR_g`
+    pub H5T_NATIVE_UCHAR_g: *const hid_t,
+    ///`H5T_NATIVE_UINT16_g`
+    pub H5T_NATIVE_UINT16_g: *const hid_t,
+    ///`H5T_NATIVE_UINT32_g`
+    pub H5T_NATIVE_UINT32_g: *const hid_t,
+    ///`H5T_NATIVE_UINT64_g`
+    pub H5T_NATIVE_UINT64_g: *const hid_t,
+    ///`H5T_NATIVE_UINT8_g`
+    pub H5T_NATIVE_UINT8_g: *const hid_t,
+    ///`H5T_NATIVE_UINT_g`
+    pub H5T_NATIVE_UINT_g: *const hid_t,
+    ///`H5T_NATIVE_ULLONG_g`
+    pub H5T_NATIVE_ULLONG_g: *const hid_t,
+    ///`H5T_NATIVE_ULONG_g`
+    pub H5T_NATIVE_ULONG_g: *const hid_t,
+    ///`H5T_NATIVE_USHORT_g`
+    pub H5T_NATIVE_USHORT_g: *const hid_t,
     ///`H5Tclose`
     pub H5Tclose: unsafe extern "C" fn(type_id: hid_t) -> herr_t,
     ///`H5Tget_class`
@@ -1299,6 +1355,258 @@ impl Api {
                         *mut ::core::ffi::c_void,
                         unsafe extern "C" fn(spaceid: hid_t) -> htri_t,
                     >(p)
+                }
+            },
+            H5T_NATIVE_B16_g: {
+                let p = sym(c"H5T_NATIVE_B16_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_B16_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_B32_g: {
+                let p = sym(c"H5T_NATIVE_B32_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_B32_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_B64_g: {
+                let p = sym(c"H5T_NATIVE_B64_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_B64_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_B8_g: {
+                let p = sym(c"H5T_NATIVE_B8_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_B8_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_DOUBLE_g: {
+                let p = sym(c"H5T_NATIVE_DOUBLE_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_DOUBLE_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_FLOAT_g: {
+                let p = sym(c"H5T_NATIVE_FLOAT_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_FLOAT_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_HBOOL_g: {
+                let p = sym(c"H5T_NATIVE_HBOOL_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_HBOOL_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_HSIZE_g: {
+                let p = sym(c"H5T_NATIVE_HSIZE_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_HSIZE_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_HSSIZE_g: {
+                let p = sym(c"H5T_NATIVE_HSSIZE_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_HSSIZE_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_INT16_g: {
+                let p = sym(c"H5T_NATIVE_INT16_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_INT16_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_INT32_g: {
+                let p = sym(c"H5T_NATIVE_INT32_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_INT32_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_INT64_g: {
+                let p = sym(c"H5T_NATIVE_INT64_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_INT64_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_INT8_g: {
+                let p = sym(c"H5T_NATIVE_INT8_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_INT8_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_INT_g: {
+                let p = sym(c"H5T_NATIVE_INT_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_INT_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_LDOUBLE_g: {
+                let p = sym(c"H5T_NATIVE_LDOUBLE_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_LDOUBLE_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_LLONG_g: {
+                let p = sym(c"H5T_NATIVE_LLONG_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_LLONG_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_LONG_g: {
+                let p = sym(c"H5T_NATIVE_LONG_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_LONG_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_SCHAR_g: {
+                let p = sym(c"H5T_NATIVE_SCHAR_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_SCHAR_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_SHORT_g: {
+                let p = sym(c"H5T_NATIVE_SHORT_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_SHORT_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_UCHAR_g: {
+                let p = sym(c"H5T_NATIVE_UCHAR_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_UCHAR_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_UINT16_g: {
+                let p = sym(c"H5T_NATIVE_UINT16_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_UINT16_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_UINT32_g: {
+                let p = sym(c"H5T_NATIVE_UINT32_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_UINT32_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_UINT64_g: {
+                let p = sym(c"H5T_NATIVE_UINT64_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_UINT64_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_UINT8_g: {
+                let p = sym(c"H5T_NATIVE_UINT8_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_UINT8_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_UINT_g: {
+                let p = sym(c"H5T_NATIVE_UINT_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_UINT_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_ULLONG_g: {
+                let p = sym(c"H5T_NATIVE_ULLONG_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_ULLONG_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_ULONG_g: {
+                let p = sym(c"H5T_NATIVE_ULONG_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_ULONG_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
+                }
+            },
+            H5T_NATIVE_USHORT_g: {
+                let p = sym(c"H5T_NATIVE_USHORT_g");
+                if p.is_null() {
+                    return Err("H5T_NATIVE_USHORT_g");
+                }
+                unsafe {
+                    ::core::mem::transmute::<*mut ::core::ffi::c_void, *const hid_t>(p)
                 }
             },
             H5Tclose: {

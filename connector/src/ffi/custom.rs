@@ -814,7 +814,7 @@ fn io_info(
             selection_detail(d, file_space, sel, ndims);
         }
         let mem = if fields {
-            query::type_sig(mem_type, type_size)
+            query::mem_type_sig(mem_type, type_size)
         } else {
             None
         };
@@ -965,6 +965,45 @@ fn selection_detail(d: &mut Detail, space: hid_t, sel: &str, ndims: u32) {
     }
 }
 
+/// One value per dataset of a (multi-)dataset call: on the stack for the usual single
+/// dataset, so a plain `H5Dread`/`H5Dwrite` allocates nothing here.
+enum PerDataset<T> {
+    /// No datasets, or exactly one.
+    Few(Option<T>),
+    /// Several (`H5Dread_multi`/`H5Dwrite_multi`).
+    Many(Vec<T>),
+}
+
+impl<T> PerDataset<T> {
+    /// `f(0..n)`, stopping at the first error.
+    fn try_build<E>(n: usize, mut f: impl FnMut(usize) -> Result<T, E>) -> Result<Self, E> {
+        Ok(match n {
+            0 => Self::Few(None),
+            1 => Self::Few(Some(f(0)?)),
+            _ => Self::Many((0..n).map(f).collect::<Result<_, _>>()?),
+        })
+    }
+}
+
+impl<T> std::ops::Deref for PerDataset<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Self::Few(v) => v.as_slice(),
+            Self::Many(v) => v,
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for PerDataset<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            Self::Few(v) => v.as_mut_slice(),
+            Self::Many(v) => v,
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn dataset_io(
     op: Op,
@@ -990,11 +1029,8 @@ unsafe fn dataset_io(
             std::slice::from_raw_parts(file_space, count),
         )
     };
-    let mut wrappers = Vec::with_capacity(count);
-    for &d in dsets {
-        // SAFETY: our wrappers.
-        wrappers.push(unsafe { VolObj::from_ptr(d) }?);
-    }
+    // SAFETY: our wrappers.
+    let wrappers = PerDataset::try_build(count, |i| unsafe { VolObj::from_ptr(dsets[i]) })?;
     let vol = &wrappers[0].vol;
     if wrappers.iter().any(|w| w.vol.id() != vol.id()) {
         return Err("datasets of one multi-dataset call belong to different connectors".into());
@@ -1012,28 +1048,22 @@ unsafe fn dataset_io(
     // Selections are read before the under call: public HDF5 functions clear the error
     // stack on entry, so nothing may run between a failing under call and our return.
     let want_detail = span.level() >= Level::Element;
-    let mut ios: Vec<(Io, Detail, Detail)> = if span.active() {
-        (0..count)
-            .map(|i| {
-                let mut detail = Detail::default();
-                let mut bbox = Detail::default();
-                let io = io_info(
-                    wrappers[i].node.as_deref(),
-                    mtypes[i],
-                    mspaces[i],
-                    fspaces[i],
-                    Some(dxpl),
-                    write,
-                    span.level(),
-                    want_detail.then_some(&mut detail),
-                    &mut bbox,
-                );
-                (io, detail, bbox)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let mut ios = PerDataset::try_build(if span.active() { count } else { 0 }, |i| {
+        let mut detail = Detail::default();
+        let mut bbox = Detail::default();
+        let io = io_info(
+            wrappers[i].node.as_deref(),
+            mtypes[i],
+            mspaces[i],
+            fspaces[i],
+            Some(dxpl),
+            write,
+            span.level(),
+            want_detail.then_some(&mut detail),
+            &mut bbox,
+        );
+        Ok::<_, Error>((io, detail, bbox))
+    })?;
     span.under_start();
     let r = call(unders.as_mut_ptr(), vol.id());
     span.under_end();
@@ -1042,7 +1072,7 @@ unsafe fn dataset_io(
     // decides once for all datasets of a multi-dataset call.
     if r >= 0 && !is_async(req) && ios.iter().any(|(io, _, _)| io.xfer == "collective") {
         let actual = actual_xfer();
-        for (io, _, _) in &mut ios {
+        for (io, _, _) in ios.iter_mut() {
             if io.xfer == "collective" {
                 io.xfer_actual = actual;
             }
@@ -1050,7 +1080,7 @@ unsafe fn dataset_io(
     }
     // SAFETY: req per the VOL contract.
     unsafe { wrap_req(req, vol, op) };
-    for (w, (io, detail, bbox)) in wrappers.iter().zip(&ios) {
+    for (w, (io, detail, bbox)) in wrappers.iter().zip(ios.iter()) {
         span.finish(&Event {
             node: w.node.as_deref(),
             status: r,

@@ -43,6 +43,26 @@ pub const RANK_MIN_RATIO: f64 = 1.2;
 /// Share of all call time above which one operation is reported as dominant.
 pub const HOT_OP_SHARE: f64 = 0.5;
 
+/// A finding that explains at least this share of the run's HDF5 time is HIGH.
+pub const SHARE_HIGH: f64 = 0.30;
+/// A finding that explains at least this share of the run's HDF5 time is WARN (below: INFO).
+pub const SHARE_WARN: f64 = 0.10;
+
+/// The severity of a finding from the share of the run's HDF5 time (all traced calls of
+/// all processes) that it explains: HIGH from [`SHARE_HIGH`], WARN from [`SHARE_WARN`],
+/// else INFO. A share, not a count or a ratio of durations, so that the same program
+/// gets the same severity run after run; rules whose trigger is structural (a setting,
+/// a layout) still weigh the time of the calls it affects.
+pub fn severity_for_share(share: f64) -> Level {
+    if share >= SHARE_HIGH {
+        Level::High
+    } else if share >= SHARE_WARN {
+        Level::Warn
+    } else {
+        Level::Info
+    }
+}
+
 /// The thresholds in force (defaults are the constants above; flags override them).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Thresholds {

@@ -100,6 +100,8 @@ pub fn compile_c(compiler: &str, name: &str, hdf5: Option<&Path>, libs: &[&str])
     let out_dir = tmp_root().join("c-programs");
     std::fs::create_dir_all(&out_dir).unwrap();
     let exe = out_dir.join(format!("{name}.{compiler}.{}", std::process::id()));
+    // `name` may name a subdirectory of tests/c (`insights/chunks`).
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
     let src = repo().join("tests/c").join(format!("{name}.c"));
     let mut cmd = Command::new(compiler);
     cmd.args(["-std=c99", "-Wall", "-Werror", "-o"])
@@ -660,4 +662,102 @@ pub fn mpirun(exe: &Path, ranks: usize, args: &[&str], dir: &Path, conn: Option<
     }
     c.arg(exe).args(args);
     c.output().expect("run mpirun")
+}
+
+/// One insight of `h5prov report --json`: `(code, level)`, e.g. `("small_io", "WARN")`.
+pub type Found = (String, String);
+
+/// Runs `tests/c/insights/<name>.c` with h5prov (`level=dataset`) and returns the insights
+/// `h5prov report --json` gives on its traces, sorted. `ranks` `None` runs the serial build
+/// against the workspace's HDF5; `Some(n)` builds it with `mpicc` against the parallel
+/// HDF5 (with `-DFIXTURE_MPI`) and runs it under `mpirun -np n`. The program runs in a
+/// fresh scratch directory (its cwd) and gets `args`; the run must succeed and leave
+/// traces, which proves h5prov was loaded. `report_args` go to the analyzer (thresholds,
+/// `--stripe-size`, ...).
+pub fn insights_of(
+    name: &str,
+    args: &[&str],
+    ranks: Option<usize>,
+    report_args: &[&str],
+) -> Vec<Found> {
+    let dir = scratch(&format!(
+        "insights-{name}-{}",
+        args.join("_").replace(['/', ' '], "_")
+    ));
+    let traces = dir.join("traces");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&traces).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let src = format!("insights/{name}");
+    match ranks {
+        None => {
+            let exe = c_program(&src);
+            Run::with_h5prov(&exe, args, &work, &traces, "level=dataset").ok();
+        }
+        Some(n) => {
+            let exe = insight_mpi_program(&src);
+            let conn = format!(
+                "h5prov under_vol=0;under_info={{}};path={};level=dataset",
+                traces.display()
+            );
+            let out = mpirun(&exe, n, args, &work, Some(&conn));
+            assert!(
+                out.status.success(),
+                "{}",
+                describe_output(&format!("mpirun {name}"), &out)
+            );
+        }
+    }
+    assert!(
+        !files_with_suffix(&traces, ".meta.json").is_empty(),
+        "{name} {args:?}: no traces in {}: h5prov was not loaded",
+        traces.display()
+    );
+    let out = Command::new(analyzer())
+        .arg("report")
+        .arg("--json")
+        .args(report_args)
+        .arg(&traces)
+        .output()
+        .expect("run h5prov report");
+    assert!(
+        out.status.success(),
+        "{}",
+        describe_output("h5prov report", &out)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report JSON");
+    let mut found: Vec<Found> = v["insights"]
+        .as_array()
+        .expect("insights array")
+        .iter()
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap_or_default().to_string(),
+                i["level"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Compiles `tests/c/<name>.c` with `mpicc -DFIXTURE_MPI` against the parallel HDF5
+/// (once per test process).
+fn insight_mpi_program(name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = built.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    // -D after the source still applies: gcc reads every option before compiling.
+    let exe = compile_c("mpicc", name, Some(&parallel_hdf5()), &["-DFIXTURE_MPI"]);
+    built.push((name.to_string(), exe.clone()));
+    exe
+}
+
+/// Whether `found` has `code` at one of `levels` (`["WARN", "HIGH"]`, ...).
+pub fn fires(found: &[Found], code: &str, levels: &[&str]) -> bool {
+    found
+        .iter()
+        .any(|(c, l)| c == code && levels.contains(&l.as_str()))
 }

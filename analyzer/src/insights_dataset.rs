@@ -832,6 +832,49 @@ mod tests {
         assert!(bbox_shape("9:1", &mut s).is_none());
     }
 
+    fn rec<'a>(op: &'a str, bbox: &'a str, conv: u8) -> RecordRef<'a> {
+        RecordRef {
+            op,
+            kind: "dataset",
+            file: "f.h5",
+            path: "/d",
+            bytes: 4096,
+            file_bytes: 2048,
+            total_ns: 10,
+            sel: "hyperslab",
+            blocks: 1,
+            npoints: 1024,
+            bbox,
+            conv,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn re_reads_count_until_a_write_and_conversions_are_summed() {
+        let mut r = Recorder::default();
+        let read = OpClass::DataRead;
+        for bbox in ["0:9x0:9", "10:19x0:9", "0:9x0:9", "0:9x0:9"] {
+            r.add(&rec("dataset.read", bbox, 0), read);
+        }
+        // A write makes the next read of the same box a fresh one.
+        r.add(&rec("dataset.write", "0:9x0:9", 1), OpClass::DataWrite);
+        r.add(&rec("dataset.read", "0:9x0:9", 0), read);
+        r.add(&rec("dataset.read", "0:9x0:9", 0), read);
+        let dio = r.finish();
+        let d = &dio.datasets[&("f.h5".to_string(), "/d".to_string())];
+        assert_eq!((d.repeat_reads, d.repeat_ns), (3, 30));
+        assert_eq!(
+            (d.conv_calls, d.conv_bytes, d.conv_file_bytes),
+            (1, 4096, 2048)
+        );
+        let s = &d.shapes["10x10"];
+        assert_eq!((s.reads, s.writes, s.file_bytes), (6, 1, 7 * 2048));
+        // Every access here is 4 KiB: all of the time is in small accesses.
+        assert_eq!(dio.small_ns(1 << 20), 70);
+        assert_eq!(dio.small_ns(4096), 0);
+    }
+
     #[test]
     fn shapes_keep_the_smallest_whatever_the_merge_order() {
         let one = |k: &str| {

@@ -1053,6 +1053,9 @@ pub struct Aggregate {
     pub last_ns: u64,
     /// Collective calls of MPI ranks, for arrival skew.
     pub collectives: Collectives,
+    /// What the dataset insights need: per dataset transfers and storage settings, and
+    /// time by access size ([`crate::insights_dataset`]).
+    pub datasets_io: crate::insights_dataset::DatasetsIo,
 }
 
 /// The order of [`Aggregate::metas`]: rank, pid, start, host (compared in place, without
@@ -1096,6 +1099,7 @@ impl Aggregate {
         self.first_ns = min_nonzero(self.first_ns, o.first_ns);
         self.last_ns = self.last_ns.max(o.last_ns);
         self.collectives.merge(o.collectives);
+        self.datasets_io.merge(o.datasets_io);
     }
 
     /// Total time in all calls, ns.
@@ -1164,6 +1168,8 @@ pub struct Builder<'a> {
     last_ns: u64,
     /// The per-record consistency checks.
     checks: RecordChecks,
+    /// The dataset insights' facts ([`crate::insights_dataset`]).
+    dataset_io: crate::insights_dataset::Recorder,
 }
 
 impl<'a> Builder<'a> {
@@ -1188,6 +1194,7 @@ impl<'a> Builder<'a> {
             first_ns: 0,
             last_ns: 0,
             checks: RecordChecks::default(),
+            dataset_io: Default::default(),
         }
     }
 
@@ -1317,6 +1324,7 @@ impl<'a> Builder<'a> {
         }
         if is_data {
             self.io_sizes[usize::from(class == OpClass::DataWrite)].add(r.bytes);
+            self.dataset_io.add(r, class);
         }
         let (ind, coll, broken) = if is_data {
             let actual = if r.xfer_actual.is_empty() {
@@ -1450,6 +1458,7 @@ impl<'a> Builder<'a> {
             last_ns: self.last_ns,
             io_sizes: self.io_sizes,
             collectives: self.collectives.finish(&names),
+            datasets_io: self.dataset_io.finish(),
             ..Default::default()
         };
         for o in self.ops {
@@ -1755,9 +1764,11 @@ impl Accumulator {
         opts: &ReadOptions,
     ) -> Result<(), Error> {
         let summaries = &mut self.summaries;
+        let dio = &mut self.agg.datasets_io;
         let d = read_objects(path, enc, opts, |o| {
             let f = summaries.file(&o.file);
             summaries.update(f, &o.kind, &o.path, |s| s.add(o));
+            dio.add_summary(o);
         })?;
         self.agg.diag.objects_files += 1;
         self.agg.diag.object_rows += d.rows;

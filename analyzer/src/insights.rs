@@ -15,10 +15,9 @@ pub const TAIL_RATIO: f64 = 10.0;
 pub const TAIL_MIN_CALLS: u64 = 100;
 /// Data accesses below this size are "small" (1 MiB).
 pub const SMALL_IO_BYTES: u64 = 1 << 20;
-/// Fraction of small accesses that triggers the small-I/O insight.
-pub const SMALL_IO_FRACTION: f64 = 0.5;
-/// Data accesses needed before access sizes are judged.
-pub const MIN_DATA_ACCESSES: u64 = 10;
+/// Fraction of small accesses that triggers the small-I/O insight (Drishti's
+/// `small_requests`; it also needs [`crate::insights_dataset::SMALL_IO_MIN`] of them).
+pub const SMALL_IO_FRACTION: f64 = 0.1;
 /// Share of call time in metadata operations that triggers the metadata insight.
 pub const METADATA_FRACTION: f64 = 0.5;
 /// Opens of the same object per process that count as open/close churn.
@@ -245,36 +244,7 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
     };
     let n = sizes_all.total();
     let small = below(&sizes_all, th.small_io_bytes);
-    if n >= MIN_DATA_ACCESSES && small as f64 / n as f64 >= th.small_io_fraction {
-        let data_ns: u64 = rep
-            .ops
-            .iter()
-            .filter(|o| o.class != "metadata")
-            .map(|o| o.total_ns)
-            .sum();
-        let level = if data_ns as f64 / call_ns as f64 >= 0.5 {
-            Level::High
-        } else {
-            Level::Warn
-        };
-        out.push(ins(
-            level,
-            "small_io",
-            format!(
-                "{} of dataset accesses are smaller than {}",
-                pct(small as f64 / n as f64),
-                fmt_bytes(th.small_io_bytes)
-            ),
-            format!(
-                "{small} of {n} reads/writes; data calls take {} of HDF5 time",
-                pct(data_ns as f64 / call_ns as f64)
-            ),
-            "Read/write larger selections per call (aggregate in memory, or use \
-             H5Dwrite_multi/H5Dread_multi); chunk datasets to match the access pattern and size \
-             the chunk cache (H5Pset_chunk_cache); under MPI use collective transfers \
-             (H5Pset_dxpl_mpio) so MPI-IO can aggregate.",
-        ));
-    }
+    // (`small_io` itself is a dataset rule: crate::insights_dataset.)
 
     // Metadata-dominated time.
     let meta: Vec<_> = rep.ops.iter().filter(|o| o.class == "metadata").collect();
@@ -429,45 +399,6 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
             "Store small arrays in fewer, larger datasets (an extra dimension or a compound \
              type), as attributes, or with the compact layout (H5Pset_layout H5D_COMPACT); each \
              dataset costs an object header and metadata I/O.",
-        ));
-    }
-
-    // Contiguous layout with many small partial writes.
-    let mut partial: Vec<String> = rep
-        .datasets
-        .iter()
-        .filter(|d| {
-            d.layout == "contiguous"
-                && d.writes >= th.partial_writes
-                && d.bytes_written / d.writes.max(1) < th.small_io_bytes
-        })
-        .map(|d| {
-            format!(
-                "{}:{} ({} writes, avg {})",
-                d.file,
-                d.path,
-                d.writes,
-                fmt_bytes(d.bytes_written / d.writes.max(1))
-            )
-        })
-        .collect();
-    partial.sort();
-    if !partial.is_empty() {
-        out.push(ins(
-            Level::Warn,
-            "contiguous_small_writes",
-            format!(
-                "{} contiguous dataset(s) get many small partial writes",
-                partial.len()
-            ),
-            partial
-                .iter()
-                .take(5)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("; "),
-            "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
-             buffer the writes and write larger hyperslabs.",
         ));
     }
 
@@ -699,6 +630,9 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
              slow calls' times with other ranks' activity in the timeline.",
         ));
     }
+
+    // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
+    crate::insights_dataset::detect(rep, &agg.datasets_io, th, &mut out);
 
     if !out.iter().any(|i| i.level <= Level::Warn) {
         out.push(ins(

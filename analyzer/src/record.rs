@@ -48,11 +48,12 @@ impl fmt::Display for ProcKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpClass {
-    /// `dataset.write`, `attr.write` (and `dataset.optional:chunk_write`).
+    /// `dataset.write` (and `dataset.optional:chunk_write`).
     DataWrite,
-    /// `dataset.read`, `attr.read` (and `dataset.optional:chunk_read`).
+    /// `dataset.read` (and `dataset.optional:chunk_read`).
     DataRead,
-    /// Everything else: opens, creates, gets, closes, links, flushes...
+    /// Everything else: opens, creates, gets, closes, links, flushes, and attribute
+    /// reads and writes (attributes live in object headers: metadata, not dataset I/O).
     Metadata,
 }
 
@@ -60,8 +61,8 @@ impl OpClass {
     /// Classifies an operation name.
     pub fn of(op: &str) -> OpClass {
         match h5prov_format::op_family(op) {
-            "dataset.write" | "attr.write" => OpClass::DataWrite,
-            "dataset.read" | "attr.read" => OpClass::DataRead,
+            "dataset.write" => OpClass::DataWrite,
+            "dataset.read" => OpClass::DataRead,
             _ => match op {
                 "dataset.optional:chunk_write" => OpClass::DataWrite,
                 "dataset.optional:chunk_read" => OpClass::DataRead,
@@ -87,7 +88,9 @@ mod tests {
     #[test]
     fn classes() {
         assert_eq!(OpClass::of("dataset.write"), OpClass::DataWrite);
-        assert_eq!(OpClass::of("attr.read"), OpClass::DataRead);
+        // Attributes are not datasets: their I/O is metadata (object headers).
+        assert_eq!(OpClass::of("attr.read"), OpClass::Metadata);
+        assert_eq!(OpClass::of("attr.write"), OpClass::Metadata);
         assert_eq!(
             OpClass::of("dataset.optional:chunk_write"),
             OpClass::DataWrite

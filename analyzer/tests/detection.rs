@@ -146,7 +146,9 @@ fn mpi4_insights_and_objects() {
     let cm = find("collective_metadata_off").expect("collective metadata insight");
     assert_eq!(cm.level, Level::High);
     assert!(cm.detail.contains("group.open"));
-    assert_eq!(find("small_io").unwrap().level, Level::High);
+    // 320 accesses of 256 KiB: below Drishti's absolute minimum of small requests (1000),
+    // so access sizes are not judged.
+    assert!(find("small_io").is_none());
     assert!(find("rank_imbalance_bytes")
         .unwrap()
         .title
@@ -179,7 +181,6 @@ fn serial_insights() {
     let codes: Vec<&str> = r.insights.iter().map(|i| i.code.as_str()).collect();
     for c in [
         "metadata_time",
-        "small_io",
         "open_close_churn",
         "readonly_slow_close",
         "tiny_datasets",

@@ -1,0 +1,904 @@
+//! Dataset-level insights: chunk size against the access (`chunk_too_small`,
+//! `chunk_too_large`), chunk-cache thrashing (`chunk_cache_thrash`), datatype conversion
+//! (`datatype_conversion`), re-reading the same selection (`repeated_reads`) and small
+//! accesses (`small_io`, `contiguous_small_writes`). `docs/INSIGHTS.md` gives each rule's
+//! trigger, thresholds and references.
+//!
+//! What the rules need beyond the generic aggregate is collected here too: per dataset,
+//! from its transfers ([`Recorder`], one per trace file) and from its objects rows
+//! ([`DatasetsIo::add_summary`]), merged commutatively like the rest of the aggregate
+//! ([`DatasetsIo::merge`]).
+
+use crate::aggregate::SizeHist;
+use crate::analysis::Report;
+use crate::insights::{severity_for_share, Insight, Level, Thresholds};
+use crate::record::{OpClass, RecordRef};
+use crate::render::{fmt_bytes, fmt_ns, pct};
+use h5prov_format::ObjectSummary;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// HDF5's default chunk cache size per dataset (`H5Pset_chunk_cache`/`H5Pset_cache`): 1 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 1 << 20;
+/// HDF5's default number of chunk cache hash slots: 521.
+pub const DEFAULT_CACHE_SLOTS: u64 = 521;
+/// Chunks smaller than this are small (10 KiB, the lower end of The HDF Group's
+/// "Chunking in HDF5" guidance of roughly 10 KiB–1 MiB per chunk).
+pub const CHUNK_SMALL_BYTES: u64 = 10 << 10;
+/// Chunks an access must touch on average before small chunks are a problem: every chunk
+/// costs an index (B-tree) lookup and a separate I/O.
+pub const CHUNKS_PER_ACCESS: f64 = 16.0;
+/// An access that covers at most this fraction of the chunks it touches uses a small part
+/// of each (chunk too large for the access).
+pub const CHUNK_USED_FRACTION: f64 = 0.25;
+/// Times each chunk is brought in, on average, before re-touching counts as thrashing.
+pub const CHUNK_RETOUCH: f64 = 2.0;
+/// Re-reads of one selection needed before they are a pattern.
+pub const REPEAT_MIN: u64 = 4;
+/// Distinct selections per dataset and process remembered to recognise a re-read.
+pub const REPEAT_WINDOW: usize = 8;
+/// Small accesses needed before small I/O is judged (Drishti's `small_requests_absolute`).
+pub const SMALL_IO_MIN: u64 = 1000;
+/// Access shapes kept per dataset (the smallest, so merges are exact for those kept).
+pub const MAX_SHAPES: usize = 32;
+/// Memory datatypes of converting transfers kept per dataset.
+const MAX_MEM_TYPES: usize = 4;
+
+/// Transfers of one access shape (the extent of the selection's bounding box).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShapeIo {
+    /// Reads with this shape.
+    pub reads: u64,
+    /// Writes with this shape.
+    pub writes: u64,
+    /// Time in those reads, ns.
+    pub read_ns: u64,
+    /// Time in those writes, ns.
+    pub write_ns: u64,
+    /// Bytes of those transfers in the file's datatype.
+    pub file_bytes: u64,
+}
+
+impl ShapeIo {
+    fn merge(&mut self, o: &ShapeIo) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read_ns += o.read_ns;
+        self.write_ns += o.write_ns;
+        self.file_bytes += o.file_bytes;
+    }
+}
+
+/// What the dataset rules know about one dataset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatasetIo {
+    /// Transfers that converted between memory and file datatypes.
+    pub conv_calls: u64,
+    /// Their time, ns.
+    pub conv_ns: u64,
+    /// Their bytes in memory.
+    pub conv_bytes: u64,
+    /// Their bytes in the file's datatype.
+    pub conv_file_bytes: u64,
+    /// Memory datatypes of converting transfers (the smallest few).
+    pub conv_mem_types: BTreeSet<String>,
+    /// Reads of a selection the same process had read before (no write in between).
+    pub repeat_reads: u64,
+    /// Their time, ns.
+    pub repeat_ns: u64,
+    /// Their bytes.
+    pub repeat_bytes: u64,
+    /// Transfers by access shape (`256x512`), the [`MAX_SHAPES`] smallest shapes.
+    pub shapes: BTreeMap<String, ShapeIo>,
+    /// Chunk dimensions from the objects rows (smallest non-empty).
+    pub chunk: String,
+    /// Filter pipeline (smallest non-empty).
+    pub filters: String,
+    /// File datatype (smallest non-empty).
+    pub ftype: String,
+    /// Chunk cache bytes in force: the largest over opens, HDF5's default for an open
+    /// that left it to the file; 0 when no chunked open was seen.
+    pub cache_bytes: u64,
+    /// Chunk cache slots, likewise.
+    pub cache_slots: u64,
+}
+
+fn keep_smallest(s: &mut String, o: &str) {
+    if !o.is_empty() && (s.is_empty() || o < s.as_str()) {
+        *s = o.to_string();
+    }
+}
+
+impl DatasetIo {
+    fn merge(&mut self, o: DatasetIo) {
+        self.conv_calls += o.conv_calls;
+        self.conv_ns += o.conv_ns;
+        self.conv_bytes += o.conv_bytes;
+        self.conv_file_bytes += o.conv_file_bytes;
+        self.conv_mem_types.extend(o.conv_mem_types);
+        while self.conv_mem_types.len() > MAX_MEM_TYPES {
+            self.conv_mem_types.pop_last();
+        }
+        self.repeat_reads += o.repeat_reads;
+        self.repeat_ns += o.repeat_ns;
+        self.repeat_bytes += o.repeat_bytes;
+        for (k, v) in o.shapes {
+            self.shapes.entry(k).or_default().merge(&v);
+        }
+        while self.shapes.len() > MAX_SHAPES {
+            self.shapes.pop_last();
+        }
+        keep_smallest(&mut self.chunk, &o.chunk);
+        keep_smallest(&mut self.filters, &o.filters);
+        keep_smallest(&mut self.ftype, &o.ftype);
+        self.cache_bytes = self.cache_bytes.max(o.cache_bytes);
+        self.cache_slots = self.cache_slots.max(o.cache_slots);
+    }
+}
+
+/// The dataset rules' part of the aggregate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatasetsIo {
+    /// Per dataset, by (container file, path).
+    pub datasets: BTreeMap<(String, String), DatasetIo>,
+    /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
+    /// buckets of [`SizeHist`]), ns.
+    pub size_ns: [Vec<u64>; 2],
+}
+
+fn add_dense(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+impl DatasetsIo {
+    /// Adds another part (commutative and associative).
+    pub fn merge(&mut self, o: DatasetsIo) {
+        for (k, v) in o.datasets {
+            match self.datasets.get_mut(&k) {
+                Some(d) => d.merge(v),
+                None => {
+                    self.datasets.insert(k, v);
+                }
+            }
+        }
+        add_dense(&mut self.size_ns[0], &o.size_ns[0]);
+        add_dense(&mut self.size_ns[1], &o.size_ns[1]);
+    }
+
+    /// Adds what one objects row says about its dataset's storage.
+    pub fn add_summary(&mut self, o: &ObjectSummary) {
+        if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
+            return;
+        }
+        let mut d = DatasetIo {
+            chunk: o.chunk.clone(),
+            filters: o.filters.clone(),
+            ftype: o.ftype.clone(),
+            ..Default::default()
+        };
+        if !o.chunk.is_empty() {
+            let part = |i: usize, dflt: u64| {
+                o.cache
+                    .split(':')
+                    .nth(i)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(dflt)
+            };
+            d.cache_slots = part(0, DEFAULT_CACHE_SLOTS);
+            d.cache_bytes = part(1, DEFAULT_CACHE_BYTES);
+        }
+        let key = (o.file.clone(), o.path.clone());
+        match self.datasets.get_mut(&key) {
+            Some(x) => x.merge(d),
+            None => {
+                self.datasets.insert(key, d);
+            }
+        }
+    }
+
+    /// Time in data accesses smaller than `limit` (a power of two), ns.
+    pub fn small_ns(&self, limit: u64) -> u64 {
+        let lb = SizeHist::bucket(limit.next_power_of_two());
+        self.size_ns
+            .iter()
+            .map(|v| v.iter().take(lb).sum::<u64>())
+            .sum()
+    }
+}
+
+/// One dataset as a trace file's records go by: its part of the aggregate and the
+/// selections its process read since it last wrote it.
+#[derive(Debug, Default)]
+struct Local {
+    io: DatasetIo,
+    recent: Vec<(Box<str>, u64, u64)>,
+}
+
+/// Collects the dataset rules' facts from the records of one trace file (one process, in
+/// order).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    datasets: FxHashMap<Box<str>, Local>,
+    key: String,
+    shape: String,
+    size_ns: [Vec<u64>; 2],
+}
+
+/// The extent of a bounding box: `0:99x10:19` → `100x10`; `None` when it does not parse.
+fn bbox_shape(bbox: &str, out: &mut String) -> Option<()> {
+    use std::fmt::Write;
+    out.clear();
+    for (i, d) in bbox.split('x').enumerate() {
+        let (s, e) = d.split_once(':')?;
+        let (s, e) = (s.parse::<u64>().ok()?, e.parse::<u64>().ok()?);
+        if i > 0 {
+            out.push('x');
+        }
+        write!(out, "{}", e.checked_sub(s)? + 1).ok()?;
+    }
+    Some(())
+}
+
+impl Recorder {
+    /// Adds one record of class `class`.
+    #[inline]
+    pub fn add(&mut self, r: &RecordRef<'_>, class: OpClass) {
+        if class == OpClass::Metadata {
+            return;
+        }
+        let w = usize::from(class == OpClass::DataWrite);
+        let b = SizeHist::bucket(r.bytes);
+        let v = &mut self.size_ns[w];
+        if v.len() <= b {
+            v.resize(b + 1, 0);
+        }
+        v[b] += r.total_ns;
+        if r.kind != "dataset" || r.status < 0 {
+            return;
+        }
+        self.add_transfer(r, w == 1);
+    }
+
+    fn add_transfer(&mut self, r: &RecordRef<'_>, write: bool) {
+        self.key.clear();
+        self.key.push_str(r.file);
+        self.key.push('\0');
+        self.key.push_str(r.path);
+        if !self.datasets.contains_key(self.key.as_str()) {
+            self.datasets
+                .insert(self.key.as_str().into(), Local::default());
+        }
+        let l = self
+            .datasets
+            .get_mut(self.key.as_str())
+            .expect("inserted above");
+        let d = &mut l.io;
+        if r.conv != 0 {
+            d.conv_calls += 1;
+            d.conv_ns += r.total_ns;
+            d.conv_bytes += r.bytes;
+            d.conv_file_bytes += r.file_bytes;
+            if !r.mem_type.is_empty() && !d.conv_mem_types.contains(r.mem_type) {
+                d.conv_mem_types.insert(r.mem_type.to_string());
+                while d.conv_mem_types.len() > MAX_MEM_TYPES {
+                    d.conv_mem_types.pop_last();
+                }
+            }
+        }
+        if bbox_shape(r.bbox, &mut self.shape).is_some() {
+            let file_bytes = if r.file_bytes > 0 {
+                r.file_bytes
+            } else {
+                r.bytes
+            };
+            let keep = d.shapes.contains_key(self.shape.as_str())
+                || d.shapes.len() < MAX_SHAPES
+                || d.shapes
+                    .last_key_value()
+                    .is_some_and(|(k, _)| self.shape.as_str() < k.as_str());
+            if keep && !d.shapes.contains_key(self.shape.as_str()) {
+                d.shapes.insert(self.shape.clone(), ShapeIo::default());
+                while d.shapes.len() > MAX_SHAPES {
+                    d.shapes.pop_last();
+                }
+            }
+            let s = d.shapes.get_mut(self.shape.as_str());
+            if let Some(s) = s {
+                if write {
+                    s.writes += 1;
+                    s.write_ns += r.total_ns;
+                } else {
+                    s.reads += 1;
+                    s.read_ns += r.total_ns;
+                }
+                s.file_bytes += file_bytes;
+            }
+        }
+        // Re-reads: the same bounding box, blocks and points as a recent read, with no
+        // write to the dataset in between (point selections can differ inside one box).
+        if write {
+            l.recent.clear();
+        } else if !r.bbox.is_empty() && r.sel != "points" {
+            let hit = l
+                .recent
+                .iter()
+                .position(|(b, n, p)| &**b == r.bbox && *n == r.blocks && *p == r.npoints);
+            match hit {
+                Some(i) => {
+                    d.repeat_reads += 1;
+                    d.repeat_ns += r.total_ns;
+                    d.repeat_bytes += r.bytes;
+                    let e = l.recent.remove(i);
+                    l.recent.push(e);
+                }
+                None => {
+                    if l.recent.len() >= REPEAT_WINDOW {
+                        l.recent.remove(0);
+                    }
+                    l.recent.push((r.bbox.into(), r.blocks, r.npoints));
+                }
+            }
+        }
+    }
+
+    /// The facts collected, keyed by (file, path).
+    pub fn finish(self) -> DatasetsIo {
+        let datasets = self
+            .datasets
+            .into_iter()
+            .map(|(k, l)| {
+                let (f, p) = k.split_once('\0').unwrap_or((&k, ""));
+                ((f.to_string(), p.to_string()), l.io)
+            })
+            .collect();
+        DatasetsIo {
+            datasets,
+            size_ns: self.size_ns,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The rules.
+
+fn dims_of(s: &str) -> Option<Vec<u64>> {
+    if s.is_empty() {
+        return None;
+    }
+    s.split('x')
+        .map(|d| d.trim().parse::<u64>().ok().filter(|&v| v > 0))
+        .collect()
+}
+
+fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
+    Insight {
+        level,
+        code: code.into(),
+        title,
+        detail,
+        recommendation: rec.into(),
+    }
+}
+
+/// One dataset's chunk geometry against its accesses.
+struct Geometry<'a> {
+    file: &'a str,
+    path: &'a str,
+    chunk: Vec<u64>,
+    chunk_bytes: u64,
+    /// Chunks in the dataset.
+    nchunks: u64,
+    filtered: bool,
+    cache_bytes: u64,
+    cache_slots: u64,
+    io: &'a DatasetIo,
+}
+
+/// Per access shape: chunks touched by one access (at least: an access aligned to the
+/// chunk grid touches exactly this many), accesses, time and bytes.
+struct ShapeCost {
+    chunks: u64,
+    reads: u64,
+    writes: u64,
+    ns: u64,
+    read_ns: u64,
+    write_ns: u64,
+    file_bytes: u64,
+}
+
+impl Geometry<'_> {
+    fn shapes(&self) -> Vec<ShapeCost> {
+        self.io
+            .shapes
+            .iter()
+            .filter_map(|(s, v)| {
+                let e = dims_of(s)?;
+                (e.len() == self.chunk.len()).then(|| ShapeCost {
+                    chunks: e
+                        .iter()
+                        .zip(&self.chunk)
+                        .map(|(e, c)| e.div_ceil(*c))
+                        .product(),
+                    reads: v.reads,
+                    writes: v.writes,
+                    ns: v.read_ns + v.write_ns,
+                    read_ns: v.read_ns,
+                    write_ns: v.write_ns,
+                    file_bytes: v.file_bytes,
+                })
+            })
+            .collect()
+    }
+}
+
+fn geometries<'a>(rep: &'a Report, dio: &'a DatasetsIo) -> Vec<Geometry<'a>> {
+    let rows: BTreeMap<(&str, &str), &crate::analysis::DatasetRow> = rep
+        .datasets
+        .iter()
+        .map(|d| ((d.file.as_str(), d.path.as_str()), d))
+        .collect();
+    dio.datasets
+        .iter()
+        .filter_map(|((f, p), io)| {
+            let chunk = dims_of(&io.chunk)?;
+            let row = rows.get(&(f.as_str(), p.as_str()))?;
+            let dims = dims_of(&row.dims)?;
+            if dims.len() != chunk.len() || row.type_size == 0 {
+                return None;
+            }
+            let chunk_bytes = chunk.iter().product::<u64>().saturating_mul(row.type_size);
+            let nchunks = dims
+                .iter()
+                .zip(&chunk)
+                .map(|(d, c)| d.div_ceil(*c))
+                .product();
+            Some(Geometry {
+                file: f,
+                path: p,
+                chunk,
+                chunk_bytes,
+                nchunks,
+                filtered: !io.filters.is_empty(),
+                cache_bytes: if io.cache_bytes > 0 {
+                    io.cache_bytes
+                } else {
+                    DEFAULT_CACHE_BYTES
+                },
+                cache_slots: if io.cache_slots > 0 {
+                    io.cache_slots
+                } else {
+                    DEFAULT_CACHE_SLOTS
+                },
+                io,
+            })
+        })
+        .collect()
+}
+
+fn join_top(v: &mut [(u64, String)]) -> String {
+    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    v.iter()
+        .take(5)
+        .map(|x| x.1.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Runs the dataset rules, appending their findings to `out`.
+pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Insight>) {
+    let call_ns = rep.run.call_ns.max(1) as f64;
+    let geo = geometries(rep, dio);
+
+    // Chunks too small for the access.
+    let mut hits: Vec<(u64, String)> = Vec::new();
+    for g in geo.iter().filter(|g| g.chunk_bytes < CHUNK_SMALL_BYTES) {
+        let shapes = g.shapes();
+        let (mut n, mut touched, mut ns, mut bytes) = (0u64, 0u64, 0u64, 0u64);
+        for s in shapes
+            .iter()
+            .filter(|s| s.chunks as f64 >= CHUNKS_PER_ACCESS)
+        {
+            n += s.reads + s.writes;
+            touched += s.chunks * (s.reads + s.writes);
+            ns += s.ns;
+            bytes += s.file_bytes;
+        }
+        if n > 0 {
+            hits.push((
+                ns,
+                format!(
+                    "{}:{} chunk {} ({}): {} access(es) of {} on average touch {} chunks each, {}",
+                    g.file,
+                    g.path,
+                    g.io.chunk,
+                    fmt_bytes(g.chunk_bytes),
+                    n,
+                    fmt_bytes(bytes / n),
+                    touched / n,
+                    fmt_ns(ns)
+                ),
+            ));
+        }
+    }
+    if !hits.is_empty() {
+        let ns: u64 = hits.iter().map(|h| h.0).sum();
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "chunk_too_small",
+            format!(
+                "Chunks below {} make each access touch many chunks ({} of HDF5 time)",
+                fmt_bytes(CHUNK_SMALL_BYTES),
+                pct(share)
+            ),
+            join_top(&mut hits),
+            "Choose chunks of roughly 10 KiB–1 MiB shaped like the accesses (H5Pset_chunk): \
+             every chunk costs an index lookup and a separate I/O (and a filter call when \
+             compressed). Keep chunks within the chunk cache (H5Pset_chunk_cache).",
+        ));
+    }
+
+    // Chunks too large for the access: filtered chunks that do not fit the cache are read
+    // (and decompressed) whole for every access that uses part of them.
+    let mut hits: Vec<(u64, String)> = Vec::new();
+    for g in geo
+        .iter()
+        .filter(|g| g.filtered && g.chunk_bytes > g.cache_bytes)
+    {
+        let (mut n, mut touched, mut ns, mut bytes) = (0u64, 0u64, 0u64, 0u64);
+        for s in g.shapes() {
+            let used = s.file_bytes as f64
+                / ((s.reads + s.writes).max(1) * s.chunks * g.chunk_bytes) as f64;
+            if used <= CHUNK_USED_FRACTION {
+                n += s.reads + s.writes;
+                touched += s.chunks * (s.reads + s.writes);
+                ns += s.ns;
+                bytes += s.file_bytes;
+            }
+        }
+        if n > 0 {
+            hits.push((
+                ns,
+                format!(
+                    "{}:{} chunk {} ({}, {}) over a {} cache: {} access(es) of {} on average \
+                     each process whole chunks, {} in all (×{:.0} the data), {}",
+                    g.file,
+                    g.path,
+                    g.io.chunk,
+                    fmt_bytes(g.chunk_bytes),
+                    g.io.filters,
+                    fmt_bytes(g.cache_bytes),
+                    n,
+                    fmt_bytes(bytes / n),
+                    fmt_bytes(touched * g.chunk_bytes),
+                    (touched * g.chunk_bytes) as f64 / bytes.max(1) as f64,
+                    fmt_ns(ns)
+                ),
+            ));
+        }
+    }
+    if !hits.is_empty() {
+        let ns: u64 = hits.iter().map(|h| h.0).sum();
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "chunk_too_large",
+            format!(
+                "Accesses use a small part of large filtered chunks ({} of HDF5 time)",
+                pct(share)
+            ),
+            join_top(&mut hits),
+            "A filtered chunk is read and decompressed (and on write recompressed) whole; one \
+             larger than the chunk cache is never kept, so every access pays for all of it. \
+             Make chunks match the access (H5Pset_chunk), or give the dataset a chunk cache \
+             that holds them (H5Pset_chunk_cache on the DAPL).",
+        ));
+    }
+
+    // Chunk cache thrashing: each chunk fits the cache, but the chunks one access spans do
+    // not, so chunks are evicted before the next access uses them again.
+    let mut hits: Vec<(u64, String)> = Vec::new();
+    for g in geo.iter().filter(|g| g.chunk_bytes <= g.cache_bytes) {
+        for (dir, is_read) in [("read", true), ("write", false)] {
+            let (mut n, mut touched, mut ns, mut span) = (0u64, 0u64, 0u64, 0u64);
+            let mut all_touched = 0u64;
+            for s in g.shapes() {
+                let (calls, t) = if is_read {
+                    (s.reads, s.read_ns)
+                } else {
+                    (s.writes, s.write_ns)
+                };
+                all_touched += s.chunks * calls;
+                let over = s.chunks * g.chunk_bytes > g.cache_bytes || s.chunks > g.cache_slots;
+                if over && calls > 0 {
+                    n += calls;
+                    touched += s.chunks * calls;
+                    ns += t;
+                    span = span.max(s.chunks);
+                }
+            }
+            if n > 0 && all_touched as f64 >= CHUNK_RETOUCH * g.nchunks as f64 {
+                hits.push((
+                    ns,
+                    format!(
+                        "{}:{} {dir}s: {} call(s) each span {} chunks of {} ({}) against a \
+                         cache of {} in {} slots; {} chunk loads for {} chunks (×{:.1}), {}",
+                        g.file,
+                        g.path,
+                        n,
+                        span,
+                        g.io.chunk,
+                        fmt_bytes(g.chunk_bytes),
+                        fmt_bytes(g.cache_bytes),
+                        g.cache_slots,
+                        touched,
+                        g.nchunks,
+                        all_touched as f64 / g.nchunks.max(1) as f64,
+                        fmt_ns(ns)
+                    ),
+                ));
+            }
+        }
+    }
+    if !hits.is_empty() {
+        let ns: u64 = hits.iter().map(|h| h.0).sum();
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "chunk_cache_thrash",
+            format!(
+                "The chunk cache cannot hold the chunks an access spans ({} of HDF5 time)",
+                pct(share)
+            ),
+            join_top(&mut hits),
+            "Chunks are evicted before the next access uses them again, so each is read (and \
+             decompressed) many times. Give the dataset a chunk cache that holds a whole row \
+             of chunks across the access (H5Pset_chunk_cache(dapl, nslots, nbytes, w0), with \
+             nslots a prime about 100 × the chunks it holds), or access along the chunks.",
+        ));
+    }
+
+    // Datatype conversion.
+    let mut hits: Vec<(u64, String)> = dio
+        .datasets
+        .iter()
+        .filter(|(_, d)| d.conv_calls > 0)
+        .map(|((f, p), d)| {
+            let mem: Vec<&str> = d.conv_mem_types.iter().map(String::as_str).collect();
+            (
+                d.conv_ns,
+                format!(
+                    "{f}:{p} ({} in the file, {} in memory): {} transfer(s), {} in memory for \
+                     {} in the file, {}",
+                    if d.ftype.is_empty() { "?" } else { &d.ftype },
+                    if mem.is_empty() {
+                        "?".to_string()
+                    } else {
+                        mem.join("/")
+                    },
+                    d.conv_calls,
+                    fmt_bytes(d.conv_bytes),
+                    fmt_bytes(d.conv_file_bytes),
+                    fmt_ns(d.conv_ns)
+                ),
+            )
+        })
+        .collect();
+    if !hits.is_empty() {
+        let ns: u64 = hits.iter().map(|h| h.0).sum();
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "datatype_conversion",
+            format!(
+                "Transfers that convert datatypes take {} of HDF5 time",
+                pct(share)
+            ),
+            join_top(&mut hits),
+            "Pass the file's datatype as the memory type of H5Dread/H5Dwrite (convert in your \
+             own code once, if at all): a conversion runs through HDF5's type-conversion \
+             buffer in pieces of H5Pset_buffer's size (1 MiB by default) and prevents \
+             collective MPI-IO.",
+        ));
+    }
+
+    // Repeated reads of one selection.
+    let mut hits: Vec<(u64, String)> = dio
+        .datasets
+        .iter()
+        .filter(|(_, d)| d.repeat_reads >= REPEAT_MIN)
+        .map(|((f, p), d)| {
+            (
+                d.repeat_ns,
+                format!(
+                    "{f}:{p}: {} re-read(s) of selections already read, {} in all, {}",
+                    d.repeat_reads,
+                    fmt_bytes(d.repeat_bytes),
+                    fmt_ns(d.repeat_ns)
+                ),
+            )
+        })
+        .collect();
+    if !hits.is_empty() {
+        let ns: u64 = hits.iter().map(|h| h.0).sum();
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "repeated_reads",
+            format!(
+                "The same selections are read again and again ({} of HDF5 time)",
+                pct(share)
+            ),
+            join_top(&mut hits),
+            "Read each selection once and keep it in memory; if re-reading is unavoidable, \
+             size the chunk cache (H5Pset_chunk_cache) or the page buffer \
+             (H5Pset_page_buffer_size) so repeats are served from memory.",
+        ));
+    }
+
+    small_io(rep, dio, th, call_ns, out);
+}
+
+/// `small_io` and `contiguous_small_writes`.
+fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: &mut Vec<Insight>) {
+    let count = |v: &[u64]| v.iter().sum::<u64>();
+    let lb = SizeHist::bucket(th.small_io_bytes.next_power_of_two());
+    let small_of = |v: &[u64]| v.iter().take(lb).sum::<u64>();
+    let a = &rep.access_sizes;
+    let n = count(&a.reads) + count(&a.writes);
+    let small = small_of(&a.reads) + small_of(&a.writes);
+    if n > 0 && small >= SMALL_IO_MIN && small as f64 / n as f64 >= th.small_io_fraction {
+        let ns = dio.small_ns(th.small_io_bytes);
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "small_io",
+            format!(
+                "{} of dataset accesses are smaller than {} ({} of HDF5 time)",
+                pct(small as f64 / n as f64),
+                fmt_bytes(th.small_io_bytes),
+                pct(share)
+            ),
+            format!(
+                "{small} of {n} dataset reads/writes ({} small reads, {} small writes) take {}",
+                small_of(&a.reads),
+                small_of(&a.writes),
+                fmt_ns(ns)
+            ),
+            "Read/write larger selections per call (aggregate in memory, or use \
+             H5Dwrite_multi/H5Dread_multi); chunk datasets to match the access pattern and size \
+             the chunk cache (H5Pset_chunk_cache); under MPI use collective transfers \
+             (H5Pset_dxpl_mpio) so MPI-IO can aggregate.",
+        ));
+    }
+
+    let mut partial: Vec<(u64, String)> = rep
+        .datasets
+        .iter()
+        .filter(|d| {
+            d.layout == "contiguous"
+                && d.writes >= th.partial_writes
+                && d.bytes_written / d.writes.max(1) < th.small_io_bytes
+        })
+        .map(|d| {
+            (
+                d.write_ns,
+                format!(
+                    "{}:{} ({} writes, avg {}, {})",
+                    d.file,
+                    d.path,
+                    d.writes,
+                    fmt_bytes(d.bytes_written / d.writes.max(1)),
+                    fmt_ns(d.write_ns)
+                ),
+            )
+        })
+        .collect();
+    if !partial.is_empty() {
+        let ns: u64 = partial.iter().map(|p| p.0).sum();
+        let share = ns as f64 / call_ns;
+        out.push(ins(
+            severity_for_share(share),
+            "contiguous_small_writes",
+            format!(
+                "{} contiguous dataset(s) get many small partial writes ({} of HDF5 time)",
+                partial.len(),
+                pct(share)
+            ),
+            join_top(&mut partial),
+            "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
+             buffer the writes and write larger hyperslabs.",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_of_boxes() {
+        let mut s = String::new();
+        assert!(bbox_shape("0:99x10:19", &mut s).is_some());
+        assert_eq!(s, "100x10");
+        assert!(bbox_shape("5:5", &mut s).is_some());
+        assert_eq!(s, "1");
+        assert!(bbox_shape("", &mut s).is_none());
+        assert!(bbox_shape("9:1", &mut s).is_none());
+    }
+
+    fn rec<'a>(op: &'a str, bbox: &'a str, conv: u8) -> RecordRef<'a> {
+        RecordRef {
+            op,
+            kind: "dataset",
+            file: "f.h5",
+            path: "/d",
+            bytes: 4096,
+            file_bytes: 2048,
+            total_ns: 10,
+            sel: "hyperslab",
+            blocks: 1,
+            npoints: 1024,
+            bbox,
+            conv,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn re_reads_count_until_a_write_and_conversions_are_summed() {
+        let mut r = Recorder::default();
+        let read = OpClass::DataRead;
+        for bbox in ["0:9x0:9", "10:19x0:9", "0:9x0:9", "0:9x0:9"] {
+            r.add(&rec("dataset.read", bbox, 0), read);
+        }
+        // A write makes the next read of the same box a fresh one.
+        r.add(&rec("dataset.write", "0:9x0:9", 1), OpClass::DataWrite);
+        r.add(&rec("dataset.read", "0:9x0:9", 0), read);
+        r.add(&rec("dataset.read", "0:9x0:9", 0), read);
+        let dio = r.finish();
+        let d = &dio.datasets[&("f.h5".to_string(), "/d".to_string())];
+        assert_eq!((d.repeat_reads, d.repeat_ns), (3, 30));
+        assert_eq!(
+            (d.conv_calls, d.conv_bytes, d.conv_file_bytes),
+            (1, 4096, 2048)
+        );
+        let s = &d.shapes["10x10"];
+        assert_eq!((s.reads, s.writes, s.file_bytes), (6, 1, 7 * 2048));
+        // Every access here is 4 KiB: all of the time is in small accesses.
+        assert_eq!(dio.small_ns(1 << 20), 70);
+        assert_eq!(dio.small_ns(4096), 0);
+    }
+
+    #[test]
+    fn shapes_keep_the_smallest_whatever_the_merge_order() {
+        let one = |k: &str| {
+            let mut d = DatasetIo::default();
+            d.shapes.insert(
+                k.into(),
+                ShapeIo {
+                    reads: 1,
+                    ..Default::default()
+                },
+            );
+            d
+        };
+        let keys: Vec<String> = (0..MAX_SHAPES + 5).map(|i| format!("{:03}", i)).collect();
+        let mut a = DatasetIo::default();
+        for k in &keys {
+            a.merge(one(k));
+        }
+        let mut b = DatasetIo::default();
+        for k in keys.iter().rev() {
+            b.merge(one(k));
+        }
+        assert_eq!(a, b);
+        assert_eq!(a.shapes.len(), MAX_SHAPES);
+        assert_eq!(a.shapes.keys().next().map(String::as_str), Some("000"));
+    }
+}

@@ -22,6 +22,7 @@ pub mod collective;
 pub mod compare;
 pub mod export;
 pub mod insights;
+pub mod insights_mpi;
 pub mod read;
 pub mod record;
 pub mod render;

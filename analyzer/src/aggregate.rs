@@ -45,6 +45,8 @@ pub struct SlowCall {
     pub file: String,
     /// Object path.
     pub path: String,
+    /// Data bytes the call moved (0 for metadata calls).
+    pub bytes: u64,
 }
 
 impl SlowCall {
@@ -1056,6 +1058,58 @@ pub struct Aggregate {
     /// What the dataset insights need: per dataset transfers and storage settings, and
     /// time by access size ([`crate::insights_dataset`]).
     pub datasets_io: crate::insights_dataset::DatasetsIo,
+    /// How each container file was accessed (objects files' `file` rows): driver,
+    /// alignment, file system.
+    pub file_access: BTreeMap<String, FileAccess>,
+}
+
+/// How one container file was opened, from its `file` rows in objects files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileAccess {
+    /// Processes that opened it with the MPI-IO driver.
+    pub mpio_procs: BTreeSet<ProcKey>,
+    /// The smallest `H5Pset_alignment` recorded (threshold, alignment); `None` when no row
+    /// recorded one.
+    pub align: Option<(u64, u64)>,
+    /// The file system (`lustre`, `gpfs`, `ext4`, ...), the smallest name recorded.
+    pub fs: String,
+}
+
+impl FileAccess {
+    fn add(&mut self, o: &ObjectSummary) {
+        if o.mpio != 0 {
+            self.mpio_procs.insert(ProcKey {
+                rank: o.rank,
+                pid: o.pid,
+            });
+        }
+        let align = o.align.split_once(':').and_then(|(t, a)| {
+            Some((t.trim().parse::<u64>().ok()?, a.trim().parse::<u64>().ok()?))
+        });
+        self.merge(FileAccess {
+            mpio_procs: BTreeSet::new(),
+            align,
+            fs: o.fs.clone(),
+        });
+    }
+
+    fn merge(&mut self, o: FileAccess) {
+        self.mpio_procs.extend(o.mpio_procs);
+        self.align = match (self.align, o.align) {
+            // The weakest alignment: smallest alignment, then largest threshold.
+            (Some(a), Some(b)) => Some(
+                if (b.1, std::cmp::Reverse(b.0)) < (a.1, std::cmp::Reverse(a.0)) {
+                    b
+                } else {
+                    a
+                },
+            ),
+            (a, b) => a.or(b),
+        };
+        if self.fs.is_empty() || (!o.fs.is_empty() && o.fs < self.fs) {
+            self.fs = o.fs;
+        }
+    }
 }
 
 /// The order of [`Aggregate::metas`]: rank, pid, start, host (compared in place, without
@@ -1100,6 +1154,7 @@ impl Aggregate {
         self.last_ns = self.last_ns.max(o.last_ns);
         self.collectives.merge(o.collectives);
         self.datasets_io.merge(o.datasets_io);
+        merge_maps(&mut self.file_access, o.file_access, |a, b| a.merge(b));
     }
 
     /// Total time in all calls, ns.
@@ -1292,6 +1347,7 @@ impl<'a> Builder<'a> {
                 seq: r.seq,
                 file: r.file.to_string(),
                 path: r.path.to_string(),
+                bytes: r.bytes,
             });
         }
 
@@ -1765,7 +1821,18 @@ impl Accumulator {
     ) -> Result<(), Error> {
         let summaries = &mut self.summaries;
         let dio = &mut self.agg.datasets_io;
+        let access = &mut self.agg.file_access;
         let d = read_objects(path, enc, opts, |o| {
+            if o.kind == "file" {
+                match access.get_mut(o.file.as_str()) {
+                    Some(a) => a.add(o),
+                    None => {
+                        let mut a = FileAccess::default();
+                        a.add(o);
+                        access.insert(o.file.to_string(), a);
+                    }
+                }
+            }
             let f = summaries.file(&o.file);
             summaries.update(f, &o.kind, &o.path, |s| s.add(o));
             dio.add_summary(o);

@@ -3,7 +3,7 @@
 
 use crate::aggregate::{Aggregate, SizeHist};
 use crate::analysis::Report;
-use crate::render::{fmt_bytes, fmt_ns, pct};
+use crate::render::{fmt_ns, pct};
 use crate::stats::MODIFIED_Z_THRESHOLD;
 use serde::Serialize;
 
@@ -21,13 +21,13 @@ pub const SMALL_IO_FRACTION: f64 = 0.1;
 /// Share of call time in metadata operations that triggers the metadata insight.
 pub const METADATA_FRACTION: f64 = 0.5;
 /// Opens of the same object per process that count as open/close churn.
-pub const CHURN_OPENS: u64 = 10;
+pub const CHURN_OPENS: u64 = 100;
 /// Share of a read-only file's time spent in `dataset.close` that counts as slow close.
 pub const CLOSE_FRACTION: f64 = 0.2;
 /// Datasets smaller than this are tiny (64 KiB, the compact-layout limit).
 pub const TINY_DATASET_BYTES: u64 = 64 << 10;
 /// Tiny datasets needed for the many-tiny-datasets insight.
-pub const TINY_DATASET_COUNT: u64 = 100;
+pub const TINY_DATASET_COUNT: u64 = 1000;
 /// Writes to one contiguous dataset (each below [`SMALL_IO_BYTES`] on average) that count as
 /// many small partial writes.
 pub const PARTIAL_WRITES: u64 = 10;
@@ -41,6 +41,9 @@ pub const CALL_MIN_RATIO: f64 = 2.0;
 pub const RANK_MIN_RATIO: f64 = 1.2;
 /// Share of all call time above which one operation is reported as dominant.
 pub const HOT_OP_SHARE: f64 = 0.5;
+
+/// Data accesses needed before access sizes are judged.
+pub const MIN_DATA_ACCESSES: u64 = 10;
 
 /// A finding that explains at least this share of the run's HDF5 time is HIGH.
 pub const SHARE_HIGH: f64 = 0.30;
@@ -100,6 +103,8 @@ pub struct Thresholds {
     pub late_wait_share: f64,
     /// Waiting (ns) a collective operation needs before its late rank is named.
     pub late_min_wait_ns: u64,
+    /// Stripe size of the file system, bytes (`--stripe-size`); 0 when not given.
+    pub stripe_size: u64,
 }
 
 impl Default for Thresholds {
@@ -122,6 +127,7 @@ impl Default for Thresholds {
             min_op_share: MIN_OP_SHARE,
             late_wait_share: crate::collective::MIN_WAIT_SHARE,
             late_min_wait_ns: crate::collective::MIN_WAIT_NS,
+            stripe_size: 0,
         }
     }
 }
@@ -167,7 +173,7 @@ pub struct Insight {
     pub recommendation: String,
 }
 
-fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
+pub(crate) fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
     Insight {
         level,
         code: code.into(),
@@ -177,12 +183,12 @@ fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> In
     }
 }
 
-fn below(h: &SizeHist, limit: u64) -> u64 {
+pub(crate) fn below(h: &SizeHist, limit: u64) -> u64 {
     // Exact for powers of two; other limits round up to the next power of two.
     h.below_pow2(limit.next_power_of_two())
 }
 
-fn dims_elems(dims: &str) -> Option<u64> {
+pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
     if dims.is_empty() {
         return None;
     }
@@ -194,7 +200,6 @@ fn dims_elems(dims: &str) -> Option<u64> {
 /// Runs every rule.
 pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
     let mut out = Vec::new();
-    let call_ns = rep.run.call_ns.max(1);
     let run = &rep.run;
 
     // Data quality.
@@ -231,126 +236,12 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
                     fmt_ns(top.p50_ns)
                 ),
                 "Optimise this operation first; the sections below tell whether its calls, its \
-                 ranks or its access sizes are the problem.",
+                 processes or its access sizes are the problem.",
             ));
         }
     }
 
-    // Small dataset I/O.
-    let sizes_all = {
-        let mut h = agg.io_sizes[0].clone();
-        h.merge(&agg.io_sizes[1]);
-        h
-    };
-    let n = sizes_all.total();
-    let small = below(&sizes_all, th.small_io_bytes);
-    // (`small_io` itself is a dataset rule: crate::insights_dataset.)
-
-    // Metadata-dominated time.
-    let meta: Vec<_> = rep.ops.iter().filter(|o| o.class == "metadata").collect();
-    let meta_ns: u64 = meta.iter().map(|o| o.total_ns).sum();
-    let mshare = meta_ns as f64 / call_ns as f64;
-    if rep.run.records > 0 && mshare >= th.metadata_fraction {
-        let top: Vec<String> = meta
-            .iter()
-            .take(3)
-            .map(|o| format!("{} {}", o.op, pct(o.share)))
-            .collect();
-        out.push(ins(
-            if mshare >= 0.8 {
-                Level::High
-            } else {
-                Level::Warn
-            },
-            "metadata_time",
-            format!("Metadata operations take {} of HDF5 time", pct(mshare)),
-            format!("top: {}", top.join(", ")),
-            "Keep files, groups and datasets open instead of reopening them; create files with \
-             H5Pset_libver_bounds(H5F_LIBVER_LATEST) and paged aggregation \
-             (H5Pset_file_space_strategy PAGE, H5Pset_page_buffer_size); enlarge the metadata \
-             cache; under MPI enable collective metadata (H5Pset_all_coll_metadata_ops, \
-             H5Pset_coll_metadata_write).",
-        ));
-    }
-
-    // Open/close churn.
-    let mut churn: Vec<(u64, String)> = agg
-        .objects
-        .iter()
-        .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
-        .filter_map(|(kind, f, p, o)| {
-            let per = o.opens / (o.procs.len() as u64).max(1);
-            (per >= th.churn_opens)
-                .then(|| (o.opens, format!("{kind} {f}:{p} opened {} times", o.opens)))
-        })
-        .collect();
-    churn.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    if !churn.is_empty() {
-        out.push(ins(
-            Level::Warn,
-            "open_close_churn",
-            format!("{} object(s) are opened and closed repeatedly", churn.len()),
-            churn
-                .iter()
-                .take(5)
-                .map(|c| c.1.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
-            "Open each object once and keep its handle for the whole phase; every open walks \
-             the B-tree/heap and every close may flush metadata.",
-        ));
-    }
-
-    // Rank imbalance in bytes or time.
-    if rep.ranks.len() >= 2 {
-        for (what, vals) in [
-            (
-                "bytes",
-                rep.ranks
-                    .iter()
-                    .map(|r| r.bytes_read + r.bytes_written)
-                    .collect::<Vec<_>>(),
-            ),
-            ("time", rep.ranks.iter().map(|r| r.total_ns).collect()),
-        ] {
-            let sum: u64 = vals.iter().sum();
-            let (imax, max) = vals
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0)))
-                .expect("n>=2");
-            let min = *vals.iter().min().expect("n>=2");
-            let imb = if sum > 0 {
-                (max - min) as f64 / sum as f64
-            } else {
-                0.0
-            };
-            if imb > th.imbalance {
-                let r = &rep.ranks[imax];
-                let who = if r.rank >= 0 {
-                    format!("rank {}", r.rank)
-                } else {
-                    format!("pid {}", r.pid)
-                };
-                let (vmax, vmin) = if what == "bytes" {
-                    (fmt_bytes(*max), fmt_bytes(min))
-                } else {
-                    (fmt_ns(*max), fmt_ns(min))
-                };
-                out.push(ins(
-                    Level::Warn,
-                    &format!("rank_imbalance_{what}"),
-                    format!("Ranks are imbalanced in {what}: {who} has the most"),
-                    format!(
-                        "max {vmax} ({who}), min {vmin}, (max − min)/total = {}",
-                        pct(imb)
-                    ),
-                    "Balance the data decomposition across ranks, or give the heavy rank's share \
-                     to aggregators (collective buffering).",
-                ));
-            }
-        }
-    }
+    // (`small_io` is a dataset rule: crate::insights_dataset.)
 
     // Read-only files with slow dataset close.
     for f in rep.files.iter().filter(|f| f.read_only && f.total_ns > 0) {
@@ -376,102 +267,6 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
         }
     }
 
-    // Many tiny datasets.
-    let tiny = rep
-        .datasets
-        .iter()
-        .filter(|d| {
-            let size = dims_elems(&d.dims)
-                .map(|e| e.saturating_mul(d.type_size.max(1)))
-                .unwrap_or_else(|| d.bytes_written.max(d.bytes_read) / (d.procs.max(1) as u64));
-            size < th.tiny_dataset_bytes
-        })
-        .count() as u64;
-    if tiny >= th.tiny_dataset_count {
-        out.push(ins(
-            Level::Warn,
-            "tiny_datasets",
-            format!(
-                "{tiny} datasets are smaller than {}",
-                fmt_bytes(th.tiny_dataset_bytes)
-            ),
-            format!("{} datasets in total", rep.datasets.len()),
-            "Store small arrays in fewer, larger datasets (an extra dimension or a compound \
-             type), as attributes, or with the compact layout (H5Pset_layout H5D_COMPACT); each \
-             dataset costs an object header and metadata I/O.",
-        ));
-    }
-
-    // Collective metadata off under MPI.
-    let mpi = run.world_size > 1 || run.ranks > 1;
-    if mpi && !(run.coll_metadata_reads && run.coll_metadata_writes) {
-        let md_ops = [
-            "group.open",
-            "file.open",
-            "group.create",
-            "dataset.open",
-            "dataset.create",
-            "link.get:info",
-            "link.specific:exists",
-        ];
-        let mut hit: Vec<String> = rep
-            .straggler_ranks
-            .iter()
-            .filter(|s| md_ops.contains(&s.op.as_str()))
-            .map(|s| {
-                format!(
-                    "{} (straggler rank{})",
-                    s.op,
-                    if s.outliers.len() > 1 { "s" } else { "" }
-                )
-            })
-            .collect();
-        hit.extend(
-            rep.straggler_calls
-                .iter()
-                .filter(|s| md_ops.contains(&s.op.as_str()))
-                .map(|s| format!("{} ({} straggler call(s))", s.op, s.stragglers)),
-        );
-        let opener = hit
-            .iter()
-            .any(|h| h.starts_with("group.open") || h.starts_with("file.open"));
-        let off = match (run.coll_metadata_reads, run.coll_metadata_writes) {
-            (false, false) => "reads and writes",
-            (false, true) => "reads",
-            _ => "writes",
-        };
-        let (level, title) = if opener {
-            (
-                Level::High,
-                format!("Collective metadata {off} are off and opens straggle"),
-            )
-        } else if hit.is_empty() {
-            (
-                Level::Info,
-                format!("Collective metadata {off} are off under MPI"),
-            )
-        } else {
-            (
-                Level::Warn,
-                format!("Collective metadata {off} are off and metadata operations straggle"),
-            )
-        };
-        let detail = if hit.is_empty() {
-            "no metadata straggler found".to_string()
-        } else {
-            hit.join("; ")
-        };
-        out.push(ins(
-            level,
-            "collective_metadata_off",
-            title,
-            detail,
-            "Set H5Pset_all_coll_metadata_ops(fapl, 1) and H5Pset_coll_metadata_write(fapl, 1): \
-             one rank reads metadata and broadcasts it, instead of every rank hitting the same \
-             file system blocks (the H5Prov paper's group.open/file.open stragglers).",
-        ));
-    }
-
     // Transfers.
     let t = &rep.transfers;
     if t.broken_collective > 0 {
@@ -489,124 +284,6 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
             "Ask HDF5 why with H5Pget_mpio_no_collective_cause after the call (datatype \
              conversion, filters, point selections and chunk cache settings commonly break \
              collective I/O).",
-        ));
-    }
-    if mpi && t.independent > 0 && t.collective == 0 && small * 2 >= n && n > 0 {
-        out.push(ins(
-            Level::Info,
-            "independent_small_io",
-            "All MPI data transfers are independent and mostly small".into(),
-            format!("{} independent transfers", t.independent),
-            "Try collective transfers (H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE)) so MPI-IO \
-             can aggregate small requests.",
-        ));
-    }
-
-    // Straggler ranks of significant operations.
-    let sig: Vec<String> = rep
-        .straggler_ranks
-        .iter()
-        .filter(|s| s.op_share >= th.min_op_share)
-        .map(|s| {
-            let who: Vec<String> = s
-                .outliers
-                .iter()
-                .map(|o| {
-                    let w = if o.rank >= 0 {
-                        format!("rank {}", o.rank)
-                    } else {
-                        format!("pid {}", o.pid)
-                    };
-                    if o.rule == "bytes" {
-                        format!("{w} moves ×{:.1} the median data", o.bytes_x_median)
-                    } else if o.rule == "late-arrival" {
-                        format!("{w} arrives last")
-                    } else {
-                        format!("{w} ×{:.1}", o.x_median)
-                    }
-                })
-                .collect();
-            format!("{}: {}", s.op, who.join(", "))
-        })
-        .collect();
-    if !sig.is_empty() {
-        out.push(ins(
-            Level::Warn,
-            "straggler_ranks",
-            format!("Straggler ranks in {} operation(s)", sig.len()),
-            sig.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
-            "Check whether the named ranks move more data or share a busy node/OST; balance \
-             the decomposition, and for collective operations (dataset/group create, collective \
-             write) remember that every rank waits for the slowest.",
-        ));
-    }
-
-    // Late arrivals at collective operations.
-    let late: Vec<String> = rep
-        .collective_skew
-        .iter()
-        .filter(|c| c.straggler.is_some() && c.wait_ns as f64 >= th.min_op_share * call_ns as f64)
-        .map(|c| {
-            let l = c.straggler.as_ref().expect("filtered");
-            format!(
-                "{}: {} arrived last in {}/{} calls; the others waited {} ({} of the operation's time)",
-                c.op,
-                crate::record::ProcKey {
-                    rank: l.rank,
-                    pid: l.pid
-                },
-                l.last,
-                c.calls,
-                fmt_ns(c.wait_ns),
-                pct(c.wait_share)
-            )
-        })
-        .collect();
-    if !late.is_empty() {
-        out.push(ins(
-            Level::Warn,
-            "collective_late_arrival",
-            format!(
-                "Ranks wait for a late arrival at {} collective operation(s)",
-                late.len()
-            ),
-            late.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
-            "The late rank is busy before the collective call (more data to write, a slower \
-             node or OST, CPU contention): balance the work before the call. The other ranks' \
-             time in the call is waiting, not I/O, so their long calls are the symptom, not \
-             the cause.",
-        ));
-    }
-
-    // Straggler calls.
-    let calls: Vec<String> = rep
-        .straggler_calls
-        .iter()
-        .filter(|s| {
-            rep.ops
-                .iter()
-                .any(|o| o.op == s.op && o.share >= th.min_op_share)
-        })
-        .map(|s| {
-            let c = &s.calls[0];
-            format!(
-                "{}: {} call(s) above {}, worst {} (×{:.1} median)",
-                s.op,
-                s.stragglers,
-                fmt_ns(s.cutoff_ns),
-                fmt_ns(c.total_ns),
-                c.x_median
-            )
-        })
-        .collect();
-    if !calls.is_empty() {
-        out.push(ins(
-            Level::Info,
-            "straggler_calls",
-            format!("Straggler calls in {} operation(s)", calls.len()),
-            calls.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
-            "Look up the listed calls (rank, seq, object) in the Perfetto export: isolated slow \
-             calls usually mean file-system contention or a metadata-cache flush/eviction.",
         ));
     }
 
@@ -633,6 +310,8 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
 
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
     crate::insights_dataset::detect(rep, &agg.datasets_io, th, &mut out);
+    // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.
+    crate::insights_mpi::detect(rep, agg, th, &mut out);
 
     if !out.iter().any(|i| i.level <= Level::Warn) {
         out.push(ins(

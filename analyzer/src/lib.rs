@@ -23,6 +23,7 @@ pub mod compare;
 pub mod export;
 pub mod insights;
 pub mod insights_dataset;
+pub mod insights_mpi;
 pub mod read;
 pub mod record;
 pub mod render;

@@ -114,6 +114,10 @@ struct ThresholdArgs {
     /// Waiting (ns, all matched calls) a collective operation needs before a late rank is named.
     #[arg(long, value_name = "NS", default_value_t = h5prov_analyzer::collective::MIN_WAIT_NS)]
     late_min_wait_ns: u64,
+    /// Stripe size of the file system holding the files, bytes (e.g. Lustre's `lfs
+    /// getstripe -S`), for the alignment rule when the trace cannot tell; 0: unknown.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    stripe_size: u64,
 }
 
 impl ThresholdArgs {
@@ -162,6 +166,7 @@ impl ThresholdArgs {
             min_op_share: self.min_op_share,
             late_wait_share: self.late_wait_share,
             late_min_wait_ns: self.late_min_wait_ns,
+            stripe_size: self.stripe_size,
         })
     }
 }

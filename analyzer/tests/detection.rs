@@ -10,6 +10,10 @@ use h5prov_analyzer::{load, render};
 use std::path::Path;
 
 fn report(dir: &str, threads: usize) -> Report {
+    report_with(dir, threads, &Thresholds::default())
+}
+
+fn report_with(dir: &str, threads: usize, th: &Thresholds) -> Report {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -18,11 +22,7 @@ fn report(dir: &str, threads: usize) -> Report {
     let agg = pool
         .install(|| load(&path, &ReadOptions::default(), &|_| {}))
         .unwrap();
-    analyze(
-        &agg,
-        &Thresholds::default(),
-        &[format!("tests/fixtures/{dir}")],
-    )
+    analyze(&agg, th, &[format!("tests/fixtures/{dir}")])
 }
 
 #[test]
@@ -144,15 +144,22 @@ fn mpi4_insights_and_objects() {
     let r = report("mpi4", 2);
     let find = |code: &str| r.insights.iter().find(|i| i.code == code);
     let cm = find("collective_metadata_off").expect("collective metadata insight");
-    assert_eq!(cm.level, Level::High);
-    assert!(cm.detail.contains("group.open"));
+    assert_eq!(cm.level, Level::High, "{cm:?}");
+    assert!(cm.title.contains("4 MPI ranks"), "{cm:?}");
     // 320 accesses of 256 KiB: below Drishti's absolute minimum of small requests (1000),
     // so access sizes are not judged.
     assert!(find("small_io").is_none());
-    assert!(find("rank_imbalance_bytes")
-        .unwrap()
-        .title
-        .contains("rank 3"));
+    // Rank 3 moves ten times the data: named once, per operation, with its data.
+    let s = find("straggler_ranks").unwrap();
+    assert!(
+        s.detail.contains("rank 3 moves ×10.0 the median data"),
+        "{s:?}"
+    );
+    assert!(find("rank_imbalance_bytes").is_none(), "said once");
+    let late = find("collective_late_arrival").unwrap();
+    assert!(late
+        .detail
+        .contains("rank 3 (it moves materially more data)"));
     assert!(find("broken_collective").is_some());
     assert!(find("incomplete_trace").is_some());
     assert_eq!(r.transfers.broken_collective, 8);
@@ -177,7 +184,14 @@ fn mpi4_insights_and_objects() {
 
 #[test]
 fn serial_insights() {
-    let r = report("serial", 1);
+    // The fixture's churn (61 opens) and tiny datasets (120) are below the default
+    // thresholds (100 opens, 1000 datasets): judged here with the old ones.
+    let th = Thresholds {
+        churn_opens: 10,
+        tiny_dataset_count: 100,
+        ..Thresholds::default()
+    };
+    let r = report_with("serial", 1, &th);
     let codes: Vec<&str> = r.insights.iter().map(|i| i.code.as_str()).collect();
     for c in [
         "metadata_time",
@@ -212,6 +226,13 @@ fn serial_insights() {
         .find(|i| i.code == "open_close_churn")
         .unwrap();
     assert!(churn.detail.contains("tiny.h5:/t000 opened 61 times"));
+    let defaults = report("serial", 1);
+    for c in ["open_close_churn", "tiny_datasets"] {
+        assert!(
+            !defaults.insights.iter().any(|i| i.code == c),
+            "{c} below the default thresholds"
+        );
+    }
 }
 
 #[test]

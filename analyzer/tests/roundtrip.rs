@@ -156,6 +156,9 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
             cache: r.file.clone(),
             file_bytes_read: r.file_bytes,
             file_bytes_written: r.blocks,
+            mpio: r.conv,
+            align: r.path.clone(),
+            fs: r.detail.clone(),
         })
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();

@@ -997,7 +997,18 @@ fn summary_of(s: &Session, n: &Node) {
     };
     let shape = n.shape.lock();
     let Some(shape) = shape.as_ref() else {
-        return write_summary(s, objects, n, &st, &Desc::default(), open_ns);
+        // Files: where they live and how they were opened.
+        let (mut align_buf, mut fs_buf) = ([0u8; 42], [0u8; 20]);
+        let desc = Desc {
+            align: st
+                .align
+                .map_or("", |(t, a)| join_pair(&mut align_buf, t, a)),
+            fs: st
+                .fs_magic
+                .map_or("", |m| crate::tree::fs_name(m, &mut fs_buf)),
+            ..Desc::default()
+        };
+        return write_summary(s, objects, n, &st, &desc, open_ns);
     };
     let (mut dims_buf, mut chunk_buf, mut ftype_buf) = ([0u8; 32 * 21], [0u8; 32 * 21], [0u8; 40]);
     let mut desc = Desc {
@@ -1016,6 +1027,22 @@ fn summary_of(s: &Session, n: &Node) {
         desc.cache = &shape.cache;
     }
     write_summary(s, objects, n, &st, &desc, open_ns);
+}
+
+/// `threshold:alignment` into `buf`, without allocating.
+fn join_pair(buf: &mut [u8; 42], a: u64, b: u64) -> &str {
+    let mut len = 0;
+    for (i, v) in [a, b].into_iter().enumerate() {
+        if i > 0 {
+            buf[len] = b':';
+            len += 1;
+        }
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(v).as_bytes();
+        buf[len..len + text.len()].copy_from_slice(text);
+        len += text.len();
+    }
+    std::str::from_utf8(&buf[..len]).unwrap_or("")
 }
 
 /// `10x20` into `buf`, without allocating: at most 32 dimensions of 20 digits.
@@ -1049,6 +1076,8 @@ struct Desc<'a> {
     fill_time: &'static str,
     alloc_time: &'static str,
     cache: &'a str,
+    align: &'a str,
+    fs: &'a str,
 }
 
 /// Encodes one objects-file row straight into the pending block.
@@ -1098,6 +1127,9 @@ fn write_summary(
         cache: d.cache,
         file_bytes_read: st.file_bytes_read,
         file_bytes_written: st.file_bytes_written,
+        mpio: u8::from(st.mpio),
+        align: d.align,
+        fs: d.fs,
     };
     let mut g = objects.lock();
     let out = &mut g.1;
@@ -1156,6 +1188,9 @@ mod tests {
             cache: "12421:16777216:0.75",
             file_bytes_read: 0,
             file_bytes_written: 48,
+            mpio: 0,
+            align: "",
+            fs: "",
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
         row.write_csv(&mut out);

@@ -147,6 +147,42 @@ pub struct Stats {
     pub open_ns: u64,
     /// For files: opened with the MPI-IO driver (transfer modes are recorded).
     pub mpio: bool,
+    /// For files: the FAPL's `H5Pset_alignment` (threshold, alignment), when known.
+    pub align: Option<(u64, u64)>,
+    /// For files: the `statfs` magic of the file system holding the file, when known.
+    pub fs_magic: Option<i64>,
+}
+
+/// The name of a file system from its `statfs` magic (`linux/magic.h`, and the parallel
+/// file systems' own: Lustre, GPFS, BeeGFS), into `buf` as hex when unknown.
+pub fn fs_name(magic: i64, buf: &mut [u8; 20]) -> &str {
+    let known = match magic as u64 & 0xffff_ffff {
+        0x0BD0_0BD0 => "lustre",
+        0x4750_4653 => "gpfs",
+        0x1983_0326 => "beegfs",
+        0x6969 => "nfs",
+        0xFF53_4D42 => "cifs",
+        0x6573_5546 => "fuse",
+        0xEF53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x0102_1994 => "tmpfs",
+        0x794C_7630 => "overlayfs",
+        0x2FC1_2FC1 => "zfs",
+        0x00C3_6400 => "cephfs",
+        _ => "",
+    };
+    if !known.is_empty() {
+        return known;
+    }
+    let len = buf.len();
+    let mut rest = &mut buf[..];
+    let _ = std::io::Write::write_fmt(
+        &mut rest,
+        format_args!("0x{:x}", magic as u64 & 0xffff_ffff),
+    );
+    let n = len - rest.len();
+    std::str::from_utf8(&buf[..n]).unwrap_or("")
 }
 
 /// Shape of a dataset, known at create or first open.
@@ -289,6 +325,8 @@ pub fn forget_counts_after_fork() {
         if let Some(mut st) = node.stats.try_lock() {
             *st = Stats {
                 mpio: st.mpio,
+                align: st.align,
+                fs_magic: st.fs_magic,
                 ..Stats::default()
             };
         }
@@ -432,7 +470,10 @@ impl Node {
         match (io.xfer, io.xfer_actual) {
             ("collective", "collective" | "") => st.coll_io += 1,
             ("collective", _) => st.broken_coll_io += 1,
-            _ => st.ind_io += 1,
+            ("independent", _) => st.ind_io += 1,
+            // No MPI-IO transfer mode (serial HDF5, or a file not opened with MPI-IO):
+            // neither independent nor collective.
+            _ => {}
         }
     }
 
@@ -508,6 +549,18 @@ impl Drop for Node {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_systems_by_magic() {
+        let mut buf = [0u8; 20];
+        assert_eq!(fs_name(0x0BD0_0BD0, &mut buf), "lustre");
+        assert_eq!(fs_name(0x4750_4653, &mut buf), "gpfs");
+        assert_eq!(fs_name(0x1983_0326, &mut buf), "beegfs");
+        assert_eq!(fs_name(0xEF53, &mut buf), "ext4");
+        // statfs's f_type is signed: a magic with the top bit set comes back negative.
+        assert_eq!(fs_name(0xFF53_4D42_u32 as i32 as i64, &mut buf), "cifs");
+        assert_eq!(fs_name(0x1234_5678, &mut buf), "0x12345678");
+    }
 
     fn new(kind: Kind, path: &str) -> NewNode<'_> {
         NewNode {

@@ -179,6 +179,14 @@ table::record_table! {
         file_bytes_read "file_bytes_read": u64 = 0, opt;
         /// Data bytes written, in the file's datatype.
         file_bytes_written "file_bytes_written": u64 = 0, opt;
+        /// For files: 1 when opened with the MPI-IO driver (`H5Pset_fapl_mpio`).
+        mpio "mpio": u8 = 0, opt;
+        /// For files: the FAPL's `H5Pset_alignment`, `threshold:alignment` (`1:1` is
+        /// HDF5's default, no alignment); empty when not recorded.
+        align "align": str = "", opt;
+        /// For files: the file system holding the file (`lustre`, `gpfs`, `beegfs`, `nfs`,
+        /// `ext4`, `xfs`, `tmpfs`, ..., else the `statfs` magic in hex); empty when unknown.
+        fs "fs": str = "", opt;
     }
 }
 

@@ -62,6 +62,12 @@ pub struct Api {
         name: *const ::std::os::raw::c_char,
         value: *mut ::std::os::raw::c_void,
     ) -> herr_t,
+    ///`H5Pget_alignment`
+    pub H5Pget_alignment: unsafe extern "C" fn(
+        fapl_id: hid_t,
+        threshold: *mut hsize_t,
+        alignment: *mut hsize_t,
+    ) -> herr_t,
     ///`H5Pget_alloc_time`
     pub H5Pget_alloc_time: unsafe extern "C" fn(
         plist_id: hid_t,
@@ -1085,6 +1091,22 @@ impl Api {
                             plist_id: hid_t,
                             name: *const ::std::os::raw::c_char,
                             value: *mut ::std::os::raw::c_void,
+                        ) -> herr_t,
+                    >(p)
+                }
+            },
+            H5Pget_alignment: {
+                let p = sym(c"H5Pget_alignment");
+                if p.is_null() {
+                    return Err("H5Pget_alignment");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            fapl_id: hid_t,
+                            threshold: *mut hsize_t,
+                            alignment: *mut hsize_t,
                         ) -> herr_t,
                     >(p)
                 }
@@ -3254,6 +3276,18 @@ pub unsafe fn H5Pget(
     value: *mut ::std::os::raw::c_void,
 ) -> herr_t {
     unsafe { (super::api().H5Pget)(plist_id, name, value) }
+}
+/**Calls `H5Pget_alignment` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_alignment(
+    fapl_id: hid_t,
+    threshold: *mut hsize_t,
+    alignment: *mut hsize_t,
+) -> herr_t {
+    unsafe { (super::api().H5Pget_alignment)(fapl_id, threshold, alignment) }
 }
 /**Calls `H5Pget_alloc_time` in the HDF5 library h5prov is bound to.
 

@@ -536,7 +536,13 @@ unsafe fn file_open_common(
         return Ok(std::ptr::null_mut());
     }
     let node = file_node(under, info.under.id(), &fname, dxpl, created);
-    node.stats.lock().mpio |= mpio;
+    let (align, fs_magic) = (fapl_alignment(fapl), fs_magic(name));
+    {
+        let mut st = node.stats.lock();
+        st.mpio |= mpio;
+        st.align = st.align.or(align);
+        st.fs_magic = st.fs_magic.or(fs_magic);
+    }
     // SAFETY: req per the VOL contract.
     unsafe { wrap_req(req, &info.under, op) };
     span.finish(&Event {
@@ -897,6 +903,26 @@ fn actual_xfer() -> &'static str {
         (true, b::mpio::H5FD_MPIO_COLLECTIVE) => "collective",
         (true, b::mpio::H5FD_MPIO_INDEPENDENT) => "independent",
         _ => "",
+    }
+}
+
+/// The FAPL's `H5Pset_alignment` (threshold, alignment); `None` when the query fails.
+fn fapl_alignment(fapl: hid_t) -> Option<(u64, u64)> {
+    let (mut threshold, mut alignment) = (0, 0);
+    // SAFETY: a property query on the application's FAPL.
+    let r = quietly(|| unsafe { b::H5Pget_alignment(fapl, &mut threshold, &mut alignment) });
+    (r >= 0).then_some((threshold, alignment))
+}
+
+/// The `statfs` magic of the file system holding the file `name` (a C string, or null).
+fn fs_magic(name: *const c_char) -> Option<i64> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: statfs fills a zeroed struct; name is HDF5's NUL-terminated file name.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        (libc::statfs(name, &mut st) == 0).then_some(st.f_type as i64)
     }
 }
 

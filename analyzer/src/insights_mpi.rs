@@ -1,0 +1,758 @@
+//! Metadata, layout-on-disk and MPI rules: `metadata_time`, `tiny_datasets`,
+//! `open_close_churn`, `unaligned_io`, `independent_small_io`, `collective_metadata_off`,
+//! `straggler_ranks`, `rank_imbalance_bytes`/`_time`, `collective_late_arrival` and
+//! `straggler_calls`. `docs/INSIGHTS.md` gives each rule's trigger, evidence, severity
+//! and references. Every severity comes from [`severity_for_share`]: the share of the
+//! run's HDF5 time the finding explains.
+//!
+//! MPI wording and MPI advice are for processes that really used MPI-IO: a file opened
+//! with the MPI-IO driver (the `mpio` column of the file's objects row) or a data transfer
+//! with an MPI-IO mode. A launcher rank alone (`PMI_RANK`, `OMPI_COMM_WORLD_RANK`) makes a
+//! process numbered, not parallel.
+
+use crate::aggregate::Aggregate;
+use crate::analysis::Report;
+use crate::insights::{below, dims_elems, ins, severity_for_share, Insight, Level, Thresholds};
+use crate::record::{OpClass, ProcKey};
+use crate::render::{fmt_bytes, fmt_ns, pct};
+use std::collections::BTreeSet;
+
+/// Metadata calls a run needs before it can be called metadata-dominated (a program that
+/// creates one file and one dataset is all metadata, and nothing to fix).
+pub const METADATA_MIN_CALLS: u64 = 100;
+/// Ranks using MPI-IO from which collective metadata is recommended. The HDF Group's
+/// guidance ("Collective Metadata I/O", HDF5 1.10) is about many ranks reading the same
+/// metadata; four is the smallest count at which the duplicated reads are already four
+/// requests per block, and the share rule keeps small effects quiet.
+pub const COLL_MD_MIN_RANKS: usize = 4;
+/// A rank moving at least this many times the median data of an operation is materially
+/// imbalanced (balanced programs on busy nodes stay well below ×2 in bytes: 1.0).
+pub const RANK_MATERIAL_RATIO: f64 = 2.0;
+/// A straggler call must take at least this long (10 ms) to be worth an insight: on a busy
+/// node a call the scheduler preempts takes a time slice (a few ms) longer, which says
+/// nothing about I/O.
+pub const CALL_MIN_NS: u64 = 10_000_000;
+/// Straggler calls must explain at least this share of the run's HDF5 time (their excess
+/// over the median) to be an insight.
+pub const CALLS_MIN_SHARE: f64 = 0.05;
+/// Matched calls a collective operation needs before a late arrival is a pattern rather
+/// than the order of one call.
+pub const LATE_MIN_CALLS: u64 = 3;
+/// `independent_small_io` needs at least this fraction of the data accesses to be small
+/// ("mostly small"), whatever `small_io`'s own fraction is.
+pub const MOSTLY_SMALL: f64 = 0.5;
+/// Stripe size assumed for a recorded parallel file system when `--stripe-size` is not
+/// given: Lustre's default (1 MiB).
+pub const DEFAULT_STRIPE: u64 = 1 << 20;
+
+/// File opens: one per file, a fixed cost (under MPI-IO, `MPI_File_open`), not the
+/// per-object metadata the metadata rules are about. `file.close` counts: it flushes the
+/// metadata cache, the objects' headers and heaps.
+const FILE_OPS: &[&str] = &["file.create", "file.open"];
+
+/// Which processes used MPI-IO.
+struct Mpi {
+    procs: BTreeSet<ProcKey>,
+}
+
+impl Mpi {
+    fn of(rep: &Report, agg: &Aggregate) -> Mpi {
+        let mut procs: BTreeSet<ProcKey> = agg
+            .file_access
+            .values()
+            .flat_map(|f| f.mpio_procs.iter().copied())
+            .collect();
+        // Traces without objects rows: a transfer with an MPI-IO mode (the connector
+        // records modes for MPI-IO files only) marks its process.
+        if agg.xfer.keys().any(|(req, _)| !req.is_empty()) {
+            for r in rep
+                .rank_ops
+                .iter()
+                .filter(|r| OpClass::of(&r.op) != OpClass::Metadata)
+            {
+                procs.insert(ProcKey {
+                    rank: r.rank,
+                    pid: r.pid,
+                });
+            }
+        }
+        Mpi { procs }
+    }
+
+    fn used(&self) -> bool {
+        !self.procs.is_empty()
+    }
+
+    /// `rank N` for an MPI-IO process, else `process PID`.
+    fn who(&self, rank: i64, pid: u32) -> String {
+        let p = ProcKey { rank, pid };
+        if rank >= 0 && self.procs.contains(&p) {
+            format!("rank {rank}")
+        } else {
+            format!("process {pid}")
+        }
+    }
+}
+
+/// Runs the rules of this module.
+pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, out: &mut Vec<Insight>) {
+    let mpi = Mpi::of(rep, agg);
+    let call_ns = rep.run.call_ns.max(1);
+    metadata_time(rep, th, call_ns, out);
+    tiny_datasets(rep, th, call_ns, out);
+    open_close_churn(agg, th, call_ns, out);
+    unaligned_io(rep, agg, th, call_ns, out);
+    if mpi.used() {
+        independent_small_io(rep, agg, th, call_ns, out);
+        collective_metadata_off(rep, &mpi, call_ns, out);
+        collective_late_arrival(rep, &mpi, th, call_ns, out);
+    }
+    straggler_ranks(rep, &mpi, th, call_ns, out);
+    rank_imbalance(rep, &mpi, th, call_ns, out);
+    straggler_calls(rep, agg, &mpi, th, call_ns, out);
+}
+
+/// Time and calls of metadata operations other than file opens ([`FILE_OPS`]).
+fn object_metadata(rep: &Report) -> (u64, u64) {
+    rep.ops
+        .iter()
+        .filter(|o| o.class == "metadata" && !FILE_OPS.contains(&o.op.as_str()))
+        .fold((0, 0), |a, o| (a.0 + o.total_ns, a.1 + o.count))
+}
+
+fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+    let (meta_ns, calls) = object_metadata(rep);
+    let share = meta_ns as f64 / call_ns as f64;
+    if calls < METADATA_MIN_CALLS || share < th.metadata_fraction {
+        return;
+    }
+    let top: Vec<String> = rep
+        .ops
+        .iter()
+        .filter(|o| o.class == "metadata" && !FILE_OPS.contains(&o.op.as_str()))
+        .take(3)
+        .map(|o| {
+            format!(
+                "{} {} calls, {} ({})",
+                o.op,
+                o.count,
+                fmt_ns(o.total_ns),
+                pct(o.share)
+            )
+        })
+        .collect();
+    out.push(ins(
+        severity_for_share(share),
+        "metadata_time",
+        format!("Metadata operations take {} of HDF5 time", pct(share)),
+        format!("{calls} metadata calls; top: {}", top.join(", ")),
+        "Do less metadata work per byte: keep groups and datasets open instead of reopening \
+         them, store many small arrays in one dataset, create files with \
+         H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) (compact object \
+         headers and link storage) and aggregate metadata with H5Pset_meta_block_size (or \
+         paged aggregation, H5Pset_file_space_strategy + H5Pset_page_buffer_size).",
+    ));
+}
+
+fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+    let tiny: Vec<_> = rep
+        .datasets
+        .iter()
+        .filter(|d| {
+            let size = dims_elems(&d.dims)
+                .map(|e| e.saturating_mul(d.type_size.max(1)))
+                .unwrap_or_else(|| d.bytes_written.max(d.bytes_read) / (d.procs.max(1) as u64));
+            size < th.tiny_dataset_bytes
+        })
+        .collect();
+    let count = tiny.len() as u64;
+    if count < th.tiny_dataset_count {
+        return;
+    }
+    let ns: u64 = tiny.iter().map(|d| d.total_ns).sum();
+    let bytes: u64 = tiny.iter().map(|d| d.bytes_written.max(d.bytes_read)).sum();
+    let share = ns as f64 / call_ns as f64;
+    out.push(ins(
+        severity_for_share(share),
+        "tiny_datasets",
+        format!(
+            "{count} datasets are smaller than {}",
+            fmt_bytes(th.tiny_dataset_bytes)
+        ),
+        format!(
+            "{count} of {} datasets; {} of data in them (mean {} each); calls on them take {} \
+             ({} of HDF5 time)",
+            rep.datasets.len(),
+            fmt_bytes(bytes),
+            fmt_bytes(bytes / count.max(1)),
+            fmt_ns(ns),
+            pct(share)
+        ),
+        "Store the small arrays in one larger dataset (an extra dimension, or a compound \
+         type) or as attributes; if they must stay separate datasets, use the compact layout \
+         (H5Pset_layout(dcpl, H5D_COMPACT): data inside the object header), create the file \
+         with H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), and \
+         aggregate metadata allocations with H5Pset_meta_block_size. Every dataset costs an \
+         object header, a link and its own allocation.",
+    ));
+}
+
+fn open_close_churn(agg: &Aggregate, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+    let mut churn: Vec<(u64, u64, String)> = agg
+        .objects
+        .iter()
+        .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
+        .filter_map(|(kind, f, p, o)| {
+            let procs = (o.procs.len() as u64).max(1);
+            let per = o.opens / procs;
+            // Time on the object other than moving data: opens, closes, queries.
+            let ns = o.total_ns.saturating_sub(o.read_ns + o.write_ns);
+            (per >= th.churn_opens).then(|| {
+                (
+                    ns,
+                    o.opens,
+                    format!(
+                        "{kind} {f}:{p} opened {} times by {procs} process(es), {} in opens, \
+                         closes and queries",
+                        o.opens,
+                        fmt_ns(ns)
+                    ),
+                )
+            })
+        })
+        .collect();
+    if churn.is_empty() {
+        return;
+    }
+    churn.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
+    let ns: u64 = churn.iter().map(|c| c.0).sum();
+    let share = ns as f64 / call_ns as f64;
+    out.push(ins(
+        severity_for_share(share),
+        "open_close_churn",
+        format!(
+            "{} object(s) are opened and closed repeatedly ({} of HDF5 time)",
+            churn.len(),
+            pct(share)
+        ),
+        churn
+            .iter()
+            .take(5)
+            .map(|c| c.2.clone())
+            .collect::<Vec<_>>()
+            .join("; "),
+        "Open each object once and keep its identifier for the whole phase (H5Dopen2/H5Gopen2 \
+         outside the loop, H5Dclose after it): every open looks the name up in the group's \
+         link storage and reads the object header, every close drops the object's cached \
+         state.",
+    ));
+}
+
+fn unaligned_io(
+    rep: &Report,
+    agg: &Aggregate,
+    th: &Thresholds,
+    call_ns: u64,
+    out: &mut Vec<Insight>,
+) {
+    let mut hits = Vec::new();
+    let mut ns = 0u64;
+    for (file, fa) in &agg.file_access {
+        let parallel_fs = matches!(fa.fs.as_str(), "lustre" | "gpfs" | "beegfs");
+        let stripe = match (th.stripe_size, parallel_fs) {
+            (0, false) => continue,
+            (0, true) => DEFAULT_STRIPE,
+            (s, _) => s,
+        };
+        let Some((threshold, alignment)) = fa.align else {
+            continue;
+        };
+        let aligned_to_stripe = alignment >= stripe && alignment % stripe == 0;
+        let big: Vec<_> = rep
+            .datasets
+            .iter()
+            .filter(|d| &d.file == file && (d.layout == "contiguous" || d.layout.is_empty()))
+            .filter(|d| d.reads + d.writes > 0)
+            .filter_map(|d| {
+                let size = dims_elems(&d.dims)?.saturating_mul(d.type_size.max(1));
+                // HDF5 aligns allocations of at least `threshold` bytes.
+                let aligned = aligned_to_stripe && size >= threshold;
+                (size >= stripe && !aligned).then_some((d, size))
+            })
+            .collect();
+        if big.is_empty() {
+            continue;
+        }
+        let t: u64 = big.iter().map(|(d, _)| d.read_ns + d.write_ns).sum();
+        let bytes: u64 = big.iter().map(|(_, s)| s).sum();
+        ns += t;
+        hits.push(format!(
+            "{file} on {} (stripe {}{}), H5Pset_alignment threshold {threshold} alignment \
+             {alignment}: {} contiguous dataset(s) of {} at unaligned addresses, {} in \
+             their reads and writes",
+            if fa.fs.is_empty() { "?" } else { &fa.fs },
+            fmt_bytes(stripe),
+            if th.stripe_size == 0 { ", assumed" } else { "" },
+            big.len(),
+            fmt_bytes(bytes),
+            fmt_ns(t)
+        ));
+    }
+    if hits.is_empty() {
+        return;
+    }
+    let share = ns as f64 / call_ns as f64;
+    out.push(ins(
+        severity_for_share(share),
+        "unaligned_io",
+        format!(
+            "Large datasets are not aligned to the file system's stripes ({} of HDF5 time in \
+             their I/O)",
+            pct(share)
+        ),
+        format!(
+            "{}. Judged from the file's alignment setting and the datasets' sizes: h5prov \
+             does not record file offsets",
+            hits.join("; ")
+        ),
+        "Align large allocations to the stripe size: H5Pset_alignment(fapl, threshold, \
+         stripe_size) on the file access property list (e.g. threshold 1 MiB, alignment = \
+         the Lustre stripe size from `lfs getstripe`), so that each stripe-sized access hits \
+         one stripe on one server.",
+    ));
+}
+
+fn independent_small_io(
+    rep: &Report,
+    agg: &Aggregate,
+    th: &Thresholds,
+    call_ns: u64,
+    out: &mut Vec<Insight>,
+) {
+    let t = &rep.transfers;
+    let mut sizes = agg.io_sizes[0].clone();
+    sizes.merge(&agg.io_sizes[1]);
+    let n = sizes.total();
+    let small = below(&sizes, th.small_io_bytes);
+    if t.independent == 0
+        || t.independent <= t.collective
+        || n < crate::insights::MIN_DATA_ACCESSES
+        || (small as f64) < MOSTLY_SMALL * n as f64
+    {
+        return;
+    }
+    let data_ns: u64 = rep
+        .ops
+        .iter()
+        .filter(|o| o.class != "metadata")
+        .map(|o| o.total_ns)
+        .sum();
+    // The independent small transfers' part of the data time.
+    let ind = t.independent as f64 / (t.independent + t.collective + t.broken_collective) as f64;
+    let share = data_ns as f64 * ind * small as f64 / n as f64 / call_ns as f64;
+    out.push(ins(
+        severity_for_share(share),
+        "independent_small_io",
+        format!(
+            "MPI ranks make {} small independent transfers ({} of HDF5 time)",
+            t.independent,
+            pct(share)
+        ),
+        format!(
+            "independent {}, collective {}; {small} of {n} accesses below {}; data calls take \
+             {}",
+            t.independent,
+            t.collective,
+            fmt_bytes(th.small_io_bytes),
+            fmt_ns(data_ns)
+        ),
+        "Write each rank's part with one collective transfer: select it as one hyperslab and \
+         set H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), so that MPI-IO's two-phase I/O \
+         aggregates the ranks' pieces into large contiguous file-system requests \
+         (collective buffering, tuned with the romio_cb_write / cb_buffer_size hints).",
+    ));
+}
+
+fn collective_metadata_off(rep: &Report, mpi: &Mpi, call_ns: u64, out: &mut Vec<Insight>) {
+    let run = &rep.run;
+    let ranks = mpi.procs.len();
+    if ranks < COLL_MD_MIN_RANKS || (run.coll_metadata_reads && run.coll_metadata_writes) {
+        return;
+    }
+    let (meta_ns, calls) = object_metadata(rep);
+    let share = meta_ns as f64 / call_ns as f64;
+    let level = severity_for_share(share);
+    if calls < METADATA_MIN_CALLS || level > Level::Warn {
+        return;
+    }
+    let off = match (run.coll_metadata_reads, run.coll_metadata_writes) {
+        (false, false) => "reads and writes",
+        (false, true) => "reads",
+        _ => "writes",
+    };
+    out.push(ins(
+        level,
+        "collective_metadata_off",
+        format!("Collective metadata {off} are off with {ranks} MPI ranks"),
+        format!(
+            "{calls} metadata calls take {} ({} of HDF5 time); each rank reads the same \
+             metadata from the file on its own",
+            fmt_ns(meta_ns),
+            pct(share)
+        ),
+        "Set H5Pset_all_coll_metadata_ops(fapl, 1) and H5Pset_coll_metadata_write(fapl, 1) \
+         on the file access property list: one rank reads metadata and broadcasts it, and \
+         metadata writes become one collective write, instead of every rank hitting the same \
+         file-system blocks.",
+    ));
+}
+
+fn collective_late_arrival(
+    rep: &Report,
+    mpi: &Mpi,
+    th: &Thresholds,
+    call_ns: u64,
+    out: &mut Vec<Insight>,
+) {
+    let mut wait = 0u64;
+    let mut material = false;
+    let bytes: Vec<u64> = rep
+        .ranks
+        .iter()
+        .map(|r| r.bytes_read + r.bytes_written)
+        .collect();
+    let median_bytes = {
+        let mut b = bytes.clone();
+        b.sort_unstable();
+        b.get(b.len() / 2).copied().unwrap_or(0)
+    };
+    let late: Vec<String> = rep
+        .collective_skew
+        .iter()
+        .filter_map(|c| {
+            let l = c.straggler.as_ref()?;
+            let pattern = c.calls >= LATE_MIN_CALLS && l.last * 2 >= c.calls;
+            let meaningful = c.wait_ns as f64 >= th.min_op_share * call_ns as f64;
+            (pattern && meaningful).then(|| {
+                wait += c.wait_ns;
+                let heavy = rep
+                    .ranks
+                    .iter()
+                    .find(|r| r.rank == l.rank && r.pid == l.pid)
+                    .is_some_and(|r| {
+                        (r.bytes_read + r.bytes_written) as f64
+                            >= RANK_MATERIAL_RATIO * median_bytes as f64
+                            && r.bytes_read + r.bytes_written > 0
+                    });
+                material |= heavy;
+                format!(
+                    "{}: {} ({}) arrived last in {}/{} calls; the others waited {} ({} of \
+                     the operation's time)",
+                    c.op,
+                    mpi.who(l.rank, l.pid),
+                    if heavy {
+                        "it moves materially more data"
+                    } else {
+                        "no more data than the others"
+                    },
+                    l.last,
+                    c.calls,
+                    fmt_ns(c.wait_ns),
+                    pct(c.wait_share)
+                )
+            })
+        })
+        .collect();
+    if late.is_empty() {
+        return;
+    }
+    let share = wait as f64 / call_ns as f64;
+    // A late rank that moves no more data than the others is late for reasons the trace
+    // cannot see (computation, a busy core or node): worth knowing, INFO.
+    let level = if material {
+        severity_for_share(share)
+    } else {
+        Level::Info
+    };
+    out.push(ins(
+        level,
+        "collective_late_arrival",
+        format!(
+            "Ranks wait for a late arrival at {} collective operation(s) ({} of HDF5 time)",
+            late.len(),
+            pct(share)
+        ),
+        late.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
+        "The late rank is busy before the collective call (more data to write, a slower \
+         node or OST, CPU contention): balance the work before the call. The other ranks' \
+         time in the call is waiting, not I/O, so their long calls are the symptom, not the \
+         cause.",
+    ));
+}
+
+fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+    let procs = rep.ranks.len().max(1) as f64;
+    let (mut material, mut time_only) = (Vec::new(), Vec::new());
+    let mut excess = 0f64;
+    for s in rep
+        .straggler_ranks
+        .iter()
+        .filter(|s| s.op_share >= th.min_op_share)
+    {
+        // Waiting inside a collective call is the late arrival's doing, not this rank's.
+        let collective =
+            mpi.used() && crate::collective::Kind::of(&s.op) == crate::collective::Kind::Yes;
+        for o in &s.outliers {
+            let who = mpi.who(o.rank, o.pid);
+            if o.rule.contains("bytes") && o.bytes_x_median >= RANK_MATERIAL_RATIO {
+                // The time the rank spends on its extra data (at its own rate: its time
+                // × (1 − median/its bytes)) holds the others up at the next collective
+                // call, or the job's end: it costs every process that much. Its own rate,
+                // not the median rank's time: ranks writing at once slow each other down.
+                excess += o.total_ns as f64 * (1.0 - 1.0 / o.bytes_x_median) * procs;
+                material.push(format!(
+                    "{}: {who} moves ×{:.1} the median data ({}) and takes {} (median {})",
+                    s.op,
+                    o.bytes_x_median,
+                    fmt_bytes(o.bytes),
+                    fmt_ns(o.total_ns),
+                    fmt_ns(s.median_total_ns)
+                ));
+            } else if !collective
+                && !o.rule.starts_with("late-arrival")
+                && o.x_median >= RANK_MATERIAL_RATIO
+            {
+                time_only.push(format!(
+                    "{}: {who} takes ×{:.1} the median time ({} vs {}) for the same data",
+                    s.op,
+                    o.x_median,
+                    fmt_ns(o.total_ns),
+                    fmt_ns(s.median_total_ns)
+                ));
+            }
+        }
+    }
+    if material.is_empty() && time_only.is_empty() {
+        return;
+    }
+    let share = excess / call_ns as f64;
+    // Without more data to move, a slower rank is a node effect (CPU or file-system
+    // contention) the trace cannot attribute: worth knowing, not a finding to fix.
+    let level = if material.is_empty() {
+        Level::Info
+    } else {
+        severity_for_share(share)
+    };
+    let mut detail = material.clone();
+    detail.extend(time_only.iter().cloned());
+    out.push(ins(
+        level,
+        "straggler_ranks",
+        if material.is_empty() {
+            format!("{} slower process(es) without more data", time_only.len())
+        } else {
+            format!(
+                "{} process(es) move materially more data than the others ({} of HDF5 time)",
+                material.len(),
+                pct(share.min(1.0))
+            )
+        },
+        detail
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; "),
+        "Balance the data decomposition so that every process moves about the same bytes \
+         per phase; the others wait for the heaviest at the next collective call. For a \
+         slower process without more data, check its node (CPU oversubscription, a busy \
+         storage target) in the timeline.",
+    ));
+}
+
+fn rank_imbalance(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+    if rep.ranks.len() < 2 {
+        return;
+    }
+    let n = rep.ranks.len() as f64;
+    let median = |v: &[u64]| {
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        let m = s.len() / 2;
+        if s.len() % 2 == 0 {
+            (s[m - 1] + s[m]) / 2
+        } else {
+            s[m]
+        }
+    };
+    // Per process data-call time, for the cost of a bytes imbalance.
+    let data_ns = |rank: i64, pid: u32| -> u64 {
+        rep.rank_ops
+            .iter()
+            .filter(|r| r.rank == rank && r.pid == pid && OpClass::of(&r.op) != OpClass::Metadata)
+            .map(|r| r.total_ns)
+            .sum()
+    };
+    let data_times: Vec<u64> = rep.ranks.iter().map(|r| data_ns(r.rank, r.pid)).collect();
+    for what in ["bytes", "time"] {
+        let vals: Vec<u64> = rep
+            .ranks
+            .iter()
+            .map(|r| match what {
+                "bytes" => r.bytes_read + r.bytes_written,
+                _ => r.total_ns,
+            })
+            .collect();
+        let sum: u64 = vals.iter().sum();
+        let (imax, max) = vals
+            .iter()
+            .copied()
+            .enumerate()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .expect("n>=2");
+        let min = *vals.iter().min().expect("n>=2");
+        let med = median(&vals);
+        let imb = if sum > 0 {
+            (max - min) as f64 / sum as f64
+        } else {
+            0.0
+        };
+        // Drishti's (max − min)/total, and a material ratio to the median: with a handful
+        // of processes on a busy node, times differ by tens of percent for the same work.
+        if imb <= th.imbalance || (max as f64) < RANK_MATERIAL_RATIO * med as f64 {
+            continue;
+        }
+        // The per-operation finding already names the heavy process and its data.
+        if what == "bytes"
+            && out
+                .iter()
+                .any(|i| i.code == "straggler_ranks" && i.level <= Level::Warn)
+        {
+            continue;
+        }
+        let r = &rep.ranks[imax];
+        let who = mpi.who(r.rank, r.pid);
+        // Bytes: the heavy process's data time spent on its extra data, at its own rate;
+        // time: its time above the median. Either holds every process up that long.
+        let excess = match what {
+            "bytes" => data_times[imax] as f64 * (1.0 - med as f64 / max as f64),
+            _ => (max - med) as f64,
+        };
+        let share = excess * n / call_ns as f64;
+        let (vmax, vmed) = if what == "bytes" {
+            (fmt_bytes(max), fmt_bytes(med))
+        } else {
+            (fmt_ns(max), fmt_ns(med))
+        };
+        out.push(ins(
+            severity_for_share(share),
+            &format!("rank_imbalance_{what}"),
+            format!(
+                "Processes are imbalanced in {what}: {who} has ×{:.1} the median",
+                max as f64 / med.max(1) as f64
+            ),
+            format!(
+                "max {vmax} ({who}), median {vmed}, min {}, (max − min)/total = {}; its extra \
+                 {} cost every process: {} of HDF5 time",
+                if what == "bytes" {
+                    fmt_bytes(min)
+                } else {
+                    fmt_ns(min)
+                },
+                pct(imb),
+                if what == "bytes" { "data time" } else { "time" },
+                pct(share.min(1.0))
+            ),
+            "Balance the data decomposition across processes, or give the heavy process's \
+             share to aggregators (collective buffering).",
+        ));
+    }
+}
+
+fn straggler_calls(
+    rep: &Report,
+    agg: &Aggregate,
+    mpi: &Mpi,
+    th: &Thresholds,
+    call_ns: u64,
+    out: &mut Vec<Insight>,
+) {
+    let mut excess = 0u64;
+    let mut lines = Vec::new();
+    for s in &rep.straggler_calls {
+        // Slow calls of a collective operation are ranks waiting for the last one
+        // (`collective_late_arrival`), not slow calls.
+        if mpi.used() && crate::collective::Kind::of(&s.op) == crate::collective::Kind::Yes {
+            continue;
+        }
+        let Some(op) = agg.ops.get(&s.op) else {
+            continue;
+        };
+        // For data operations, judge time per byte: a call that moves ten times the
+        // bytes of the median call is not slow for taking ten times as long.
+        let op_ns_per_byte = (op.bytes > 0).then(|| op.total_ns as f64 / op.bytes as f64);
+        let kept: Vec<_> = s
+            .calls
+            .iter()
+            .filter(|c| c.total_ns >= CALL_MIN_NS)
+            .filter(|c| {
+                let Some(per) = op_ns_per_byte else {
+                    return true;
+                };
+                let bytes = op
+                    .slow
+                    .calls
+                    .iter()
+                    .find(|k| k.proc.rank == c.rank && k.proc.pid == c.pid && k.seq == c.seq)
+                    .map_or(0, |k| k.bytes);
+                bytes == 0 || c.total_ns as f64 / bytes as f64 >= th.call_min_ratio * per
+            })
+            .collect();
+        if kept.is_empty() {
+            continue;
+        }
+        let e: u64 = kept
+            .iter()
+            .map(|c| c.total_ns.saturating_sub(s.median_ns))
+            .sum();
+        excess += e;
+        let c = kept[0];
+        lines.push(format!(
+            "{}: {} call(s) of at least {} above {}, worst {} (×{:.1} median) by {} seq {}{}",
+            s.op,
+            kept.len(),
+            fmt_ns(CALL_MIN_NS),
+            fmt_ns(s.cutoff_ns),
+            fmt_ns(c.total_ns),
+            c.x_median,
+            mpi.who(c.rank, c.pid),
+            c.seq,
+            if op_ns_per_byte.is_some() {
+                ", slow per byte moved"
+            } else {
+                ""
+            }
+        ));
+    }
+    let share = excess as f64 / call_ns as f64;
+    if lines.is_empty() || share < CALLS_MIN_SHARE {
+        return;
+    }
+    // INFO at most: an isolated slow call has no HDF5 setting to fix it, and whether one
+    // happens in a run is chance (a preempted process, a writeback), so a level from its
+    // share would change from run to run. The finding points at the timeline.
+    out.push(ins(
+        Level::Info,
+        "straggler_calls",
+        format!(
+            "Isolated slow calls in {} operation(s) cost {} of HDF5 time",
+            lines.len(),
+            pct(share)
+        ),
+        lines.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
+        "Look the listed calls up (process, seq) in the Perfetto export and compare with \
+         what else ran then: isolated slow calls of the same size as their neighbours come \
+         from a metadata-cache flush or eviction, a page-cache writeback, or a busy storage \
+         target.",
+    ));
+}

@@ -1,0 +1,65 @@
+/* Pathology (MPI): rank imbalance. Rank 0 writes four times the data of every other rank
+ * (independent writes of 16 MiB pieces into its own part of a shared dataset), so the
+ * others wait for it at the collective file close. `--fixed`: the same kind of writes,
+ * balanced (every rank writes two pieces). `h5prov` insights `straggler_ranks`,
+ * `rank_imbalance_bytes`. */
+#ifndef FIXTURE_MPI
+#error "an MPI fixture: build with mpicc -DFIXTURE_MPI"
+#endif
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(x)                                                        \
+    do {                                                                \
+        if ((x) < 0) {                                                  \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
+            MPI_Abort(MPI_COMM_WORLD, 1);                               \
+        }                                                               \
+    } while (0)
+
+#define PIECE (2 * 1024 * 1024) /* doubles: 16 MiB */
+#define SLOTS 4            /* pieces reserved per rank */
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    int pieces = fixed ? 2 : (rank == 0 ? 4 : 1);
+    double *v = malloc(PIECE * sizeof *v);
+    if (!v)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (int i = 0; i < PIECE; i++)
+        v[i] = rank + i;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(fapl);
+    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    hid_t f = H5Fcreate("imbalance.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(f);
+    hsize_t dims[1] = {(hsize_t)size * SLOTS * PIECE};
+    hid_t fs = H5Screate_simple(1, dims, NULL);
+    CHECK(fs);
+    hid_t d = H5Dcreate2(f, "x", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d);
+    hsize_t count[1] = {PIECE};
+    hid_t ms = H5Screate_simple(1, count, NULL);
+    CHECK(ms);
+    for (int p = 0; p < pieces; p++) {
+        hsize_t start[1] = {((hsize_t)rank * SLOTS + p) * PIECE};
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+        CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, v));
+    }
+    CHECK(H5Sclose(ms));
+    CHECK(H5Dclose(d));
+    CHECK(H5Sclose(fs));
+    CHECK(H5Fclose(f));
+    CHECK(H5Pclose(fapl));
+    free(v);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,53 @@
+/* Pathology: large contiguous datasets allocated wherever HDF5's allocator happens to be
+ * (just after the metadata), not on stripe boundaries: on a striped parallel file system
+ * (Lustre, GPFS, BeeGFS) every stripe-sized access then touches two stripes, often two
+ * servers (Howison et al. 2010). `--fixed`: H5Pset_alignment(fapl, 1 MiB, 1 MiB), the
+ * stripe size the test gives the analyzer (`--stripe-size 1048576`). Serial. */
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(x)                                                        \
+    do {                                                                \
+        if ((x) < 0) {                                                  \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
+            exit(1);                                                    \
+        }                                                               \
+    } while (0)
+
+#define NSETS 4
+#define N (512 * 1024) /* 4 MiB of doubles per dataset */
+
+int main(int argc, char **argv)
+{
+    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    double *v = malloc(N * sizeof *v);
+    if (!v)
+        return 1;
+    for (int i = 0; i < N; i++)
+        v[i] = i;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(fapl);
+    if (fixed)
+        CHECK(H5Pset_alignment(fapl, 1 << 20, 1 << 20));
+    hid_t f = H5Fcreate("unaligned.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(f);
+    hsize_t dims[1] = {N};
+    hid_t s = H5Screate_simple(1, dims, NULL);
+    CHECK(s);
+    for (int i = 0; i < NSETS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "field%d", i);
+        hid_t d = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT,
+                             H5P_DEFAULT);
+        CHECK(d);
+        CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+        CHECK(H5Dclose(d));
+    }
+    CHECK(H5Sclose(s));
+    CHECK(H5Fclose(f));
+    CHECK(H5Pclose(fapl));
+    free(v);
+    return 0;
+}

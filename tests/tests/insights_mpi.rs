@@ -1,0 +1,172 @@
+//! The metadata, alignment and MPI insights (`docs/INSIGHTS.md`) on real HDF5 programs:
+//! each pathology of `tests/c/insights/` fires its rule at WARN or HIGH, its `--fixed`
+//! variant does not, and three runs of the pathology give the same levels.
+//!
+//! Stability is asserted on the codes of these rules (`MINE`) at WARN and HIGH: under
+//! `mpirun --oversubscribe` on a shared two-core machine, INFO findings about chance events
+//! (an isolated slow call) may come and go, and the other rules are tested elsewhere.
+
+use h5prov_tests::{analyzer, c_program, fires, insights_of, read_objects, scratch, Found, Run};
+use std::process::Command;
+
+/// The codes of the rules under test here.
+const MINE: &[&str] = &[
+    "metadata_time",
+    "tiny_datasets",
+    "open_close_churn",
+    "unaligned_io",
+    "independent_small_io",
+    "collective_metadata_off",
+    "straggler_ranks",
+    "rank_imbalance_bytes",
+    "rank_imbalance_time",
+    "collective_late_arrival",
+    "straggler_calls",
+];
+
+const STRIPE: &[&str] = &["--stripe-size", "1048576"];
+
+/// Fires at WARN or HIGH.
+fn strong(found: &[Found], code: &str) -> bool {
+    fires(found, code, &["WARN", "HIGH"])
+}
+
+/// The findings of these rules at WARN or HIGH.
+fn mine(found: &[Found]) -> Vec<Found> {
+    found
+        .iter()
+        .filter(|(c, l)| MINE.contains(&c.as_str()) && l != "INFO")
+        .cloned()
+        .collect()
+}
+
+/// One MPI fixture at a time: four oversubscribed ranks of two fixtures at once on a
+/// two-core machine measure the scheduler, not the program.
+static MPI_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The pathology fires `code`, three runs agree, and the fixed variant does not fire it.
+fn check(name: &str, ranks: Option<usize>, code: &str, report: &[&str]) -> Vec<Found> {
+    let _one = ranks.map(|_| MPI_RUNS.lock().unwrap_or_else(|e| e.into_inner()));
+    let first = insights_of(name, &[], ranks, report);
+    assert!(
+        strong(&first, code),
+        "{name}: {code} should fire: {first:?}"
+    );
+    for _ in 0..2 {
+        let again = insights_of(name, &[], ranks, report);
+        assert_eq!(
+            mine(&again),
+            mine(&first),
+            "{name}: levels differ between runs"
+        );
+    }
+    let fixed = insights_of(name, &["--fixed"], ranks, report);
+    assert!(
+        !strong(&fixed, code),
+        "{name} --fixed: {code} should be quiet: {fixed:?}"
+    );
+    fixed
+}
+
+#[test]
+fn tiny_dataset_storm_is_metadata_dominated() {
+    let fixed = check("tiny_datasets", None, "tiny_datasets", &[]);
+    assert!(!strong(&fixed, "metadata_time"), "{fixed:?}");
+    let path = insights_of("tiny_datasets", &[], None, &[]);
+    assert!(strong(&path, "metadata_time"), "{path:?}");
+}
+
+#[test]
+fn open_close_churn_fires_until_the_object_stays_open() {
+    let fixed = check("churn", None, "open_close_churn", &[]);
+    assert!(!strong(&fixed, "metadata_time"), "{fixed:?}");
+}
+
+#[test]
+fn unaligned_large_datasets_on_a_striped_file_system() {
+    check("unaligned", None, "unaligned_io", STRIPE);
+    // Without a stripe size, and on a file system that is not striped, nothing to judge.
+    let local = insights_of("unaligned", &[], None, &[]);
+    assert!(!local.iter().any(|(c, _)| c == "unaligned_io"), "{local:?}");
+}
+
+#[test]
+fn small_independent_mpi_writes() {
+    check("indep_small", Some(4), "independent_small_io", &[]);
+}
+
+#[test]
+fn collective_metadata_off_with_four_ranks() {
+    let fixed = check("coll_md", Some(4), "collective_metadata_off", &[]);
+    assert!(
+        !fixed.iter().any(|(c, _)| c == "collective_metadata_off"),
+        "{fixed:?}"
+    );
+}
+
+#[test]
+fn rank_with_four_times_the_data_straggles_and_balanced_ranks_do_not() {
+    let fixed = check("imbalance", Some(4), "straggler_ranks", &[]);
+    for code in ["rank_imbalance_bytes", "rank_imbalance_time"] {
+        assert!(!strong(&fixed, code), "balanced: {code}: {fixed:?}");
+    }
+}
+
+/// A serial program started with a launcher's rank variables is a numbered process, not an
+/// MPI rank: no MPI wording, no MPI advice, no transfer modes.
+#[test]
+fn launcher_rank_without_mpi_io_gets_no_mpi_advice() {
+    let dir = scratch("insights-pmi");
+    let (traces, work) = (dir.join("traces"), dir.join("work"));
+    std::fs::create_dir_all(&traces).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let exe = c_program("insights/unaligned");
+    Run::with_h5prov(&exe, &[], &work, &traces, "level=dataset")
+        .env("PMI_RANK", "0")
+        .env("PMI_SIZE", "1")
+        .ok();
+    let report = |json: bool| {
+        let mut c = Command::new(analyzer());
+        c.arg("report").args(STRIPE);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.arg(&traces).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&report(true)).unwrap();
+    assert_eq!(v["run"]["ranks"], 1, "the launcher rank is recorded");
+    let insights = v["insights"].as_array().unwrap();
+    assert!(
+        insights.iter().any(|i| i["code"] == "unaligned_io"),
+        "the run has findings: {insights:?}"
+    );
+    for i in insights {
+        let text = format!("{} {} {}", i["title"], i["detail"], i["recommendation"]);
+        for word in ["MPI", "rank", "collective", "H5Pset_dxpl_mpio"] {
+            assert!(!text.contains(word), "{word} in {text}");
+        }
+    }
+    let t = &v["transfers"];
+    assert_eq!(
+        (t["independent"].as_u64(), t["collective"].as_u64()),
+        (Some(0), Some(0)),
+        "no transfer modes without MPI-IO: {t}"
+    );
+    assert!(!report(false).contains("independent"));
+
+    // What the alignment rule reads: the file's row records driver, alignment, file system.
+    let file_row = |traces: &std::path::Path| {
+        let rows = read_objects(traces);
+        rows.into_iter()
+            .find(|r| r.kind == "file")
+            .expect("a file row")
+    };
+    let f = file_row(&traces);
+    assert_eq!((f.mpio, f.align.as_str()), (0, "1:1"), "{f:?}");
+    assert!(!f.fs.is_empty(), "statfs names the file system: {f:?}");
+    let fixed = scratch("insights-align-fixed");
+    Run::with_h5prov(&exe, &["--fixed"], &fixed, &fixed, "level=dataset").ok();
+    assert_eq!(file_row(&fixed).align, "1048576:1048576");
+}

@@ -54,6 +54,11 @@ fn fires_then_quiet(name: &str, code: &str, others: &[&str]) {
         !fires(&fixed, code, BAD),
         "{name} --fixed: {code} still fires: {fixed:?}"
     );
+    // The fix leaves a clean program: no rule at all fires at WARN or HIGH.
+    assert!(
+        serious(&fixed).is_empty(),
+        "{name} --fixed: not clean: {fixed:?}"
+    );
     for o in others {
         assert!(
             !fires(&fixed, o, BAD),

@@ -212,6 +212,10 @@ pub struct RankRow {
     pub last_ns: u64,
     /// Operation with the most time in this process.
     pub top_op: String,
+    /// The program it ran (file name of the executable; empty when unknown). Processes
+    /// are compared with each other only within one program: a trace directory may hold
+    /// several programs' runs, which are not peers.
+    pub program: String,
 }
 
 /// One operation in one process.
@@ -693,7 +697,27 @@ fn family_rows(agg: &Aggregate, total: u64) -> Vec<FamilyRow> {
     rows
 }
 
+/// The program of each process (file name of its executable), from the metadata.
+pub fn programs(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
+    agg.metas
+        .iter()
+        .map(|m| {
+            let name = std::path::Path::new(&m.exe)
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            (
+                ProcKey {
+                    rank: m.rank,
+                    pid: m.pid,
+                },
+                name,
+            )
+        })
+        .collect()
+}
+
 fn rank_rows(agg: &Aggregate) -> (Vec<RankRow>, Vec<RankOpRow>) {
+    let programs = programs(agg);
     let mut ranks = Vec::new();
     let mut rank_ops = Vec::new();
     for (p, s) in &agg.procs {
@@ -716,6 +740,7 @@ fn rank_rows(agg: &Aggregate) -> (Vec<RankRow>, Vec<RankOpRow>) {
             first_ns: s.first_ns,
             last_ns: s.last_ns,
             top_op: top,
+            program: programs.get(p).cloned().unwrap_or_default(),
         });
         for (op, o) in &s.ops {
             let op_total = agg.ops.get(op).map_or(0, |x| x.total_ns);
@@ -963,16 +988,19 @@ fn add_late_arrivals(
 
 fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<StragglerRanks> {
     type PerRank = Vec<(ProcKey, u64)>;
-    let mut per_op: BTreeMap<&str, (PerRank, PerRank)> = BTreeMap::new();
+    // Per program and operation: only processes of one program are peers.
+    let programs = programs(agg);
+    let mut per_op: BTreeMap<(&str, &str), (PerRank, PerRank)> = BTreeMap::new();
     for (p, s) in &agg.procs {
+        let program = programs.get(p).map_or("", String::as_str);
         for (op, o) in &s.ops {
-            let e = per_op.entry(op).or_default();
+            let e = per_op.entry((program, op)).or_default();
             e.0.push((*p, o.total_ns));
             e.1.push((*p, o.bytes));
         }
     }
     let mut out = Vec::new();
-    for (op, (totals, bytes)) in per_op {
+    for ((_, op), (totals, bytes)) in per_op {
         if totals.len() < 2 {
             continue;
         }

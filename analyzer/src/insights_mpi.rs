@@ -11,11 +11,11 @@
 //! process numbered, not parallel.
 
 use crate::aggregate::Aggregate;
-use crate::analysis::Report;
+use crate::analysis::{RankRow, Report};
 use crate::insights::{below, dims_elems, ins, severity_for_share, Insight, Level, Thresholds};
 use crate::record::{OpClass, ProcKey};
 use crate::render::{fmt_bytes, fmt_ns, pct};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Metadata calls a run needs before it can be called metadata-dominated (a program that
 /// creates one file and one dataset is all metadata, and nothing to fix).
@@ -491,7 +491,6 @@ fn collective_late_arrival(
 }
 
 fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
-    let procs = rep.ranks.len().max(1) as f64;
     let (mut material, mut time_only) = (Vec::new(), Vec::new());
     let mut excess = 0f64;
     for s in rep
@@ -509,7 +508,7 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
                 // × (1 − median/its bytes)) holds the others up at the next collective
                 // call, or the job's end: it costs every process that much. Its own rate,
                 // not the median rank's time: ranks writing at once slow each other down.
-                excess += o.total_ns as f64 * (1.0 - 1.0 / o.bytes_x_median) * procs;
+                excess += o.total_ns as f64 * (1.0 - 1.0 / o.bytes_x_median) * s.ranks as f64;
                 material.push(format!(
                     "{}: {who} moves ×{:.1} the median data ({}) and takes {} (median {})",
                     s.op,
@@ -571,10 +570,28 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
 }
 
 fn rank_imbalance(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
-    if rep.ranks.len() < 2 {
+    // Processes are compared within one program (a trace directory may hold several).
+    let mut groups: BTreeMap<&str, Vec<&RankRow>> = BTreeMap::new();
+    for r in &rep.ranks {
+        groups.entry(r.program.as_str()).or_default().push(r);
+    }
+    for ranks in groups.values() {
+        rank_imbalance_among(rep, ranks, mpi, th, call_ns, out);
+    }
+}
+
+fn rank_imbalance_among(
+    rep: &Report,
+    ranks: &[&RankRow],
+    mpi: &Mpi,
+    th: &Thresholds,
+    call_ns: u64,
+    out: &mut Vec<Insight>,
+) {
+    if ranks.len() < 2 {
         return;
     }
-    let n = rep.ranks.len() as f64;
+    let n = ranks.len() as f64;
     let median = |v: &[u64]| {
         let mut s = v.to_vec();
         s.sort_unstable();
@@ -593,10 +610,9 @@ fn rank_imbalance(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &
             .map(|r| r.total_ns)
             .sum()
     };
-    let data_times: Vec<u64> = rep.ranks.iter().map(|r| data_ns(r.rank, r.pid)).collect();
+    let data_times: Vec<u64> = ranks.iter().map(|r| data_ns(r.rank, r.pid)).collect();
     for what in ["bytes", "time"] {
-        let vals: Vec<u64> = rep
-            .ranks
+        let vals: Vec<u64> = ranks
             .iter()
             .map(|r| match what {
                 "bytes" => r.bytes_read + r.bytes_written,
@@ -630,7 +646,7 @@ fn rank_imbalance(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &
         {
             continue;
         }
-        let r = &rep.ranks[imax];
+        let r = ranks[imax];
         let who = mpi.who(r.rank, r.pid);
         // Bytes: the heavy process's data time spent on its extra data, at its own rate;
         // time: its time above the median. Either holds every process up that long.

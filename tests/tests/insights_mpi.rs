@@ -178,3 +178,49 @@ fn launcher_rank_without_mpi_io_gets_no_mpi_advice() {
     Run::with_h5prov(&exe, &["--fixed"], &fixed, &fixed, "level=dataset").ok();
     assert_eq!(file_row(&fixed).align, "1048576:1048576");
 }
+
+/// Two different programs traced into one directory (as the demo does) are not peers: the
+/// one that moves more data is not a straggler of the other.
+#[test]
+fn different_programs_in_one_directory_are_not_compared() {
+    let dir = scratch("insights-two-programs");
+    let traces = dir.join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    // `control` writes and reads MiBs; `churn --fixed` (twice, so that the median is
+    // one of its runs) a few KiB.
+    for (i, (name, args)) in [
+        ("control", &[][..]),
+        ("churn", &["--fixed"][..]),
+        ("churn", &["--fixed"][..]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let work = dir.join(format!("{name}-{i}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let exe = c_program(&format!("insights/{name}"));
+        Run::with_h5prov(&exe, args, &work, &traces, "level=dataset").ok();
+    }
+    let out = Command::new(analyzer())
+        .args(["report", "--json"])
+        .arg(&traces)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut programs: Vec<&str> = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["program"].as_str().unwrap())
+        .collect();
+    programs.sort();
+    assert_eq!(programs, ["churn", "churn", "control"]);
+    for i in v["insights"].as_array().unwrap() {
+        let code = i["code"].as_str().unwrap();
+        assert!(
+            !(code.starts_with("rank_imbalance") || code == "straggler_ranks"),
+            "processes of different programs compared: {i}"
+        );
+    }
+}

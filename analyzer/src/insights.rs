@@ -248,7 +248,7 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
         let share = f.dataset_close_ns as f64 / f.total_ns as f64;
         if f.dataset_close_ns > 0 && share >= th.close_fraction {
             out.push(ins(
-                Level::Warn,
+                severity_for_share(f.dataset_close_ns as f64 / run.call_ns.max(1) as f64),
                 "readonly_slow_close",
                 format!(
                     "Closing datasets of read-only file {} takes {}",

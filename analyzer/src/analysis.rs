@@ -77,6 +77,9 @@ pub struct RunInfo {
     pub ranks: usize,
     /// MPI world size from meta files (-1 when not MPI).
     pub world_size: i64,
+    /// Processes that used MPI-IO ([`mpi_io_procs`]): only these are MPI ranks to the
+    /// insights; a launcher's rank variable alone only numbers a process.
+    pub mpi_io_processes: usize,
     /// Hosts from meta files.
     pub hosts: Vec<String>,
     /// HDF5 versions from meta files.
@@ -586,6 +589,7 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
         processes: procs.len(),
         ranks,
         world_size: ms.iter().map(|m| m.world_size).max().unwrap_or(-1),
+        mpi_io_processes: mpi_io_procs(agg).len(),
         hosts: uniq(ms.iter().map(|m| m.host.clone())),
         hdf5_versions: uniq(ms.iter().map(|m| m.hdf5_version.clone())),
         levels: uniq(ms.iter().map(|m| m.level.clone())),
@@ -695,6 +699,25 @@ fn family_rows(agg: &Aggregate, total: u64) -> Vec<FamilyRow> {
             .then_with(|| a.family.cmp(&b.family))
     });
     rows
+}
+
+/// The processes that used MPI-IO: opened a file with the MPI-IO driver (objects files'
+/// `mpio`), or, in traces without objects rows, made data calls in a run with transfers
+/// in an MPI-IO mode (the connector records modes for MPI-IO files only).
+pub fn mpi_io_procs(agg: &Aggregate) -> BTreeSet<ProcKey> {
+    let mut procs: BTreeSet<ProcKey> = agg
+        .file_access
+        .values()
+        .flat_map(|f| f.mpio_procs.iter().copied())
+        .collect();
+    if agg.xfer.keys().any(|(req, _)| !req.is_empty()) {
+        for (p, s) in &agg.procs {
+            if s.ops.keys().any(|op| OpClass::of(op) != OpClass::Metadata) {
+                procs.insert(*p);
+            }
+        }
+    }
+    procs
 }
 
 /// The program of each process (file name of its executable), from the metadata.

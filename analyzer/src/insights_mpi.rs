@@ -56,27 +56,10 @@ struct Mpi {
 }
 
 impl Mpi {
-    fn of(rep: &Report, agg: &Aggregate) -> Mpi {
-        let mut procs: BTreeSet<ProcKey> = agg
-            .file_access
-            .values()
-            .flat_map(|f| f.mpio_procs.iter().copied())
-            .collect();
-        // Traces without objects rows: a transfer with an MPI-IO mode (the connector
-        // records modes for MPI-IO files only) marks its process.
-        if agg.xfer.keys().any(|(req, _)| !req.is_empty()) {
-            for r in rep
-                .rank_ops
-                .iter()
-                .filter(|r| OpClass::of(&r.op) != OpClass::Metadata)
-            {
-                procs.insert(ProcKey {
-                    rank: r.rank,
-                    pid: r.pid,
-                });
-            }
+    fn of(agg: &Aggregate) -> Mpi {
+        Mpi {
+            procs: crate::analysis::mpi_io_procs(agg),
         }
-        Mpi { procs }
     }
 
     fn used(&self) -> bool {
@@ -96,7 +79,7 @@ impl Mpi {
 
 /// Runs the rules of this module.
 pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, out: &mut Vec<Insight>) {
-    let mpi = Mpi::of(rep, agg);
+    let mpi = Mpi::of(agg);
     let call_ns = rep.run.call_ns.max(1);
     metadata_time(rep, th, call_ns, out);
     tiny_datasets(rep, th, call_ns, out);

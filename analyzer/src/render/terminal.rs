@@ -121,8 +121,13 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
         "  {} records from {} process(es){} in {} trace / {} objects / {} meta file(s)",
         run.records,
         run.processes,
-        if run.ranks > 0 {
-            format!(" ({} MPI ranks, world size {})", run.ranks, run.world_size)
+        if run.mpi_io_processes > 0 {
+            format!(
+                " ({} MPI ranks using MPI-IO, world size {})",
+                run.mpi_io_processes, run.world_size
+            )
+        } else if run.ranks > 0 {
+            format!(" ({} with a launcher rank, no MPI-IO)", run.ranks)
         } else {
             String::new()
         },

@@ -6,6 +6,12 @@
 //! room and returns where the field ends; it may store whole 8-byte words past that end,
 //! into bytes the next field or the final cut overwrites. So a field costs a few word
 //! stores: no capacity checks, no `memcpy` calls, no formatting buffers.
+//!
+//! Every writer takes the position as `at & mask`. `write_csv` passes `mask` all ones, or,
+//! when the record's room fits its window (a power of two), a fixed-size array of the
+//! window and [`PAD`] bytes and the window less one: the mask then changes nothing (every
+//! field starts inside the room), but the compiler knows that each number's stores fit
+//! and drops their bounds checks.
 
 /// Bytes a `u64` or `i64` writer touches: 20 digits, or `-` and 19.
 pub(crate) const SPAN_64: usize = 20;
@@ -19,6 +25,10 @@ pub(crate) const SPAN_U8: usize = 8;
 /// Scratch after a record's room: a writer touches at most a comma and [`SPAN_64`] bytes
 /// from where its field starts, which is inside the room.
 pub(crate) const PAD: usize = 32;
+
+/// The text a record may hold and still take `write_csv`'s fast path: a table's window is
+/// the room of its numbers and empty texts plus this, rounded up to a power of two.
+pub(crate) const TEXT_BUDGET: usize = 200;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const ASCII_0: u64 = ONES * b'0' as u64;
@@ -94,16 +104,18 @@ fn put_u64(buf: &mut [u8], v: u64) -> usize {
 }
 
 /// Writes a comma when `comma`, then unsigned `v`, whose writer touches `SPAN` bytes, at
-/// `at`; returns where the field ends. It first takes the field's `SPAN + 1` bytes:
+/// `at & mask`; returns where the field ends. It first takes the field's `SPAN + 1` bytes:
 /// a constant length, so the stores within need no bounds checks of their own.
 #[inline(always)]
 pub(crate) fn put_unsigned<const SPAN: usize>(
     buf: &mut [u8],
     at: usize,
+    mask: usize,
     comma: bool,
     v: u64,
 ) -> usize {
-    let b = &mut buf[at..at + SPAN + 1];
+    let i = at & mask;
+    let b = &mut buf[i..i + SPAN + 1];
     at + if comma {
         b[0] = b',';
         1 + put_u64(&mut b[1..], v)
@@ -117,13 +129,15 @@ pub(crate) fn put_unsigned<const SPAN: usize>(
 pub(crate) fn put_signed<const SPAN: usize>(
     buf: &mut [u8],
     at: usize,
+    mask: usize,
     comma: bool,
     v: i64,
 ) -> usize {
     if v >= 0 {
-        return put_unsigned::<SPAN>(buf, at, comma, v as u64);
+        return put_unsigned::<SPAN>(buf, at, mask, comma, v as u64);
     }
-    let b = &mut buf[at..at + SPAN + 1];
+    let i = at & mask;
+    let b = &mut buf[i..i + SPAN + 1];
     let c = usize::from(comma);
     b[0] = b',';
     b[c] = b'-';
@@ -138,13 +152,13 @@ fn maybe_special(w: u64) -> u64 {
     w.wrapping_sub(ONES * 0x2d) & !w & (ONES * 0x80)
 }
 
-/// Writes a comma when `comma`, then one text field at `at`, quoted per RFC 4180
+/// Writes a comma when `comma`, then one text field at `at & mask`, quoted per RFC 4180
 /// only when it must be (it holds a comma, a quote or a line break); returns where the
 /// field ends. Takes at most `2 * len + 3` bytes, and touches 9 past `at` at least. The
 /// text is copied and checked a word at a time.
 #[inline(always)]
-pub(crate) fn put_text(buf: &mut [u8], at: usize, comma: bool, s: &[u8]) -> usize {
-    let b = &mut buf[at..];
+pub(crate) fn put_text(buf: &mut [u8], at: usize, mask: usize, comma: bool, s: &[u8]) -> usize {
+    let b = &mut buf[at & mask..];
     let c = usize::from(comma);
     if comma {
         b[0] = b',';
@@ -224,10 +238,13 @@ mod tests {
         }
     }
 
-    /// What a writer wrote, after filler it must leave alone.
+    /// What a writer wrote, after filler it must overwrite or leave alone.
     fn written(span: usize, comma: bool, put: impl Fn(&mut [u8], usize, bool) -> usize) -> String {
+        // Two positions, the first masked to the second's.
         let mut buf = vec![b'?'; 3 + span + 1 + PAD];
         let end = put(&mut buf, 3, comma);
+        let end2 = put(&mut buf[..], 3 | 64, comma);
+        assert_eq!(end2 - 64, end);
         assert!(
             buf[..3].iter().all(|&b| b == b'?'),
             "wrote before its field"
@@ -248,31 +265,32 @@ mod tests {
         for v in vals {
             for comma in [false, true] {
                 let c = if comma { "," } else { "" };
+                let m = 63;
                 let got = written(SPAN_64, comma, |b, at, c| {
-                    put_unsigned::<SPAN_64>(b, at, c, v)
+                    put_unsigned::<SPAN_64>(b, at, m, c, v)
                 });
                 assert_eq!(got, format!("{c}{v}"));
                 for s in signed(v) {
                     let got = written(SPAN_64, comma, |b, at, c| {
-                        put_signed::<SPAN_64>(b, at, c, s)
+                        put_signed::<SPAN_64>(b, at, m, c, s)
                     });
                     assert_eq!(got, format!("{c}{s}"));
                 }
                 if let Ok(v) = u32::try_from(v) {
                     let got = written(SPAN_U32, comma, |b, at, c| {
-                        put_unsigned::<SPAN_U32>(b, at, c, v.into())
+                        put_unsigned::<SPAN_U32>(b, at, m, c, v.into())
                     });
                     assert_eq!(got, format!("{c}{v}"));
                 }
                 for s in signed(v).map(|s| s as i32) {
                     let got = written(SPAN_I32, comma, |b, at, c| {
-                        put_signed::<SPAN_I32>(b, at, c, s.into())
+                        put_signed::<SPAN_I32>(b, at, m, c, s.into())
                     });
                     assert_eq!(got, format!("{c}{s}"));
                 }
                 if let Ok(v) = u8::try_from(v) {
                     let got = written(SPAN_U8, comma, |b, at, c| {
-                        put_unsigned::<SPAN_U8>(b, at, c, v.into())
+                        put_unsigned::<SPAN_U8>(b, at, m, c, v.into())
                     });
                     assert_eq!(got, format!("{c}{v}"));
                 }
@@ -298,7 +316,7 @@ mod tests {
                     for comma in [false, true] {
                         let c = if comma { "," } else { "" };
                         let got = written(2 * s.len() + 9, comma, |buf, at, c| {
-                            put_text(buf, at, c, s.as_bytes())
+                            put_text(buf, at, 63, c, s.as_bytes())
                         });
                         assert_eq!(got, format!("{c}{}", quoted(&s)));
                     }

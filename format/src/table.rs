@@ -54,18 +54,18 @@ pub trait Column<'a>: Sized + Copy {
     fn csv_room(self) -> usize {
         Self::CSV_ROOM
     }
-    /// Writes a comma when `comma`, then the field's CSV text, at `at` in `buf`,
+    /// Writes a comma when `comma`, then the field's CSV text, at `at & mask` in `buf`,
     /// which has [`csv_room`](Column::csv_room) and 32 more bytes there (`csv_field::PAD`);
     /// returns where the field ends. It may overwrite bytes past that end (see
     /// `csv_field.rs`).
-    fn put_csv(self, buf: &mut [u8], at: usize, comma: bool) -> usize;
+    fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize;
     /// Appends the field as a JSON value (as `serde_json` writes it).
     #[inline]
     fn put_json(self, out: &mut Vec<u8>) {
         // Numbers: the same digits as in CSV.
         let at = out.len();
         out.resize(at + self.csv_room() + csv_field::PAD, 0);
-        let end = self.put_csv(out, at, false);
+        let end = self.put_csv(out, at, !0, false);
         out.truncate(end);
     }
     /// The field's type code in a binary file header.
@@ -89,8 +89,8 @@ macro_rules! unsigned_column {
             }
             const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
-            fn put_csv(self, buf: &mut [u8], at: usize, comma: bool) -> usize {
-                csv_field::put_unsigned::<{ $span }>(buf, at, comma, u64::from(self))
+            fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
+                csv_field::put_unsigned::<{ $span }>(buf, at, mask, comma, u64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
@@ -118,8 +118,8 @@ macro_rules! signed_column {
             }
             const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
-            fn put_csv(self, buf: &mut [u8], at: usize, comma: bool) -> usize {
-                csv_field::put_signed::<{ $span }>(buf, at, comma, i64::from(self))
+            fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
+                csv_field::put_signed::<{ $span }>(buf, at, mask, comma, i64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
@@ -148,8 +148,8 @@ impl<'a> Column<'a> for &'a str {
         Self::CSV_ROOM + 2 * self.len()
     }
     #[inline(always)]
-    fn put_csv(self, buf: &mut [u8], at: usize, comma: bool) -> usize {
-        csv_field::put_text(buf, at, comma, self.as_bytes())
+    fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
+        csv_field::put_text(buf, at, mask, comma, self.as_bytes())
     }
     #[inline(always)]
     fn put_json(self, out: &mut Vec<u8>) {
@@ -523,21 +523,41 @@ macro_rules! record_table {
             /// (see `csv_field.rs`).
             #[inline]
             pub fn write_csv(&self, out: &mut Vec<u8>) {
-                #[allow(non_camel_case_types)]
-                enum C { $($field),* }
+                use $crate::csv_field::{PAD, TEXT_BUDGET};
+                // The fast path's window: the room of the numbers and empty texts, and
+                // some text, rounded up to a power of two.
+                const WINDOW: usize = (1 $(
+                    + <$crate::table::record_table!(@borrowed 'static $ty)
+                        as $crate::table::Column<'static>>::CSV_ROOM
+                )* + TEXT_BUDGET).next_power_of_two();
                 let start = out.len();
                 // Each field's room with its comma, and the `\n`.
                 let room = 1 $( + $crate::table::Column::csv_room(self.$field) )*;
-                out.resize(start + room + $crate::csv_field::PAD, 0);
-                let buf = &mut out[start..];
+                let end = if room <= WINDOW {
+                    out.resize(start + WINDOW + PAD, 0);
+                    let w: &mut [u8; WINDOW + PAD] = out.last_chunk_mut().unwrap();
+                    self.csv_fields(w, WINDOW - 1)
+                } else {
+                    out.resize(start + room + PAD, 0);
+                    self.csv_fields(&mut out[start..], !0)
+                };
+                out.truncate(start + end);
+            }
+
+            /// Writes the CSV line at the start of `buf` (its room and `PAD` bytes, or
+            /// the window), each field at `at & mask`; returns the line's length.
+            #[inline(always)]
+            fn csv_fields(&self, buf: &mut [u8], mask: usize) -> usize {
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
                 let mut n = 0;
                 $(
                     // A constant: a comma before every field but the first.
                     let comma = C::$field as usize != 0;
-                    n = $crate::table::Column::put_csv(self.$field, buf, n, comma);
+                    n = $crate::table::Column::put_csv(self.$field, buf, n, mask, comma);
                 )*
-                buf[n] = b'\n';
-                out.truncate(start + n + 1);
+                buf[n & mask] = b'\n';
+                n + 1
             }
 
             /// Appends the record as one JSONL line (keys in column order).

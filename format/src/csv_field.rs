@@ -171,9 +171,43 @@ fn put_text_at(buf: &mut [u8], s: &[u8]) -> usize {
     // Fills the word of a short text past its end: a byte that is never special.
     const FILL: u64 = ONES * b'A' as u64;
     let n = s.len();
+    if n == 0 {
+        return 0;
+    }
     // Each branch stores the text as whole words (overlapping when its length is not a
     // multiple of 8) and ORs together their `maybe_special` bits.
-    let special = if n >= 8 {
+    let special = if n < 4 {
+        let w = u64::from(s[0])
+            | (u64::from(s[n / 2]) << (n / 2 * 8))
+            | (u64::from(s[n - 1]) << ((n - 1) * 8))
+            | (FILL << (n * 8));
+        store8(buf, w);
+        maybe_special(w)
+    } else if n < 8 {
+        let lo = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+        let hi = u32::from_le_bytes([s[n - 4], s[n - 3], s[n - 2], s[n - 1]]);
+        let w = u64::from(lo) | (u64::from(hi) << ((n - 4) * 8)) | (FILL << (n * 8));
+        store8(buf, w);
+        maybe_special(w)
+    } else if n <= 16 {
+        let (a, b) = (load8(s), load8(&s[n - 8..]));
+        store8(buf, a);
+        store8(&mut buf[n - 8..], b);
+        maybe_special(a) | maybe_special(b)
+    } else if n <= 32 {
+        let w = [
+            load8(s),
+            load8(&s[8..]),
+            load8(&s[n - 16..]),
+            load8(&s[n - 8..]),
+        ];
+        let d = &mut buf[..n];
+        store8(d, w[0]);
+        store8(&mut d[8..], w[1]);
+        store8(&mut d[n - 16..], w[2]);
+        store8(&mut d[n - 8..], w[3]);
+        maybe_special(w[0]) | maybe_special(w[1]) | maybe_special(w[2]) | maybe_special(w[3])
+    } else {
         let d = &mut buf[..n];
         let mut f = 0;
         for (src, dst) in s.chunks_exact(8).zip(d.chunks_exact_mut(8)) {
@@ -184,21 +218,6 @@ fn put_text_at(buf: &mut [u8], s: &[u8]) -> usize {
         let w = load8(&s[n - 8..]);
         store8(&mut d[n - 8..], w);
         f | maybe_special(w)
-    } else if n >= 4 {
-        let lo = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-        let hi = u32::from_le_bytes([s[n - 4], s[n - 3], s[n - 2], s[n - 1]]);
-        let w = u64::from(lo) | (u64::from(hi) << ((n - 4) * 8)) | (FILL << (n * 8));
-        store8(buf, w);
-        maybe_special(w)
-    } else if n > 0 {
-        let w = u64::from(s[0])
-            | (u64::from(s[n / 2]) << (n / 2 * 8))
-            | (u64::from(s[n - 1]) << ((n - 1) * 8))
-            | (FILL << (n * 8));
-        store8(buf, w);
-        maybe_special(w)
-    } else {
-        return 0;
     };
     if special == 0 || !s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
         return n;
@@ -307,7 +326,7 @@ mod tests {
                 s.to_string()
             }
         };
-        // Every length up to past a few words, with each awkward byte
+        // Every length up to past the longest straight-line case, with each awkward byte
         // (and a few that only look so to `maybe_special`) at each position.
         for n in 0..50 {
             for at in 0..=n {

@@ -47,18 +47,19 @@ fn load8(s: &[u8]) -> u64 {
 
 /// The 8 decimal digits of `x < 10^8` (leading zeros included) as digit values 0..=9, the
 /// most significant in the lowest byte: `x` split in two 4-digit halves, then each half in
-/// two pairs, then each pair in two digits, all lanes at once (the multiply-shifts divide
-/// exactly in these ranges: `* 5243 >> 19` is `/ 100` below 43699, `* 103 >> 10` is
-/// `/ 10` below 179).
+/// two pairs, then each pair in two digits, all lanes at once. A lane `v` split by `d` in
+/// `q = v / d` (the low, more significant part) and `v - q * d` is
+/// `(v << bits) - q * ((d << bits) - 1)`; the multiply-shifts divide exactly in these
+/// ranges (`* 5243 >> 19` is `/ 100` below 43699, `* 103 >> 10` is `/ 10` below 179).
 #[inline(always)]
 fn digits8(x: u32) -> u64 {
     let x = u64::from(x);
     let q = x / 10_000;
-    let v = ((x - q * 10_000) << 32) | q;
+    let v = (x << 32) - q * ((10_000 << 32) - 1);
     let q = ((v * 5243) >> 19) & 0x0000_007f_0000_007f;
-    let v = ((v - q * 100) << 16) | q;
+    let v = (v << 16) - q * ((100 << 16) - 1);
     let q = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
-    ((v - q * 10) << 8) | q
+    (v << 8) - q * ((10 << 8) - 1)
 }
 
 /// Writes `1 <= x < 10^8` without leading zeros (one 8-byte store); returns its length.

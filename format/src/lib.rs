@@ -10,6 +10,7 @@ use std::path::Path;
 pub const FORMAT_VERSION: u32 = 1;
 
 mod bin;
+mod csv_field;
 mod table;
 
 pub use bin::{
@@ -17,8 +18,7 @@ pub use bin::{
     BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
 pub use table::{
-    parse_i64, parse_u64, put_csv_text, Column, CsvFields, CsvHeader, CsvSource, FieldSource,
-    JsonField,
+    parse_i64, parse_u64, Column, CsvFields, CsvHeader, CsvSource, FieldSource, JsonField,
 };
 
 // The trace-record schema: every column, in CSV order (also the JSONL keys, the order in

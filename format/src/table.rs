@@ -15,6 +15,7 @@
 //! [`FieldSource`]; JSONL through a `Cow` twin), and the conversions between the owned and
 //! borrowed types. Adding a field is adding a row.
 
+use crate::csv_field;
 use serde::de::{Deserializer, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -46,11 +47,26 @@ pub trait Column<'a>: Sized + Copy {
         name: &'static str,
         empty: Self,
     ) -> Result<Self, S::Error>;
-    /// Appends the field's CSV text.
-    fn put_csv(self, out: &mut Vec<u8>);
+    /// At most how long the field's CSV text is, with its comma (text: when empty).
+    const CSV_ROOM: usize;
+    /// At most how long this value's CSV text is, with its comma.
+    #[inline(always)]
+    fn csv_room(self) -> usize {
+        Self::CSV_ROOM
+    }
+    /// Writes a comma when `comma`, then the field's CSV text, at `at & mask` in `buf`,
+    /// which has [`csv_room`](Column::csv_room) and 32 more bytes there (`csv_field::PAD`);
+    /// returns where the field ends. It may overwrite bytes past that end (see
+    /// `csv_field.rs`).
+    fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize;
     /// Appends the field as a JSON value (as `serde_json` writes it).
+    #[inline]
     fn put_json(self, out: &mut Vec<u8>) {
-        self.put_csv(out); // numbers: the same digits
+        // Numbers: the same digits as in CSV.
+        let at = out.len();
+        out.resize(at + self.csv_room() + csv_field::PAD, 0);
+        let end = self.put_csv(out, at, !0, false);
+        out.truncate(end);
     }
     /// The field's type code in a binary file header.
     const BIN: u8;
@@ -63,7 +79,7 @@ pub trait Column<'a>: Sized + Copy {
 }
 
 macro_rules! unsigned_column {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $digits:literal, $span:expr),*) => {$(
         impl<'a> Column<'a> for $t {
             #[inline(always)]
             fn read<S: FieldSource<'a>>(s: &S, col: usize, name: &'static str, empty: Self)
@@ -71,9 +87,10 @@ macro_rules! unsigned_column {
                 let v = s.unsigned(col, name, u64::from(empty))?;
                 <$t>::try_from(v).map_err(|_| s.out_of_range(col, name))
             }
+            const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
-            fn put_csv(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+            fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
+                csv_field::put_unsigned::<{ $span }>(buf, at, mask, comma, u64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
@@ -83,37 +100,15 @@ macro_rules! unsigned_column {
         }
     )*};
 }
-unsigned_column!(u64, u32);
-
-impl<'a> Column<'a> for u8 {
-    #[inline(always)]
-    fn read<S: FieldSource<'a>>(
-        s: &S,
-        col: usize,
-        name: &'static str,
-        empty: Self,
-    ) -> Result<Self, S::Error> {
-        let v = s.unsigned(col, name, u64::from(empty))?;
-        u8::try_from(v).map_err(|_| s.out_of_range(col, name))
-    }
-    /// Flags (`async`, `created`) are one digit: written without formatting.
-    #[inline(always)]
-    fn put_csv(self, out: &mut Vec<u8>) {
-        if self < 10 {
-            out.push(b'0' + self);
-        } else {
-            out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
-        }
-    }
-    const BIN: u8 = crate::bin::BIN_UNSIGNED;
-    #[inline(always)]
-    fn put_bin(self, out: &mut Vec<u8>) {
-        crate::bin::put_varint(out, u64::from(self));
-    }
-}
+// Per type: its most digits, and the bytes its writer touches.
+unsigned_column!(
+    u64: 20, csv_field::SPAN_64,
+    u32: 10, csv_field::SPAN_U32,
+    u8: 3, csv_field::SPAN_U8
+);
 
 macro_rules! signed_column {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $digits:literal, $span:expr),*) => {$(
         impl<'a> Column<'a> for $t {
             #[inline(always)]
             fn read<S: FieldSource<'a>>(s: &S, col: usize, name: &'static str, empty: Self)
@@ -121,9 +116,10 @@ macro_rules! signed_column {
                 let v = s.signed(col, name, i64::from(empty))?;
                 <$t>::try_from(v).map_err(|_| s.out_of_range(col, name))
             }
+            const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
-            fn put_csv(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(itoa::Buffer::new().format(self).as_bytes());
+            fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
+                csv_field::put_signed::<{ $span }>(buf, at, mask, comma, i64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
@@ -133,7 +129,7 @@ macro_rules! signed_column {
         }
     )*};
 }
-signed_column!(i64, i32);
+signed_column!(i64: 20, csv_field::SPAN_64, i32: 11, csv_field::SPAN_I32);
 
 impl<'a> Column<'a> for &'a str {
     #[inline(always)]
@@ -145,9 +141,15 @@ impl<'a> Column<'a> for &'a str {
     ) -> Result<Self, S::Error> {
         s.text(col, name)
     }
+    /// The comma and two quotes; the text itself may double (every byte a quote).
+    const CSV_ROOM: usize = 3;
     #[inline(always)]
-    fn put_csv(self, out: &mut Vec<u8>) {
-        put_csv_text(out, self.as_bytes());
+    fn csv_room(self) -> usize {
+        Self::CSV_ROOM + 2 * self.len()
+    }
+    #[inline(always)]
+    fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
+        csv_field::put_text(buf, at, mask, comma, self.as_bytes())
     }
     #[inline(always)]
     fn put_json(self, out: &mut Vec<u8>) {
@@ -161,24 +163,6 @@ impl<'a> Column<'a> for &'a str {
     }
     fn is_empty_text(self) -> bool {
         self.is_empty()
-    }
-}
-
-/// Appends one CSV text field, quoted per RFC 4180 only when it must be (it holds a comma,
-/// a quote or a line break).
-#[inline(always)]
-pub fn put_csv_text(out: &mut Vec<u8>, s: &[u8]) {
-    if s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
-        out.push(b'"');
-        for &b in s {
-            if b == b'"' {
-                out.push(b'"');
-            }
-            out.push(b);
-        }
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(s);
     }
 }
 
@@ -535,19 +519,45 @@ macro_rules! record_table {
 
             /// Appends the record as one CSV line (columns in order, text quoted per
             /// RFC 4180 only when it must be, `\n` at the end). Allocates nothing beyond
-            /// growing `out`.
+            /// growing `out`, once per record: by the record's room, then cut to the line
+            /// (see `csv_field.rs`).
             #[inline]
             pub fn write_csv(&self, out: &mut Vec<u8>) {
+                use $crate::csv_field::{PAD, TEXT_BUDGET};
+                // The fast path's window: the room of the numbers and empty texts, and
+                // some text, rounded up to a power of two.
+                const WINDOW: usize = (1 $(
+                    + <$crate::table::record_table!(@borrowed 'static $ty)
+                        as $crate::table::Column<'static>>::CSV_ROOM
+                )* + TEXT_BUDGET).next_power_of_two();
+                let start = out.len();
+                // Each field's room with its comma, and the `\n`.
+                let room = 1 $( + $crate::table::Column::csv_room(self.$field) )*;
+                let end = if room <= WINDOW {
+                    out.resize(start + WINDOW + PAD, 0);
+                    let w: &mut [u8; WINDOW + PAD] = out.last_chunk_mut().unwrap();
+                    self.csv_fields(w, WINDOW - 1)
+                } else {
+                    out.resize(start + room + PAD, 0);
+                    self.csv_fields(&mut out[start..], !0)
+                };
+                out.truncate(start + end);
+            }
+
+            /// Writes the CSV line at the start of `buf` (its room and `PAD` bytes, or
+            /// the window), each field at `at & mask`; returns the line's length.
+            #[inline(always)]
+            fn csv_fields(&self, buf: &mut [u8], mask: usize) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }
+                let mut n = 0;
                 $(
-                    // A constant condition: a comma before every field but the first.
-                    if C::$field as usize != 0 {
-                        out.push(b',');
-                    }
-                    $crate::table::Column::put_csv(self.$field, out);
+                    // A constant: a comma before every field but the first.
+                    let comma = C::$field as usize != 0;
+                    n = $crate::table::Column::put_csv(self.$field, buf, n, mask, comma);
                 )*
-                out.push(b'\n');
+                buf[n & mask] = b'\n';
+                n + 1
             }
 
             /// Appends the record as one JSONL line (keys in column order).

@@ -1,0 +1,347 @@
+//! The CSV field writers behind the generated `write_csv`, the connector's hot path.
+//!
+//! `write_csv` grows its output once per record, by the record's room (the longest its
+//! fields can be, commas included) and [`PAD`] bytes, writes the fields into that zeroed
+//! space, then cuts off what is left. A writer writes its field at a position inside the
+//! room and returns where the field ends; it may store whole 8-byte words past that end,
+//! into bytes the next field or the final cut overwrites. So a field costs a few word
+//! stores: no capacity checks, no `memcpy` calls, no formatting buffers.
+//!
+//! Every writer takes the position as `at & mask`. `write_csv` passes `mask` all ones, or,
+//! when the record's room fits its window (a power of two), a fixed-size array of the
+//! window and [`PAD`] bytes and the window less one: the mask then changes nothing (every
+//! field starts inside the room), but the compiler knows that each number's stores fit
+//! and drops their bounds checks.
+
+/// Bytes a `u64` or `i64` writer touches: 20 digits, or `-` and 19.
+pub(crate) const SPAN_64: usize = 20;
+/// Bytes a `u32` writer touches: 10 digits (a head's 8-byte store, then 8 digits).
+pub(crate) const SPAN_U32: usize = 10;
+/// Bytes an `i32` writer touches: `-` and [`SPAN_U32`].
+pub(crate) const SPAN_I32: usize = 11;
+/// Bytes a `u8` writer touches: one 8-byte store, for at most 3 digits.
+pub(crate) const SPAN_U8: usize = 8;
+
+/// Scratch after a record's room: a writer touches at most a comma and [`SPAN_64`] bytes
+/// from where its field starts, which is inside the room.
+pub(crate) const PAD: usize = 32;
+
+/// The text a record may hold and still take `write_csv`'s fast path: a table's window is
+/// the room of its numbers and empty texts plus this, rounded up to a power of two.
+pub(crate) const TEXT_BUDGET: usize = 200;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const ASCII_0: u64 = ONES * b'0' as u64;
+
+#[inline(always)]
+fn store8(buf: &mut [u8], w: u64) {
+    buf[..8].copy_from_slice(&w.to_le_bytes());
+}
+
+#[inline(always)]
+fn load8(s: &[u8]) -> u64 {
+    let mut w = [0; 8];
+    w.copy_from_slice(&s[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// The 8 decimal digits of `x < 10^8` (leading zeros included) as digit values 0..=9, the
+/// most significant in the lowest byte: `x` split in two 4-digit halves, then each half in
+/// two pairs, then each pair in two digits, all lanes at once. A lane `v` split by `d` in
+/// `q = v / d` (the low, more significant part) and `v - q * d` is
+/// `(v << bits) - q * ((d << bits) - 1)`; the multiply-shifts divide exactly in these
+/// ranges (`* 5243 >> 19` is `/ 100` below 43699, `* 103 >> 10` is `/ 10` below 179).
+#[inline(always)]
+fn digits8(x: u32) -> u64 {
+    let x = u64::from(x);
+    let q = x / 10_000;
+    let v = (x << 32) - q * ((10_000 << 32) - 1);
+    let q = ((v * 5243) >> 19) & 0x0000_007f_0000_007f;
+    let v = (v << 16) - q * ((100 << 16) - 1);
+    let q = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
+    (v << 8) - q * ((10 << 8) - 1)
+}
+
+/// Writes `1 <= x < 10^8` without leading zeros (one 8-byte store); returns its length.
+#[inline(always)]
+fn put_head(buf: &mut [u8], x: u32) -> usize {
+    let d = digits8(x);
+    // The leading zero digits are the low zero bytes (`x >= 1`: not all of them).
+    let z = d.trailing_zeros() & !7;
+    store8(buf, (d >> z) | ASCII_0);
+    8 - (z as usize >> 3)
+}
+
+/// Writes `x < 10^8` as exactly 8 digits.
+#[inline(always)]
+fn put_8(buf: &mut [u8], x: u32) {
+    store8(buf, digits8(x) | ASCII_0);
+}
+
+/// Writes `v` in decimal at the start of `buf`; returns its length. Touches [`SPAN_64`]
+/// bytes (a `v` below 2^32: [`SPAN_U32`]; below 2^8: [`SPAN_U8`]).
+#[inline(always)]
+fn put_u64(buf: &mut [u8], v: u64) -> usize {
+    const E8: u64 = 100_000_000;
+    if v < 10 {
+        buf[0] = b'0' + v as u8;
+        1
+    } else if v < E8 {
+        put_head(buf, v as u32)
+    } else if v < E8 * E8 {
+        let hi = v / E8;
+        let n = put_head(buf, hi as u32);
+        put_8(&mut buf[n..], (v - hi * E8) as u32);
+        n + 8
+    } else {
+        let top = v / (E8 * E8);
+        let rest = v - top * (E8 * E8);
+        let hi = rest / E8;
+        let n = put_head(buf, top as u32);
+        put_8(&mut buf[n..], hi as u32);
+        put_8(&mut buf[n + 8..], (rest - hi * E8) as u32);
+        n + 16
+    }
+}
+
+/// Writes a comma when `comma`, then unsigned `v`, whose writer touches `SPAN` bytes, at
+/// `at & mask`; returns where the field ends. It first takes the field's `SPAN + 1` bytes:
+/// a constant length, so the stores within need no bounds checks of their own.
+#[inline(always)]
+pub(crate) fn put_unsigned<const SPAN: usize>(
+    buf: &mut [u8],
+    at: usize,
+    mask: usize,
+    comma: bool,
+    v: u64,
+) -> usize {
+    let i = at & mask;
+    let b = &mut buf[i..i + SPAN + 1];
+    at + if comma {
+        b[0] = b',';
+        1 + put_u64(&mut b[1..], v)
+    } else {
+        put_u64(&mut b[..SPAN], v)
+    }
+}
+
+/// [`put_unsigned`] for signed `v`.
+#[inline(always)]
+pub(crate) fn put_signed<const SPAN: usize>(
+    buf: &mut [u8],
+    at: usize,
+    mask: usize,
+    comma: bool,
+    v: i64,
+) -> usize {
+    if v >= 0 {
+        return put_unsigned::<SPAN>(buf, at, mask, comma, v as u64);
+    }
+    let i = at & mask;
+    let b = &mut buf[i..i + SPAN + 1];
+    let c = usize::from(comma);
+    b[0] = b',';
+    b[c] = b'-';
+    at + c + 1 + put_u64(&mut b[c + 1..], v.unsigned_abs())
+}
+
+/// Whether some byte of `w` is below `-` (0x2d), exactly (the `hasless` bit trick): the
+/// bytes CSV must quote (`"` `,` LF CR) all are; few others are (space, `!`..`+`, control
+/// characters), so a word without any needs no closer look.
+#[inline(always)]
+fn maybe_special(w: u64) -> u64 {
+    w.wrapping_sub(ONES * 0x2d) & !w & (ONES * 0x80)
+}
+
+/// Writes a comma when `comma`, then one text field at `at & mask`, quoted per RFC 4180
+/// only when it must be (it holds a comma, a quote or a line break); returns where the
+/// field ends. Takes at most `2 * len + 3` bytes, and touches 9 past `at` at least. The
+/// text is copied and checked a word at a time.
+#[inline(always)]
+pub(crate) fn put_text(buf: &mut [u8], at: usize, mask: usize, comma: bool, s: &[u8]) -> usize {
+    let b = &mut buf[at & mask..];
+    let c = usize::from(comma);
+    if comma {
+        b[0] = b',';
+    }
+    at + c + put_text_at(&mut b[c..], s)
+}
+
+#[inline(always)]
+fn put_text_at(buf: &mut [u8], s: &[u8]) -> usize {
+    // Fills the word of a short text past its end: a byte that is never special.
+    const FILL: u64 = ONES * b'A' as u64;
+    let n = s.len();
+    if n == 0 {
+        return 0;
+    }
+    // Each branch stores the text as whole words (overlapping when its length is not a
+    // multiple of 8) and ORs together their `maybe_special` bits.
+    let special = if n < 4 {
+        let w = u64::from(s[0])
+            | (u64::from(s[n / 2]) << (n / 2 * 8))
+            | (u64::from(s[n - 1]) << ((n - 1) * 8))
+            | (FILL << (n * 8));
+        store8(buf, w);
+        maybe_special(w)
+    } else if n < 8 {
+        let lo = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+        let hi = u32::from_le_bytes([s[n - 4], s[n - 3], s[n - 2], s[n - 1]]);
+        let w = u64::from(lo) | (u64::from(hi) << ((n - 4) * 8)) | (FILL << (n * 8));
+        store8(buf, w);
+        maybe_special(w)
+    } else if n <= 16 {
+        let (a, b) = (load8(s), load8(&s[n - 8..]));
+        store8(buf, a);
+        store8(&mut buf[n - 8..], b);
+        maybe_special(a) | maybe_special(b)
+    } else if n <= 32 {
+        let w = [
+            load8(s),
+            load8(&s[8..]),
+            load8(&s[n - 16..]),
+            load8(&s[n - 8..]),
+        ];
+        let d = &mut buf[..n];
+        store8(d, w[0]);
+        store8(&mut d[8..], w[1]);
+        store8(&mut d[n - 16..], w[2]);
+        store8(&mut d[n - 8..], w[3]);
+        maybe_special(w[0]) | maybe_special(w[1]) | maybe_special(w[2]) | maybe_special(w[3])
+    } else {
+        let d = &mut buf[..n];
+        let mut f = 0;
+        for (src, dst) in s.chunks_exact(8).zip(d.chunks_exact_mut(8)) {
+            let w = load8(src);
+            f |= maybe_special(w);
+            store8(dst, w);
+        }
+        let w = load8(&s[n - 8..]);
+        store8(&mut d[n - 8..], w);
+        f | maybe_special(w)
+    };
+    if special == 0 || !s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        return n;
+    }
+    put_quoted(buf, s)
+}
+
+/// Writes `s` quoted, its quotes doubled.
+#[cold]
+fn put_quoted(buf: &mut [u8], s: &[u8]) -> usize {
+    buf[0] = b'"';
+    let mut n = 1;
+    for &b in s {
+        if b == b'"' {
+            buf[n] = b'"';
+            n += 1;
+        }
+        buf[n] = b;
+        n += 1;
+    }
+    buf[n] = b'"';
+    n + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digits8_is_exact() {
+        // The lanes are independent: this gives every lane every value.
+        for k in 0..10_000 {
+            for x in [k * 10_001, k * 10_000 + 9_999 - k] {
+                let want = format!("{x:08}");
+                assert_eq!((digits8(x) | ASCII_0).to_le_bytes(), want.as_bytes());
+            }
+        }
+    }
+
+    /// What a writer wrote, after filler it must overwrite or leave alone.
+    fn written(span: usize, comma: bool, put: impl Fn(&mut [u8], usize, bool) -> usize) -> String {
+        // Two positions, the first masked to the second's.
+        let mut buf = vec![b'?'; 3 + span + 1 + PAD];
+        let end = put(&mut buf, 3, comma);
+        let end2 = put(&mut buf[..], 3 | 64, comma);
+        assert_eq!(end2 - 64, end);
+        assert!(
+            buf[..3].iter().all(|&b| b == b'?'),
+            "wrote before its field"
+        );
+        String::from_utf8(buf[3..end].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn numbers() {
+        let mut vals = vec![0, 1, 9, 10, 11, 99, 100, 255, 256, u64::MAX - 1, u64::MAX];
+        let mut p = 1u64;
+        while let Some(q) = p.checked_mul(10) {
+            vals.extend([p - 1, p, p + 1, q / 2, q / 3]);
+            p = q;
+        }
+        vals.extend([p - 1, p, p + 1]);
+        let signed = |v: u64| [v as i64, (v as i64).wrapping_neg(), i64::MIN, i64::MAX];
+        for v in vals {
+            for comma in [false, true] {
+                let c = if comma { "," } else { "" };
+                let m = 63;
+                let got = written(SPAN_64, comma, |b, at, c| {
+                    put_unsigned::<SPAN_64>(b, at, m, c, v)
+                });
+                assert_eq!(got, format!("{c}{v}"));
+                for s in signed(v) {
+                    let got = written(SPAN_64, comma, |b, at, c| {
+                        put_signed::<SPAN_64>(b, at, m, c, s)
+                    });
+                    assert_eq!(got, format!("{c}{s}"));
+                }
+                if let Ok(v) = u32::try_from(v) {
+                    let got = written(SPAN_U32, comma, |b, at, c| {
+                        put_unsigned::<SPAN_U32>(b, at, m, c, v.into())
+                    });
+                    assert_eq!(got, format!("{c}{v}"));
+                }
+                for s in signed(v).map(|s| s as i32) {
+                    let got = written(SPAN_I32, comma, |b, at, c| {
+                        put_signed::<SPAN_I32>(b, at, m, c, s.into())
+                    });
+                    assert_eq!(got, format!("{c}{s}"));
+                }
+                if let Ok(v) = u8::try_from(v) {
+                    let got = written(SPAN_U8, comma, |b, at, c| {
+                        put_unsigned::<SPAN_U8>(b, at, m, c, v.into())
+                    });
+                    assert_eq!(got, format!("{c}{v}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn texts() {
+        let quoted = |s: &str| {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        };
+        // Every length up to past the longest straight-line case, with each awkward byte
+        // (and a few that only look so to `maybe_special`) at each position.
+        for n in 0..50 {
+            for at in 0..=n {
+                for b in [",", "\"", "\n", "\r", " ", "+", "-", "\t", "\0", "é"] {
+                    let s: String = (0..n).map(|i| if i == at { b } else { "x" }).collect();
+                    for comma in [false, true] {
+                        let c = if comma { "," } else { "" };
+                        let got = written(2 * s.len() + 9, comma, |buf, at, c| {
+                            put_text(buf, at, 63, c, s.as_bytes())
+                        });
+                        assert_eq!(got, format!("{c}{}", quoted(&s)));
+                    }
+                }
+            }
+        }
+    }
+}

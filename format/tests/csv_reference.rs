@@ -1,0 +1,220 @@
+//! The generated CSV encoders, byte for byte, against the `csv` crate's writer (RFC 4180
+//! quoting only where needed, `\n` line ends) on awkward values: separators, quotes, CR
+//! and LF, empty text, text of every length around the encoder's word sizes, and the
+//! integers at every digit-count boundary, including each type's extremes.
+
+use h5prov_format::{ObjectSummary, TraceRecord};
+use serde::Serialize;
+
+/// What the `csv` crate writes for `rows`.
+fn reference<T: Serialize>(rows: &[T]) -> Vec<u8> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+/// A deterministic xorshift stream.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.next() as usize % from.len()]
+    }
+
+    /// A number at or next to a digit-count boundary, or an extreme, or anything.
+    fn number(&mut self) -> u64 {
+        let r = self.next();
+        let p = 10u64.saturating_pow((r >> 8) as u32 % 21);
+        match r % 8 {
+            0 => 0,
+            1 => self.pick(&[9, 10, 99, 100, 255, 256]),
+            2 => p,
+            3 => p - 1,
+            4 => p.saturating_add(1),
+            5 => u64::MAX - (r >> 60),
+            6 => r >> (r >> 58),
+            _ => r,
+        }
+    }
+
+    /// Text of a length around the encoder's word sizes, plain or with awkward bytes.
+    fn text(&mut self) -> String {
+        const AWKWARD: &[&str] = &[
+            ",", "\"", "\n", "\r", "\r\n", " ", "\t", "\0", "+", "-", "é", "😀",
+        ];
+        const PLAIN: &[&str] = &["a", "/", "Z", "0", ".", "_", "-", "~"];
+        let r = self.next();
+        let len = match r % 5 {
+            0 => 0,
+            1 => (r >> 8) % 9,
+            2 => (r >> 8) % 40,
+            3 => 1 + (r >> 8) % 300,
+            _ => self.pick(&[1, 3, 4, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 64]),
+        };
+        let awkward = (r >> 20) % 3 == 0;
+        (0..len)
+            .map(|_| {
+                if awkward && self.next() % 4 == 0 {
+                    self.pick(AWKWARD)
+                } else {
+                    self.pick(PLAIN)
+                }
+            })
+            .collect()
+    }
+}
+
+/// Text every encoder path must get right, whatever the generator draws.
+const FIXED_TEXTS: &[&str] = &[
+    "",
+    ",",
+    "\"",
+    "\r",
+    "\n",
+    "\r\n",
+    "\"\"",
+    "a,b",
+    "say \"hi\"",
+    "line\nbreak",
+    "plain",
+    "dataset.write",
+    "/tmp/csvcg1300/d/meta-r0.h5",
+    "é ü 😀",
+    "tab\tnul\0",
+    "exactly8",
+    "sixteen-bytes-16",
+    "thirty-two-bytes-of-plain-text-!",
+];
+
+fn traces() -> Vec<TraceRecord> {
+    let mut rows: Vec<TraceRecord> = FIXED_TEXTS
+        .iter()
+        .zip([0, 9, 10, u64::MAX, 99_999_999, 100_000_000].iter().cycle())
+        .map(|(t, &n)| TraceRecord {
+            seq: n,
+            start_ns: u64::MAX - n,
+            total_ns: n / 3,
+            rank: i64::MIN,
+            pid: u32::MAX,
+            tid: n,
+            op: t.to_string(),
+            kind: t.to_string(),
+            file: t.repeat(3),
+            path: t.to_string(),
+            status: i32::MIN,
+            is_async: u8::MAX,
+            sel: t.to_string(),
+            detail: t.repeat(20),
+            ..TraceRecord::default()
+        })
+        .collect();
+    let mut g = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..3000 {
+        rows.push(TraceRecord {
+            seq: g.number(),
+            start_ns: g.number(),
+            total_ns: g.number(),
+            under_ns: g.number(),
+            rank: g.number() as i64,
+            pid: g.number() as u32,
+            tid: g.number(),
+            op: g.text(),
+            kind: g.text(),
+            file: g.text(),
+            path: g.text(),
+            status: g.number() as i32,
+            is_async: g.number() as u8,
+            bytes: g.number(),
+            type_size: g.number(),
+            ndims: g.number() as u32,
+            npoints: g.number(),
+            sel: g.text(),
+            xfer: g.text(),
+            xfer_actual: g.text(),
+            batch: g.number() as u32,
+            detail: g.text(),
+        });
+    }
+    rows
+}
+
+fn summaries() -> Vec<ObjectSummary> {
+    let mut g = Rng(0x2545_f491_4f6c_dd1d);
+    (0..2000)
+        .map(|_| ObjectSummary {
+            rank: g.number() as i64,
+            pid: g.number() as u32,
+            kind: g.text(),
+            file: g.text(),
+            path: g.text(),
+            token: g.text(),
+            opens: g.number(),
+            accesses: g.number(),
+            reads: g.number(),
+            writes: g.number(),
+            bytes_read: g.number(),
+            bytes_written: g.number(),
+            read_ns: g.number(),
+            write_ns: g.number(),
+            first_ns: g.number(),
+            last_ns: g.number(),
+            dims: g.text(),
+            type_size: g.number(),
+            layout: g.text(),
+            ind_io: g.number(),
+            coll_io: g.number(),
+            broken_coll_io: g.number(),
+            created: g.number() as u8,
+            dsets_created: g.number(),
+            dsets_opened: g.number(),
+            groups_created: g.number(),
+            groups_opened: g.number(),
+            open_ns: g.number(),
+        })
+        .collect()
+}
+
+/// `write_csv` appends exactly the reference's bytes: one record at a time into one
+/// buffer, after whatever the buffer held.
+fn check<T: Serialize>(rows: &[T], write: impl Fn(&T, &mut Vec<u8>)) {
+    let want = reference(rows);
+    let mut got = b"prefix".to_vec();
+    for r in rows {
+        write(r, &mut got);
+    }
+    assert_eq!(&got[..6], b"prefix");
+    let got = &got[6..];
+    if got != want {
+        // The first differing line, readably.
+        let (g, w) = (got.split(|&b| b == b'\n'), want.split(|&b| b == b'\n'));
+        for (i, (g, w)) in g.zip(w).enumerate() {
+            assert_eq!(
+                String::from_utf8_lossy(g),
+                String::from_utf8_lossy(w),
+                "line {i}"
+            );
+        }
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn trace_csv_is_the_csv_crates() {
+    check(&traces(), |r, out| r.borrowed().write_csv(out));
+}
+
+#[test]
+fn object_csv_is_the_csv_crates() {
+    check(&summaries(), |r, out| r.borrowed().write_csv(out));
+}

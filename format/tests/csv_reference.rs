@@ -3,7 +3,9 @@
 //! and LF, empty text, text of every length around the encoder's word sizes, and the
 //! integers at every digit-count boundary, including each type's extremes.
 
-use h5prov_format::{ObjectSummary, TraceRecord};
+use h5prov_format::{
+    ObjectSummary, ObjectSummaryRef, TraceRecord, TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS,
+};
 use serde::Serialize;
 
 /// What the `csv` crate writes for `rows`.
@@ -120,69 +122,46 @@ fn traces() -> Vec<TraceRecord> {
         })
         .collect();
     let mut g = Rng(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..3000 {
-        rows.push(TraceRecord {
-            seq: g.number(),
-            start_ns: g.number(),
-            total_ns: g.number(),
-            under_ns: g.number(),
-            rank: g.number() as i64,
-            pid: g.number() as u32,
-            tid: g.number(),
-            op: g.text(),
-            kind: g.text(),
-            file: g.text(),
-            path: g.text(),
-            status: g.number() as i32,
-            is_async: g.number() as u8,
-            bytes: g.number(),
-            type_size: g.number(),
-            ndims: g.number() as u32,
-            npoints: g.number(),
-            sel: g.text(),
-            xfer: g.text(),
-            xfer_actual: g.text(),
-            batch: g.number() as u32,
-            detail: g.text(),
-        });
-    }
+    rows.extend((0..3000).map(|_| random(&mut g, TRACE_COLUMNS, TraceRecordRef::BIN_TYPES)));
     rows
 }
 
 fn summaries() -> Vec<ObjectSummary> {
     let mut g = Rng(0x2545_f491_4f6c_dd1d);
     (0..2000)
-        .map(|_| ObjectSummary {
-            rank: g.number() as i64,
-            pid: g.number() as u32,
-            kind: g.text(),
-            file: g.text(),
-            path: g.text(),
-            token: g.text(),
-            opens: g.number(),
-            accesses: g.number(),
-            reads: g.number(),
-            writes: g.number(),
-            bytes_read: g.number(),
-            bytes_written: g.number(),
-            read_ns: g.number(),
-            write_ns: g.number(),
-            first_ns: g.number(),
-            last_ns: g.number(),
-            dims: g.text(),
-            type_size: g.number(),
-            layout: g.text(),
-            ind_io: g.number(),
-            coll_io: g.number(),
-            broken_coll_io: g.number(),
-            created: g.number() as u8,
-            dsets_created: g.number(),
-            dsets_opened: g.number(),
-            groups_created: g.number(),
-            groups_opened: g.number(),
-            open_ns: g.number(),
-        })
+        .map(|_| random(&mut g, OBJECT_COLUMNS, ObjectSummaryRef::BIN_TYPES))
         .collect()
+}
+
+/// A record with a random value in every column, built from the table's own column list
+/// and types (so a new column is covered without touching this test). Numbers are
+/// reduced to the column's width through serde: out-of-range values are re-drawn.
+fn random<T: serde::de::DeserializeOwned>(g: &mut Rng, columns: &[&str], types: &[u8]) -> T {
+    loop {
+        let mut m = serde_json::Map::new();
+        for (c, t) in columns.iter().zip(types) {
+            let v = match *t {
+                h5prov_format::BIN_TEXT => serde_json::Value::from(g.text()),
+                h5prov_format::BIN_SIGNED => serde_json::Value::from(narrow(g) as i64),
+                _ => serde_json::Value::from(narrow(g)),
+            };
+            m.insert(c.to_string(), v);
+        }
+        if let Ok(r) = serde_json::from_value(serde_json::Value::Object(m)) {
+            return r;
+        }
+    }
+}
+
+/// A number that fits the narrowest column type (u8) often enough for records to build:
+/// every digit-count boundary, through `g.number()`, masked to a random width.
+fn narrow(g: &mut Rng) -> u64 {
+    let n = g.number();
+    match g.next() % 4 {
+        0 => n & 0x7f,
+        1 => n & 0x7fff_ffff,
+        _ => n,
+    }
 }
 
 /// `write_csv` appends exactly the reference's bytes: one record at a time into one

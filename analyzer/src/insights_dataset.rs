@@ -489,6 +489,30 @@ fn join_top(v: &mut [(u64, String)]) -> String {
         .join("; ")
 }
 
+/// Pushes one finding `code` for `hits` (per object: its time, its evidence) when there
+/// are any: severity from the share of HDF5 time their calls take, the five costliest as
+/// evidence, `title` given that share.
+fn push_weighed(
+    out: &mut Vec<Insight>,
+    code: &str,
+    hits: &mut [(u64, String)],
+    call_ns: f64,
+    title: impl FnOnce(f64) -> String,
+    rec: &str,
+) {
+    if hits.is_empty() {
+        return;
+    }
+    let share = hits.iter().map(|h| h.0).sum::<u64>() as f64 / call_ns;
+    out.push(ins(
+        severity_for_share(share),
+        code,
+        title(share),
+        join_top(hits),
+        rec,
+    ));
+}
+
 /// Runs the dataset rules, appending their findings to `out`.
 pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Insight>) {
     let call_ns = rep.run.call_ns.max(1) as f64;
@@ -525,23 +549,22 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
             ));
         }
     }
-    if !hits.is_empty() {
-        let ns: u64 = hits.iter().map(|h| h.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "chunk_too_small",
+    push_weighed(
+        out,
+        "chunk_too_small",
+        &mut hits,
+        call_ns,
+        |share| {
             format!(
                 "Chunks below {} make each access touch many chunks ({} of HDF5 time)",
                 fmt_bytes(CHUNK_SMALL_BYTES),
                 pct(share)
-            ),
-            join_top(&mut hits),
-            "Choose chunks of roughly 10 KiB–1 MiB shaped like the accesses (H5Pset_chunk): \
+            )
+        },
+        "Choose chunks of roughly 10 KiB–1 MiB shaped like the accesses (H5Pset_chunk): \
              every chunk costs an index lookup and a separate I/O (and a filter call when \
              compressed). Keep chunks within the chunk cache (H5Pset_chunk_cache).",
-        ));
-    }
+    );
 
     // Chunks too large for the access: filtered chunks that do not fit the cache are read
     // (and decompressed) whole for every access that uses part of them.
@@ -582,23 +605,22 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
             ));
         }
     }
-    if !hits.is_empty() {
-        let ns: u64 = hits.iter().map(|h| h.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "chunk_too_large",
+    push_weighed(
+        out,
+        "chunk_too_large",
+        &mut hits,
+        call_ns,
+        |share| {
             format!(
                 "Accesses use a small part of large filtered chunks ({} of HDF5 time)",
                 pct(share)
-            ),
-            join_top(&mut hits),
-            "A filtered chunk is read and decompressed (and on write recompressed) whole; one \
+            )
+        },
+        "A filtered chunk is read and decompressed (and on write recompressed) whole; one \
              larger than the chunk cache is never kept, so every access pays for all of it. \
              Make chunks match the access (H5Pset_chunk), or give the dataset a chunk cache \
              that holds them (H5Pset_chunk_cache on the DAPL).",
-        ));
-    }
+    );
 
     // Chunk cache thrashing: each chunk fits the cache, but the chunks one access spans do
     // not, so chunks are evicted before the next access uses them again.
@@ -645,23 +667,22 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
             }
         }
     }
-    if !hits.is_empty() {
-        let ns: u64 = hits.iter().map(|h| h.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "chunk_cache_thrash",
+    push_weighed(
+        out,
+        "chunk_cache_thrash",
+        &mut hits,
+        call_ns,
+        |share| {
             format!(
                 "The chunk cache cannot hold the chunks an access spans ({} of HDF5 time)",
                 pct(share)
-            ),
-            join_top(&mut hits),
-            "Chunks are evicted before the next access uses them again, so each is read (and \
+            )
+        },
+        "Chunks are evicted before the next access uses them again, so each is read (and \
              decompressed) many times. Give the dataset a chunk cache that holds a whole row \
              of chunks across the access (H5Pset_chunk_cache(dapl, nslots, nbytes, w0), with \
              nslots a prime about 100 × the chunks it holds), or access along the chunks.",
-        ));
-    }
+    );
 
     // Datatype conversion.
     let mut hits: Vec<(u64, String)> = dio
@@ -689,23 +710,22 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
             )
         })
         .collect();
-    if !hits.is_empty() {
-        let ns: u64 = hits.iter().map(|h| h.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "datatype_conversion",
+    push_weighed(
+        out,
+        "datatype_conversion",
+        &mut hits,
+        call_ns,
+        |share| {
             format!(
                 "Transfers that convert datatypes take {} of HDF5 time",
                 pct(share)
-            ),
-            join_top(&mut hits),
-            "Pass the file's datatype as the memory type of H5Dread/H5Dwrite (convert in your \
+            )
+        },
+        "Pass the file's datatype as the memory type of H5Dread/H5Dwrite (convert in your \
              own code once, if at all): a conversion runs through HDF5's type-conversion \
              buffer in pieces of H5Pset_buffer's size (1 MiB by default) and prevents \
              collective MPI-IO.",
-        ));
-    }
+    );
 
     // Repeated reads of one selection.
     let mut hits: Vec<(u64, String)> = dio
@@ -724,22 +744,21 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
             )
         })
         .collect();
-    if !hits.is_empty() {
-        let ns: u64 = hits.iter().map(|h| h.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "repeated_reads",
+    push_weighed(
+        out,
+        "repeated_reads",
+        &mut hits,
+        call_ns,
+        |share| {
             format!(
                 "The same selections are read again and again ({} of HDF5 time)",
                 pct(share)
-            ),
-            join_top(&mut hits),
-            "Read each selection once and keep it in memory; if re-reading is unavoidable, \
+            )
+        },
+        "Read each selection once and keep it in memory; if re-reading is unavoidable, \
              size the chunk cache (H5Pset_chunk_cache) or the page buffer \
              (H5Pset_page_buffer_size) so repeats are served from memory.",
-        ));
-    }
+    );
 
     small_io(rep, dio, th, call_ns, out);
 }

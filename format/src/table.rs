@@ -15,7 +15,7 @@
 //! [`FieldSource`]; JSONL through a `Cow` twin), and the conversions between the owned and
 //! borrowed types. Adding a field is adding a row.
 
-use crate::csv_field;
+use crate::field;
 use serde::de::{Deserializer, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -55,16 +55,16 @@ pub trait Column<'a>: Sized + Copy {
         Self::CSV_ROOM
     }
     /// Writes a comma when `comma`, then the field's CSV text, at `at & mask` in `buf`,
-    /// which has [`csv_room`](Column::csv_room) and 32 more bytes there (`csv_field::PAD`);
+    /// which has [`csv_room`](Column::csv_room) and 32 more bytes there (`field::PAD`);
     /// returns where the field ends. It may overwrite bytes past that end (see
-    /// `csv_field.rs`).
+    /// `field.rs`).
     fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize;
     /// Appends the field as a JSON value (as `serde_json` writes it).
     #[inline]
     fn put_json(self, out: &mut Vec<u8>) {
         // Numbers: the same digits as in CSV.
         let at = out.len();
-        out.resize(at + self.csv_room() + csv_field::PAD, 0);
+        out.resize(at + self.csv_room() + field::PAD, 0);
         let end = self.put_csv(out, at, !0, false);
         out.truncate(end);
     }
@@ -90,7 +90,7 @@ macro_rules! unsigned_column {
             const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
             fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
-                csv_field::put_unsigned::<{ $span }>(buf, at, mask, comma, u64::from(self))
+                field::put_unsigned::<{ $span }>(buf, at, mask, comma, u64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
@@ -102,9 +102,9 @@ macro_rules! unsigned_column {
 }
 // Per type: its most digits, and the bytes its writer touches.
 unsigned_column!(
-    u64: 20, csv_field::SPAN_64,
-    u32: 10, csv_field::SPAN_U32,
-    u8: 3, csv_field::SPAN_U8
+    u64: 20, field::SPAN_64,
+    u32: 10, field::SPAN_U32,
+    u8: 3, field::SPAN_U8
 );
 
 macro_rules! signed_column {
@@ -119,7 +119,7 @@ macro_rules! signed_column {
             const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
             fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
-                csv_field::put_signed::<{ $span }>(buf, at, mask, comma, i64::from(self))
+                field::put_signed::<{ $span }>(buf, at, mask, comma, i64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
@@ -129,7 +129,7 @@ macro_rules! signed_column {
         }
     )*};
 }
-signed_column!(i64: 20, csv_field::SPAN_64, i32: 11, csv_field::SPAN_I32);
+signed_column!(i64: 20, field::SPAN_64, i32: 11, field::SPAN_I32);
 
 impl<'a> Column<'a> for &'a str {
     #[inline(always)]
@@ -149,7 +149,7 @@ impl<'a> Column<'a> for &'a str {
     }
     #[inline(always)]
     fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
-        csv_field::put_text(buf, at, mask, comma, self.as_bytes())
+        field::put_text(buf, at, mask, comma, self.as_bytes())
     }
     #[inline(always)]
     fn put_json(self, out: &mut Vec<u8>) {
@@ -520,10 +520,10 @@ macro_rules! record_table {
             /// Appends the record as one CSV line (columns in order, text quoted per
             /// RFC 4180 only when it must be, `\n` at the end). Allocates nothing beyond
             /// growing `out`, once per record: by the record's room, then cut to the line
-            /// (see `csv_field.rs`).
+            /// (see `field.rs`).
             #[inline]
             pub fn write_csv(&self, out: &mut Vec<u8>) {
-                use $crate::csv_field::{PAD, TEXT_BUDGET};
+                use $crate::field::{PAD, TEXT_BUDGET};
                 // The fast path's window: the room of the numbers and empty texts, and
                 // some text, rounded up to a power of two.
                 const WINDOW: usize = (1 $(
@@ -536,10 +536,10 @@ macro_rules! record_table {
                 let end = if room <= WINDOW {
                     out.resize(start + WINDOW + PAD, 0);
                     let w: &mut [u8; WINDOW + PAD] = out.last_chunk_mut().unwrap();
-                    self.csv_fields(w, WINDOW - 1)
+                    self.fields(w, WINDOW - 1)
                 } else {
                     out.resize(start + room + PAD, 0);
-                    self.csv_fields(&mut out[start..], !0)
+                    self.fields(&mut out[start..], !0)
                 };
                 out.truncate(start + end);
             }
@@ -547,7 +547,7 @@ macro_rules! record_table {
             /// Writes the CSV line at the start of `buf` (its room and `PAD` bytes, or
             /// the window), each field at `at & mask`; returns the line's length.
             #[inline(always)]
-            fn csv_fields(&self, buf: &mut [u8], mask: usize) -> usize {
+            fn fields(&self, buf: &mut [u8], mask: usize) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }
                 let mut n = 0;

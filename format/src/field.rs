@@ -295,14 +295,15 @@ pub(crate) fn put_json_signed<const SPAN: usize>(
     at + k + 1 + put_u64(&mut b[k + 1..], v.unsigned_abs())
 }
 
-/// Nonzero when some byte of `w` is one JSON escapes (a control character, `"` or `\`),
-/// exactly (`hasless` on `w ^ 0x02`, whose bytes below 0x21 are the control characters and
-/// `"`, and `haszero` on `w ^ b'\\'`); the high-bit mask is left to the caller.
+/// Nonzero when some byte of `w` is one JSON escapes (a control character, `"` or `\\`),
+/// exactly: `hasless(w ^ 0x02, 0x21)` (the bytes of `w ^ 0x02` below 0x21 are the control
+/// characters and `"`) or `haszero(w ^ b'\\')`, sharing the `& !x` of both, whose high
+/// bits are those of `!w`. The high-bit mask is left to the caller.
 #[inline(always)]
 fn json_special(w: u64) -> u64 {
     let a = w ^ (ONES * 0x02);
     let b = w ^ (ONES * u64::from(b'\\'));
-    (a.wrapping_sub(ONES * 0x21) & !a) | (b.wrapping_sub(ONES) & !b)
+    (a.wrapping_sub(ONES * 0x21) | b.wrapping_sub(ONES)) & !w
 }
 
 /// Writes `key` then text `s` as a JSON string, unescaped, at `at.min(lim)`; returns where

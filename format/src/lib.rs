@@ -10,7 +10,7 @@ use std::path::Path;
 pub const FORMAT_VERSION: u32 = 1;
 
 mod bin;
-mod csv_field;
+mod field;
 mod table;
 
 pub use bin::{

@@ -15,7 +15,7 @@
 //! [`FieldSource`]; JSONL through a `Cow` twin), and the conversions between the owned and
 //! borrowed types. Adding a field is adding a row.
 
-use crate::csv_field;
+use crate::field;
 use serde::de::{Deserializer, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -55,19 +55,30 @@ pub trait Column<'a>: Sized + Copy {
         Self::CSV_ROOM
     }
     /// Writes a comma when `comma`, then the field's CSV text, at `at & mask` in `buf`,
-    /// which has [`csv_room`](Column::csv_room) and 32 more bytes there (`csv_field::PAD`);
+    /// which has [`csv_room`](Column::csv_room) and 32 more bytes there (`field::PAD`);
     /// returns where the field ends. It may overwrite bytes past that end (see
-    /// `csv_field.rs`).
+    /// `field.rs`).
     fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize;
-    /// Appends the field as a JSON value (as `serde_json` writes it).
-    #[inline]
-    fn put_json(self, out: &mut Vec<u8>) {
-        // Numbers: the same digits as in CSV.
-        let at = out.len();
-        out.resize(at + self.csv_room() + csv_field::PAD, 0);
-        let end = self.put_csv(out, at, !0, false);
-        out.truncate(end);
+    /// At most how long the field's JSON value is (text: when empty, its quotes).
+    const JSON_ROOM: usize;
+    /// At most how long this value's JSON text is, when it needs no escapes.
+    #[inline(always)]
+    fn json_room(self) -> usize {
+        Self::JSON_ROOM
     }
+    /// Writes `key`, then the field's JSON value, at `at.min(lim)` in `buf`, which has the
+    /// key, [`json_room`](Column::json_room) and 32 more bytes there; returns where it
+    /// ends, like [`put_csv`](Column::put_csv). Text is written unescaped: when it needs
+    /// escapes, ORs a nonzero value into `special`, and the record must be written
+    /// otherwise.
+    fn put_json(
+        self,
+        buf: &mut [u8],
+        at: usize,
+        lim: usize,
+        key: &[u8],
+        special: &mut u64,
+    ) -> usize;
     /// The field's type code in a binary file header.
     const BIN: u8;
     /// Appends the field's binary encoding.
@@ -90,7 +101,13 @@ macro_rules! unsigned_column {
             const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
             fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
-                csv_field::put_unsigned::<{ $span }>(buf, at, mask, comma, u64::from(self))
+                field::put_unsigned::<{ $span }>(buf, at, mask, comma, u64::from(self))
+            }
+            const JSON_ROOM: usize = $digits;
+            #[inline(always)]
+            fn put_json(self, buf: &mut [u8], at: usize, lim: usize, key: &[u8], _: &mut u64)
+                -> usize {
+                field::put_json_unsigned::<{ $span }>(buf, at, lim, key, u64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
@@ -102,9 +119,9 @@ macro_rules! unsigned_column {
 }
 // Per type: its most digits, and the bytes its writer touches.
 unsigned_column!(
-    u64: 20, csv_field::SPAN_64,
-    u32: 10, csv_field::SPAN_U32,
-    u8: 3, csv_field::SPAN_U8
+    u64: 20, field::SPAN_64,
+    u32: 10, field::SPAN_U32,
+    u8: 3, field::SPAN_U8
 );
 
 macro_rules! signed_column {
@@ -119,7 +136,13 @@ macro_rules! signed_column {
             const CSV_ROOM: usize = $digits + 1;
             #[inline(always)]
             fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
-                csv_field::put_signed::<{ $span }>(buf, at, mask, comma, i64::from(self))
+                field::put_signed::<{ $span }>(buf, at, mask, comma, i64::from(self))
+            }
+            const JSON_ROOM: usize = $digits;
+            #[inline(always)]
+            fn put_json(self, buf: &mut [u8], at: usize, lim: usize, key: &[u8], _: &mut u64)
+                -> usize {
+                field::put_json_signed::<{ $span }>(buf, at, lim, key, i64::from(self))
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
@@ -129,7 +152,7 @@ macro_rules! signed_column {
         }
     )*};
 }
-signed_column!(i64: 20, csv_field::SPAN_64, i32: 11, csv_field::SPAN_I32);
+signed_column!(i64: 20, field::SPAN_64, i32: 11, field::SPAN_I32);
 
 impl<'a> Column<'a> for &'a str {
     #[inline(always)]
@@ -149,11 +172,24 @@ impl<'a> Column<'a> for &'a str {
     }
     #[inline(always)]
     fn put_csv(self, buf: &mut [u8], at: usize, mask: usize, comma: bool) -> usize {
-        csv_field::put_text(buf, at, mask, comma, self.as_bytes())
+        field::put_text(buf, at, mask, comma, self.as_bytes())
+    }
+    /// The quotes.
+    const JSON_ROOM: usize = 2;
+    #[inline(always)]
+    fn json_room(self) -> usize {
+        Self::JSON_ROOM + self.len()
     }
     #[inline(always)]
-    fn put_json(self, out: &mut Vec<u8>) {
-        put_json_text(out, self);
+    fn put_json(
+        self,
+        buf: &mut [u8],
+        at: usize,
+        lim: usize,
+        key: &[u8],
+        special: &mut u64,
+    ) -> usize {
+        field::put_json_text(buf, at, lim, key, self.as_bytes(), special)
     }
     const BIN: u8 = crate::bin::BIN_TEXT;
     #[inline(always)]
@@ -164,44 +200,6 @@ impl<'a> Column<'a> for &'a str {
     fn is_empty_text(self) -> bool {
         self.is_empty()
     }
-}
-
-/// Appends a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\\`, the
-/// short escapes `\b \t \n \f \r`, other control characters as `\u00xx`; everything
-/// else (including non-ASCII) as is.
-#[inline]
-pub fn put_json_text(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let short = match b {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x09 => b't',
-            0x0a => b'n',
-            0x0c => b'f',
-            0x0d => b'r',
-            0..=0x1f => b'u',
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        start = i + 1;
-        out.push(b'\\');
-        out.push(short);
-        if short == b'u' {
-            out.extend_from_slice(&[
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]);
-        }
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// Reads field `col` as a `T` (the macro's field reader, the type inferred from the field).
@@ -520,10 +518,10 @@ macro_rules! record_table {
             /// Appends the record as one CSV line (columns in order, text quoted per
             /// RFC 4180 only when it must be, `\n` at the end). Allocates nothing beyond
             /// growing `out`, once per record: by the record's room, then cut to the line
-            /// (see `csv_field.rs`).
+            /// (see `field.rs`).
             #[inline]
             pub fn write_csv(&self, out: &mut Vec<u8>) {
-                use $crate::csv_field::{PAD, TEXT_BUDGET};
+                use $crate::field::{PAD, TEXT_BUDGET};
                 // The fast path's window: the room of the numbers and empty texts, and
                 // some text, rounded up to a power of two.
                 const WINDOW: usize = (1 $(
@@ -536,10 +534,10 @@ macro_rules! record_table {
                 let end = if room <= WINDOW {
                     out.resize(start + WINDOW + PAD, 0);
                     let w: &mut [u8; WINDOW + PAD] = out.last_chunk_mut().unwrap();
-                    self.csv_fields(w, WINDOW - 1)
+                    self.fields(w, WINDOW - 1)
                 } else {
                     out.resize(start + room + PAD, 0);
-                    self.csv_fields(&mut out[start..], !0)
+                    self.fields(&mut out[start..], !0)
                 };
                 out.truncate(start + end);
             }
@@ -547,7 +545,7 @@ macro_rules! record_table {
             /// Writes the CSV line at the start of `buf` (its room and `PAD` bytes, or
             /// the window), each field at `at & mask`; returns the line's length.
             #[inline(always)]
-            fn csv_fields(&self, buf: &mut [u8], mask: usize) -> usize {
+            fn fields(&self, buf: &mut [u8], mask: usize) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }
                 let mut n = 0;
@@ -560,18 +558,68 @@ macro_rules! record_table {
                 n + 1
             }
 
-            /// Appends the record as one JSONL line (keys in column order).
+            /// Appends the record as one JSONL line (keys in column order, as `serde_json`
+            /// writes it). Allocates nothing beyond growing `out`, once per record, like
+            /// [`write_csv`](Self::write_csv); text that needs escapes (rare) makes it write
+            /// the record again, through `serde_json`.
             #[inline]
             pub fn write_jsonl(&self, out: &mut Vec<u8>) {
+                use $crate::field::{PAD, TEXT_BUDGET};
+                // The keys with their punctuation (`{"name":`, `,"name":`), and `}\n`.
+                const KEYS: usize = 2 $( + $col.len() + 4 )*;
+                // The fast path's window: the room of the keys, numbers and empty texts,
+                // and some text.
+                const WINDOW: usize = KEYS $(
+                    + <$crate::table::record_table!(@borrowed 'static $ty)
+                        as $crate::table::Column<'static>>::JSON_ROOM
+                )* + TEXT_BUDGET;
+                let start = out.len();
+                let room = KEYS $( + $crate::table::Column::json_room(self.$field) )*;
+                let mut special = 0;
+                let end = if room <= WINDOW {
+                    out.resize(start + WINDOW + PAD, 0);
+                    let w: &mut [u8; WINDOW + PAD] = out.last_chunk_mut().unwrap();
+                    self.jsonl_fields(w, WINDOW - 1, &mut special)
+                } else {
+                    out.resize(start + room + PAD, 0);
+                    self.jsonl_fields(&mut out[start..], !0, &mut special)
+                };
+                if special == 0 {
+                    out.truncate(start + end);
+                } else {
+                    out.truncate(start);
+                    self.write_jsonl_escaped(out);
+                }
+            }
+
+            /// Writes the JSONL line at the start of `buf` (its room and `PAD` bytes, or
+            /// the window), each field with its key at `at.min(lim)`, text unescaped;
+            /// returns the line's length. ORs a nonzero value into `special` when some
+            /// text needs escapes.
+            #[inline(always)]
+            fn jsonl_fields(&self, buf: &mut [u8], lim: usize, special: &mut u64) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }
+                let mut n = 0;
                 $(
-                    // A constant condition: `{` before the first key, `,` before the others.
-                    out.push(if C::$field as usize == 0 { b'{' } else { b',' });
-                    out.extend_from_slice(concat!("\"", $col, "\":").as_bytes());
-                    $crate::table::Column::put_json(self.$field, out);
+                    // A constant: `{` before the first key, `,` before the others.
+                    let key = if C::$field as usize == 0 {
+                        concat!("{\"", $col, "\":")
+                    } else {
+                        concat!(",\"", $col, "\":")
+                    };
+                    n = $crate::table::Column::put_json(
+                        self.$field, buf, n, lim, key.as_bytes(), special);
                 )*
-                out.extend_from_slice(b"}\n");
+                $crate::field::put_json_end(buf, n, lim, b"}\n")
+            }
+
+            /// [`write_jsonl`](Self::write_jsonl) for a record whose text needs escapes.
+            #[cold]
+            #[inline(never)]
+            fn write_jsonl_escaped(&self, out: &mut Vec<u8>) {
+                serde_json::to_writer(&mut *out, self).expect("writing to a Vec cannot fail");
+                out.push(b'\n');
             }
 
             /// Builds a record from its fields, read in table order; the first field that

@@ -1,7 +1,9 @@
 //! The generated CSV encoders, byte for byte, against the `csv` crate's writer (RFC 4180
-//! quoting only where needed, `\n` line ends) on awkward values: separators, quotes, CR
-//! and LF, empty text, text of every length around the encoder's word sizes, and the
-//! integers at every digit-count boundary, including each type's extremes.
+//! quoting only where needed, `\n` line ends), and the JSONL encoders against
+//! `serde_json::to_writer` (and `\n`), on awkward values: separators, quotes, backslashes,
+//! CR, LF and other control characters, empty text, text of every length around the
+//! encoders' word sizes, and the integers at every digit-count boundary, including each
+//! type's extremes.
 
 use h5prov_format::{
     ObjectSummary, ObjectSummaryRef, TraceRecord, TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS,
@@ -9,7 +11,7 @@ use h5prov_format::{
 use serde::Serialize;
 
 /// What the `csv` crate writes for `rows`.
-fn reference<T: Serialize>(rows: &[T]) -> Vec<u8> {
+fn csv_reference<T: Serialize>(rows: &[T]) -> Vec<u8> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
@@ -17,6 +19,16 @@ fn reference<T: Serialize>(rows: &[T]) -> Vec<u8> {
         w.serialize(r).unwrap();
     }
     w.into_inner().unwrap()
+}
+
+/// What `serde_json` writes for `rows`, one per line.
+fn jsonl_reference<T: Serialize>(rows: &[T]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in rows {
+        serde_json::to_writer(&mut out, r).unwrap();
+        out.push(b'\n');
+    }
+    out
 }
 
 /// A deterministic xorshift stream.
@@ -53,7 +65,8 @@ impl Rng {
     /// Text of a length around the encoder's word sizes, plain or with awkward bytes.
     fn text(&mut self) -> String {
         const AWKWARD: &[&str] = &[
-            ",", "\"", "\n", "\r", "\r\n", " ", "\t", "\0", "+", "-", "é", "😀",
+            ",", "\"", "\n", "\r", "\r\n", " ", "\t", "\0", "+", "-", "é", "😀", "\\", "\u{8}",
+            "\u{c}", "\u{1f}", "\u{7f}", "!", "#", "[", "]",
         ];
         const PLAIN: &[&str] = &["a", "/", "Z", "0", ".", "_", "-", "~"];
         let r = self.next();
@@ -94,6 +107,10 @@ const FIXED_TEXTS: &[&str] = &[
     "/tmp/csvcg1300/d/meta-r0.h5",
     "é ü 😀",
     "tab\tnul\0",
+    "back\\slash",
+    "\u{1}\u{8}\u{c}\u{1b}\u{1f} \u{7f}",
+    "\\\"\\\"",
+    "/path/with \\ and \"q\" in the middle of a text past 32 bytes",
     "exactly8",
     "sixteen-bytes-16",
     "thirty-two-bytes-of-plain-text-!",
@@ -164,10 +181,37 @@ fn narrow(g: &mut Rng) -> u64 {
     }
 }
 
-/// `write_csv` appends exactly the reference's bytes: one record at a time into one
-/// buffer, after whatever the buffer held.
-fn check<T: Serialize>(rows: &[T], write: impl Fn(&T, &mut Vec<u8>)) {
-    let want = reference(rows);
+/// Rows whose text JSON need not escape (those characters replaced), for the JSONL
+/// encoders' fast path: most random rows hold some text that takes the slow one.
+fn json_plain<T: Serialize + serde::de::DeserializeOwned>(rows: &[T]) -> Vec<T> {
+    let plain = |v: serde_json::Value| match v {
+        serde_json::Value::String(s) => s
+            .chars()
+            .map(|c| {
+                if c < ' ' || c == '"' || c == '\\' {
+                    '~'
+                } else {
+                    c
+                }
+            })
+            .collect::<String>()
+            .into(),
+        v => v,
+    };
+    rows.iter()
+        .map(|r| {
+            let serde_json::Value::Object(m) = serde_json::to_value(r).unwrap() else {
+                unreachable!("a record serializes as an object")
+            };
+            let m = m.into_iter().map(|(k, v)| (k, plain(v))).collect();
+            serde_json::from_value(serde_json::Value::Object(m)).unwrap()
+        })
+        .collect()
+}
+
+/// The encoder appends exactly the reference's bytes `want`: one record at a time into
+/// one buffer, after whatever the buffer held.
+fn check<T>(rows: &[T], want: Vec<u8>, write: impl Fn(&T, &mut Vec<u8>)) {
     let mut got = b"prefix".to_vec();
     for r in rows {
         write(r, &mut got);
@@ -190,10 +234,34 @@ fn check<T: Serialize>(rows: &[T], write: impl Fn(&T, &mut Vec<u8>)) {
 
 #[test]
 fn trace_csv_is_the_csv_crates() {
-    check(&traces(), |r, out| r.borrowed().write_csv(out));
+    let rows = traces();
+    check(&rows, csv_reference(&rows), |r, out| {
+        r.borrowed().write_csv(out)
+    });
 }
 
 #[test]
 fn object_csv_is_the_csv_crates() {
-    check(&summaries(), |r, out| r.borrowed().write_csv(out));
+    let rows = summaries();
+    check(&rows, csv_reference(&rows), |r, out| {
+        r.borrowed().write_csv(out)
+    });
+}
+
+#[test]
+fn trace_jsonl_is_serde_jsons() {
+    for rows in [traces(), json_plain(&traces())] {
+        check(&rows, jsonl_reference(&rows), |r, out| {
+            r.borrowed().write_jsonl(out)
+        });
+    }
+}
+
+#[test]
+fn object_jsonl_is_serde_jsons() {
+    for rows in [summaries(), json_plain(&summaries())] {
+        check(&rows, jsonl_reference(&rows), |r, out| {
+            r.borrowed().write_jsonl(out)
+        });
+    }
 }

@@ -1,17 +1,21 @@
-//! The CSV field writers behind the generated `write_csv`, the connector's hot path.
+//! The field writers behind the generated `write_csv` and `write_jsonl`, the connector's
+//! hot path.
 //!
-//! `write_csv` grows its output once per record, by the record's room (the longest its
-//! fields can be, commas included) and [`PAD`] bytes, writes the fields into that zeroed
-//! space, then cuts off what is left. A writer writes its field at a position inside the
-//! room and returns where the field ends; it may store whole 8-byte words past that end,
-//! into bytes the next field or the final cut overwrites. So a field costs a few word
-//! stores: no capacity checks, no `memcpy` calls, no formatting buffers.
+//! An encoder grows its output once per record, by the record's room (the longest its
+//! fields can be, with their commas, or JSON keys) and [`PAD`] bytes, writes the fields
+//! into that zeroed space, then cuts off what is left. A writer writes its field at a
+//! position inside the room and returns where the field ends; it may store whole 8-byte
+//! words past that end, into bytes the next field or the final cut overwrites. So a field
+//! costs a few word stores: no capacity checks, no `memcpy` calls, no formatting buffers.
 //!
-//! Every writer takes the position as `at & mask`. `write_csv` passes `mask` all ones, or,
+//! Every writer takes the position as `at & mask`. The encoder passes `mask` all ones, or,
 //! when the record's room fits its window (a power of two), a fixed-size array of the
 //! window and [`PAD`] bytes and the window less one: the mask then changes nothing (every
 //! field starts inside the room), but the compiler knows that each number's stores fit
 //! and drops their bounds checks.
+//!
+//! Numbers are the same digits in both encodings; text is copied a word at a time while a
+//! bit test finds the words that may need quoting (CSV) or escaping (JSON).
 
 /// Bytes a `u64` or `i64` writer touches: 20 digits, or `-` and 19.
 pub(crate) const SPAN_64: usize = 20;
@@ -22,11 +26,11 @@ pub(crate) const SPAN_I32: usize = 11;
 /// Bytes a `u8` writer touches: one 8-byte store, for at most 3 digits.
 pub(crate) const SPAN_U8: usize = 8;
 
-/// Scratch after a record's room: a writer touches at most a comma and [`SPAN_64`] bytes
-/// from where its field starts, which is inside the room.
+/// Scratch after a record's room: a writer touches at most a comma and [`SPAN_64`] bytes,
+/// or a JSON key, from where its field starts, which is inside the room.
 pub(crate) const PAD: usize = 32;
 
-/// The text a record may hold and still take `write_csv`'s fast path: a table's window is
+/// The text a record may hold and still take the encoders' fast path: a table's window is
 /// the room of its numbers and empty texts plus this, rounded up to a power of two.
 pub(crate) const TEXT_BUDGET: usize = 200;
 
@@ -169,32 +173,43 @@ pub(crate) fn put_text(buf: &mut [u8], at: usize, mask: usize, comma: bool, s: &
 
 #[inline(always)]
 fn put_text_at(buf: &mut [u8], s: &[u8]) -> usize {
-    // Fills the word of a short text past its end: a byte that is never special.
-    const FILL: u64 = ONES * b'A' as u64;
     let n = s.len();
     if n == 0 {
         return 0;
     }
-    // Each branch stores the text as whole words (overlapping when its length is not a
-    // multiple of 8) and ORs together their `maybe_special` bits.
-    let special = if n < 4 {
+    if copy_words(buf, s, maybe_special) == 0
+        || !s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+    {
+        return n;
+    }
+    put_quoted(buf, s)
+}
+
+/// Copies non-empty `s` to the start of `buf` as whole 8-byte words, overlapping when its
+/// length is not a multiple of 8 (a text shorter than 8 fills its word past its end, with
+/// a byte no `test` flags); returns the OR of `test` of every word.
+#[inline(always)]
+fn copy_words(buf: &mut [u8], s: &[u8], test: impl Fn(u64) -> u64) -> u64 {
+    const FILL: u64 = ONES * b'A' as u64;
+    let n = s.len();
+    if n < 4 {
         let w = u64::from(s[0])
             | (u64::from(s[n / 2]) << (n / 2 * 8))
             | (u64::from(s[n - 1]) << ((n - 1) * 8))
             | (FILL << (n * 8));
         store8(buf, w);
-        maybe_special(w)
+        test(w)
     } else if n < 8 {
         let lo = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
         let hi = u32::from_le_bytes([s[n - 4], s[n - 3], s[n - 2], s[n - 1]]);
         let w = u64::from(lo) | (u64::from(hi) << ((n - 4) * 8)) | (FILL << (n * 8));
         store8(buf, w);
-        maybe_special(w)
+        test(w)
     } else if n <= 16 {
         let (a, b) = (load8(s), load8(&s[n - 8..]));
         store8(buf, a);
         store8(&mut buf[n - 8..], b);
-        maybe_special(a) | maybe_special(b)
+        test(a) | test(b)
     } else if n <= 32 {
         let w = [
             load8(s),
@@ -207,23 +222,19 @@ fn put_text_at(buf: &mut [u8], s: &[u8]) -> usize {
         store8(&mut d[8..], w[1]);
         store8(&mut d[n - 16..], w[2]);
         store8(&mut d[n - 8..], w[3]);
-        maybe_special(w[0]) | maybe_special(w[1]) | maybe_special(w[2]) | maybe_special(w[3])
+        test(w[0]) | test(w[1]) | test(w[2]) | test(w[3])
     } else {
         let d = &mut buf[..n];
         let mut f = 0;
         for (src, dst) in s.chunks_exact(8).zip(d.chunks_exact_mut(8)) {
             let w = load8(src);
-            f |= maybe_special(w);
+            f |= test(w);
             store8(dst, w);
         }
         let w = load8(&s[n - 8..]);
         store8(&mut d[n - 8..], w);
-        f | maybe_special(w)
-    };
-    if special == 0 || !s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
-        return n;
+        f | test(w)
     }
-    put_quoted(buf, s)
 }
 
 /// Writes `s` quoted, its quotes doubled.
@@ -241,6 +252,93 @@ fn put_quoted(buf: &mut [u8], s: &[u8]) -> usize {
     }
     buf[n] = b'"';
     n + 1
+}
+
+// The JSON writers write a field with its key (`{"name":` or `,"name":`) in front, at
+// `at.min(lim)`: a JSON window is not a power of two, as the keys make the objects table's
+// room before any text 940 bytes, and a 2 KiB window costs more to zero than a clamp.
+
+/// Writes `key` then unsigned `v`, whose writer touches `SPAN` bytes, at `at.min(lim)`;
+/// returns where the value ends.
+#[inline(always)]
+pub(crate) fn put_json_unsigned<const SPAN: usize>(
+    buf: &mut [u8],
+    at: usize,
+    lim: usize,
+    key: &[u8],
+    v: u64,
+) -> usize {
+    let i = at.min(lim);
+    let k = key.len();
+    let b = &mut buf[i..i + k + SPAN];
+    b[..k].copy_from_slice(key);
+    at + k + put_u64(&mut b[k..], v)
+}
+
+/// [`put_json_unsigned`] for signed `v`.
+#[inline(always)]
+pub(crate) fn put_json_signed<const SPAN: usize>(
+    buf: &mut [u8],
+    at: usize,
+    lim: usize,
+    key: &[u8],
+    v: i64,
+) -> usize {
+    if v >= 0 {
+        return put_json_unsigned::<SPAN>(buf, at, lim, key, v as u64);
+    }
+    let i = at.min(lim);
+    let k = key.len();
+    let b = &mut buf[i..i + k + SPAN];
+    b[..k].copy_from_slice(key);
+    b[k] = b'-';
+    at + k + 1 + put_u64(&mut b[k + 1..], v.unsigned_abs())
+}
+
+/// Nonzero when some byte of `w` is one JSON escapes (a control character, `"` or `\\`),
+/// exactly: `hasless(w ^ 0x02, 0x21)` (the bytes of `w ^ 0x02` below 0x21 are the control
+/// characters and `"`) or `haszero(w ^ b'\\')`, sharing the `& !x` of both, whose high
+/// bits are those of `!w`. The high-bit mask is left to the caller.
+#[inline(always)]
+fn json_special(w: u64) -> u64 {
+    let a = w ^ (ONES * 0x02);
+    let b = w ^ (ONES * u64::from(b'\\'));
+    (a.wrapping_sub(ONES * 0x21) | b.wrapping_sub(ONES)) & !w
+}
+
+/// Writes `key` then text `s` as a JSON string, unescaped, at `at.min(lim)`; returns where
+/// it ends. ORs into `special` a nonzero value when `s` needs escaping: then these bytes
+/// are not the JSON string, and the caller writes the record again (see `write_jsonl`).
+/// Takes `len + 2` bytes after the key and touches 9 at least.
+#[inline(always)]
+pub(crate) fn put_json_text(
+    buf: &mut [u8],
+    at: usize,
+    lim: usize,
+    key: &[u8],
+    s: &[u8],
+    special: &mut u64,
+) -> usize {
+    let i = at.min(lim);
+    let k = key.len();
+    let b = &mut buf[i..];
+    b[..k].copy_from_slice(key);
+    let b = &mut b[k..];
+    let n = s.len();
+    b[0] = b'"';
+    if n != 0 {
+        *special |= copy_words(&mut b[1..], s, json_special) & (ONES * 0x80);
+    }
+    b[n + 1] = b'"';
+    at + k + n + 2
+}
+
+/// Writes `end` (the line's `}\n`) at `at.min(lim)`; returns where it ends.
+#[inline(always)]
+pub(crate) fn put_json_end(buf: &mut [u8], at: usize, lim: usize, end: &[u8]) -> usize {
+    let i = at.min(lim);
+    buf[i..i + end.len()].copy_from_slice(end);
+    at + end.len()
 }
 
 #[cfg(test)]
@@ -342,6 +440,79 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// What a JSON writer wrote with `key` in front, after filler it must overwrite or
+    /// leave alone, at a position and at one clamped to it.
+    fn json_written(span: usize, mut put: impl FnMut(&mut [u8], usize, usize) -> usize) -> String {
+        let mut buf = vec![b'?'; 3 + span + PAD];
+        let end = put(&mut buf, 3, !0);
+        assert_eq!(put(&mut buf, 64, 3) - 64, end - 3);
+        assert!(
+            buf[..3].iter().all(|&b| b == b'?'),
+            "wrote before its field"
+        );
+        String::from_utf8(buf[3..end].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn json_numbers() {
+        let key = b",\"key\":";
+        let mut vals = vec![0, 1, 9, 10, 99, 100, 255, 256, u64::MAX];
+        let mut p = 1u64;
+        while let Some(q) = p.checked_mul(10) {
+            vals.extend([p - 1, p, p + 1]);
+            p = q;
+        }
+        for v in vals {
+            let got = json_written(key.len() + SPAN_64, |b, at, lim| {
+                put_json_unsigned::<SPAN_64>(b, at, lim, key, v)
+            });
+            assert_eq!(got, format!(",\"key\":{v}"));
+            for s in [v as i64, (v as i64).wrapping_neg(), i64::MIN, i64::MAX] {
+                let got = json_written(key.len() + SPAN_64, |b, at, lim| {
+                    put_json_signed::<SPAN_64>(b, at, lim, key, s)
+                });
+                assert_eq!(got, format!(",\"key\":{s}"));
+                let s = s as i32;
+                let got = json_written(key.len() + SPAN_I32, |b, at, lim| {
+                    put_json_signed::<SPAN_I32>(b, at, lim, key, s.into())
+                });
+                assert_eq!(got, format!(",\"key\":{s}"));
+            }
+        }
+    }
+
+    #[test]
+    fn json_texts() {
+        let key = b"{\"k\":";
+        // Every length up to past the longest straight-line case, with each byte JSON
+        // escapes, and its neighbours, at each position: plain text is written as is,
+        // and text JSON escapes is flagged.
+        let mut bytes: Vec<u8> = (0..0x20).collect();
+        bytes.extend([b' ', b'!', b'"', b'#', b'[', b'\\', b']', b'A', 0x7f]);
+        for n in 0..50 {
+            for at in 0..=n {
+                for &b in &bytes {
+                    let s: Vec<u8> = (0..n).map(|i| if i == at { b } else { b'x' }).collect();
+                    let mut special = 0;
+                    let got = json_written(key.len() + n + 9, |buf, at, lim| {
+                        put_json_text(buf, at, lim, key, &s, &mut special)
+                    });
+                    let s = String::from_utf8(s).unwrap();
+                    let escaped = serde_json::to_string(&s).unwrap();
+                    assert_eq!(special != 0, escaped.len() != s.len() + 2, "{s:?}");
+                    assert_eq!(got, format!("{{\"k\":\"{s}\""));
+                }
+            }
+        }
+        for s in ["é ü 日本 😀 \u{2028}", "\u{7f}\u{80}\u{ff}"] {
+            let mut special = 0;
+            let got = json_written(key.len() + s.len() + 9, |buf, at, lim| {
+                put_json_text(buf, at, lim, key, s.as_bytes(), &mut special)
+            });
+            assert_eq!((special, got), (0, format!("{{\"k\":\"{s}\"")));
         }
     }
 }

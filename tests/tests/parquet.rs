@@ -108,6 +108,10 @@ fn fixture() -> &'static Fixture {
             &b,
             &[("PBS_JOBID", JOB_B)],
         );
+        // The HDF5 files (~90 MB) are not needed any more, only their traces.
+        for job in ["job-a", "job-b"] {
+            let _ = std::fs::remove_dir_all(root.join(job).join("data"));
+        }
         let one = root.join("one");
         let two = root.join("two");
         h5prov_ok(&["export", "--no-progress", "--parquet", s(&one), s(&a)]);

@@ -273,8 +273,7 @@ fn a_job_is_exported_once_and_others_are_added_beside_it() {
 /// Per job, the report's hot functions: op → (count, total_ns).
 type Hot = BTreeMap<String, BTreeMap<String, (u64, u64)>>;
 
-fn report_hot(f: &Fixture, jobs: &[(&Path, &str)]) -> Hot {
-    let _ = f;
+fn report_hot(jobs: &[(&Path, &str)]) -> Hot {
     jobs.iter()
         .map(|(traces, job)| {
             let r: Value = serde_json::from_slice(&report(traces, None)).unwrap();
@@ -332,7 +331,7 @@ fn engine_hot(rows: &[Value]) -> Hot {
 #[test]
 fn duckdb_polars_and_pyarrow_give_the_reports_hot_functions() {
     let f = fixture();
-    let want = report_hot(f, &[(&f.a, JOB_A), (&f.b, JOB_B)]);
+    let want = report_hot(&[(&f.a, JOB_A), (&f.b, JOB_B)]);
     assert!(want.values().all(|ops| ops.len() > 5));
     for name in ["duckdb", "polars", "pyarrow"] {
         // The two-job export, queried as one dataset.
@@ -355,7 +354,7 @@ fn duckdb_polars_and_pyarrow_give_the_reports_hot_functions() {
     let one = engine("duckdb", &f.one);
     assert_eq!(
         engine_hot(&one["hot_functions"]),
-        report_hot(f, &[(&f.a, JOB_A)])
+        report_hot(&[(&f.a, JOB_A)])
     );
     // The other recipes find what the runs did: rank 3 of job A straggles; job B (the
     // metadata-heavy run) spends more time in metadata than in data.
@@ -391,7 +390,7 @@ fn spark_runs_the_same_queries_and_gets_the_same_numbers() {
     let duck = engine("duckdb", &f.two);
     assert_eq!(
         engine_hot(&spark["hot_functions"]),
-        report_hot(f, &[(&f.a, JOB_A), (&f.b, JOB_B)]),
+        report_hot(&[(&f.a, JOB_A), (&f.b, JOB_B)]),
         "Spark's hot functions differ from h5prov report --json"
     );
     assert_eq!(

@@ -3,7 +3,7 @@
 //! [`FileDiag`], so `h5prov report` of an export gives the report of the traces.
 
 use super::job_dir;
-use super::schema::{MetaKind, INCOMPLETE, LINE, PROCESS_COLUMNS, SOURCE, TABLES};
+use super::schema::{MetaKind, LINE, PROCESS_COLUMNS, SOURCE, TABLES};
 use crate::aggregate::{Accumulator, Aggregate};
 use crate::read::objects::{meta_from_json, MetaError};
 use crate::read::{Error, FileDiag, ReadOptions};
@@ -501,7 +501,7 @@ fn read_processes(dir: &Path, job: &str) -> Result<BTreeMap<String, serde_json::
                     d.insert(c.to_string(), v);
                 }
             }
-            let _ = INCOMPLETE; // derived from end_ns; not read back
+            // `incomplete` is derived from `end_ns`: not read back.
             for (i, d) in docs.into_iter().enumerate() {
                 out.insert(source.value(i).to_string(), Value::Object(d));
             }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting and lints, unit and integration tests (real HDF5
 # programs with libh5prov.so loaded, h5py and netCDF4 wheels from PyPI with their own HDF5
-# 2.x), and HDF5's own regression suites natively, through HDF5's pass_through, through
-# h5prov (also stacked, and tracing at level=element), on HDF5 1.14.5 (serial, parallel,
-# thread-safe) and 2.2.0, always with the same libh5prov.so.
+# 2.x, Parquet exports queried by DuckDB, Polars, pyarrow and Spark from PyPI), and HDF5's
+# own regression suites natively, through HDF5's pass_through, through h5prov (also
+# stacked, and tracing at level=element), on HDF5 1.14.5 (serial, parallel, thread-safe)
+# and 2.2.0, always with the same libh5prov.so.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_pkgs chromium
+# Spark (pyspark from PyPI, tests/tests/parquet.rs) runs on Java 17 or later.
+need_pkgs openjdk-17-jre-headless
 export H5PROV_REQUIRE_CHROMIUM=1
 
 step "cargo fmt --check"

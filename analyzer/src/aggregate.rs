@@ -1791,8 +1791,21 @@ impl Accumulator {
         enc: Encoding,
         opts: &ReadOptions,
     ) -> Result<(), Error> {
+        self.add_trace_with(path, |b| {
+            crate::read::read_trace_lines(path, enc, opts, |l, r| b.add(l, r))
+        })
+    }
+
+    /// Adds one trace file's records from another source than the file itself (a Parquet
+    /// export): `read` hands each record and its line to the [`Builder`] and returns what
+    /// reading the file found ([`FileDiag`]). `path` names the file in diagnostics.
+    pub fn add_trace_with(
+        &mut self,
+        path: &Path,
+        read: impl FnOnce(&mut Builder<'_>) -> Result<FileDiag, Error>,
+    ) -> Result<(), Error> {
         let mut b = Builder::new(self);
-        let d = crate::read::read_trace_lines(path, enc, opts, |l, r| b.add(l, r))?;
+        let d = read(&mut b)?;
         let checks = b.finish();
         let diag = &mut self.agg.diag;
         diag.trace_files += 1;
@@ -1819,10 +1832,20 @@ impl Accumulator {
         enc: Encoding,
         opts: &ReadOptions,
     ) -> Result<(), Error> {
+        self.add_objects_with(path, |sink| read_objects(path, enc, opts, sink))
+    }
+
+    /// Adds one objects file's rows from another source than the file itself (see
+    /// [`Accumulator::add_trace_with`]).
+    pub fn add_objects_with(
+        &mut self,
+        path: &Path,
+        read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
+    ) -> Result<(), Error> {
         let summaries = &mut self.summaries;
         let dio = &mut self.agg.datasets_io;
         let access = &mut self.agg.file_access;
-        let d = read_objects(path, enc, opts, |o| {
+        let d = read(&mut |o: &ObjectSummary| {
             if o.kind == "file" {
                 match access.get_mut(o.file.as_str()) {
                     Some(a) => a.add(o),
@@ -1855,10 +1878,21 @@ impl Accumulator {
     /// [`Accumulator::add_meta`], but a meta whose `format_version` is newer than this
     /// analyzer's is an [`Error::NewerFormat`] unless `opts.lenient`.
     pub fn add_meta_checked(&mut self, path: &Path, opts: &ReadOptions) -> Result<(), Error> {
+        self.add_meta_read(path, read_meta_checked(path), opts)
+    }
+
+    /// [`Accumulator::add_meta_checked`] of a meta already read (from a Parquet export):
+    /// `meta` is what reading the file at `path` gave.
+    pub fn add_meta_read(
+        &mut self,
+        path: &Path,
+        meta: Result<ProcessMeta, MetaError>,
+        opts: &ReadOptions,
+    ) -> Result<(), Error> {
         let diag = &mut self.agg.diag;
         diag.meta_files += 1;
         let p = path.display().to_string();
-        match read_meta_checked(path) {
+        match meta {
             Ok(m) => {
                 let supported = h5prov_format::FORMAT_VERSION;
                 if m.format_version > supported {

@@ -19,6 +19,7 @@ pub mod aggregate;
 pub mod analysis;
 pub mod check;
 pub mod collective;
+pub mod columnar;
 pub mod compare;
 pub mod export;
 pub mod insights;

@@ -2,13 +2,13 @@
 //! sets up the thread pool and progress bar, calls the library, writes its bytes.
 #![forbid(unsafe_code)]
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use h5prov_analyzer::aggregate::{aggregate_all, Aggregate};
 use h5prov_analyzer::analysis::{analyze, Report};
 use h5prov_analyzer::insights::{self, Thresholds};
 use h5prov_analyzer::read::{discover, merged, Error, Inputs, ReadOptions};
 use h5prov_analyzer::render::{self, terminal::TermOptions};
-use h5prov_analyzer::{compare, export, stats};
+use h5prov_analyzer::{columnar, compare, export, stats};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,9 +26,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Report on a trace directory (terminal by default; --json, --csv, --html).
+    /// Report on a trace directory or a Parquet export (terminal by default; --json, --csv,
+    /// --html).
     Report(ReportArgs),
-    /// Export a trace directory as Chrome trace-event JSON for the Perfetto UI.
+    /// Export traces as Chrome trace-event JSON for the Perfetto UI (--perfetto), or add them
+    /// to a Parquet dataset that DuckDB, Polars, pandas and Spark query (--parquet).
     Export(ExportArgs),
     /// Compare two runs: per-operation ratios (B/A) of total time, p50 and p99.
     Compare(CompareArgs),
@@ -173,8 +175,12 @@ impl ThresholdArgs {
 
 #[derive(Args)]
 struct ReportArgs {
-    /// Trace directory (searched recursively), merged file (`h5prov merge`) or single file.
+    /// Trace directory (searched recursively), merged file (`h5prov merge`), single file, or
+    /// Parquet export (`h5prov export --parquet`).
     dir: PathBuf,
+    /// The job to report on, of a Parquet export holding several.
+    #[arg(long, value_name = "ID")]
+    job: Option<String>,
     /// Print the report as JSON on stdout instead of the terminal report.
     #[arg(long)]
     json: bool,
@@ -197,12 +203,25 @@ struct ReportArgs {
 }
 
 #[derive(Args)]
+#[command(group(ArgGroup::new("to").required(true).args(["perfetto", "parquet"])))]
 struct ExportArgs {
-    /// Write Chrome trace-event JSON (for ui.perfetto.dev) to this file.
-    #[arg(long, value_name = "FILE", required = true)]
-    perfetto: PathBuf,
-    /// Trace directory, merged file or single trace file.
-    dir: PathBuf,
+    /// Write Chrome trace-event JSON (for ui.perfetto.dev) to this file (of one trace
+    /// directory).
+    #[arg(long, value_name = "FILE")]
+    perfetto: Option<PathBuf>,
+    /// Add the traces to the Parquet dataset in this directory: tables `records/`,
+    /// `objects/`, `processes/` and `files/`, one partition `job=<id>/` per job. A job
+    /// already in it is refused; nothing else in it is rewritten.
+    #[arg(long, value_name = "OUTDIR", conflicts_with = "perfetto")]
+    parquet: Option<PathBuf>,
+    /// The job id of the traces (--parquet), instead of the launcher's job id that their
+    /// meta files recorded (or the id derived from the run when they recorded none).
+    #[arg(long, value_name = "ID", requires = "parquet")]
+    job: Option<String>,
+    /// Trace directories, merged files or single trace files (--perfetto: one). With
+    /// --parquet, each is one run; runs with the same job id make one partition.
+    #[arg(required = true, value_name = "TRACES")]
+    dirs: Vec<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
 }
@@ -348,10 +367,15 @@ fn progress_bar(inputs: &Inputs, ra: &ReadArgs) -> Option<indicatif::ProgressBar
 }
 
 fn bar(inputs: &Inputs, no_progress: bool, what: &str) -> Option<indicatif::ProgressBar> {
+    bar_of(inputs.total_bytes(), no_progress, what)
+}
+
+/// A progress bar over `total` bytes on stderr, only when stderr is a terminal.
+fn bar_of(total: u64, no_progress: bool, what: &str) -> Option<indicatif::ProgressBar> {
     if no_progress || !std::io::stderr().is_terminal() {
         return None;
     }
-    let pb = indicatif::ProgressBar::new(inputs.total_bytes());
+    let pb = indicatif::ProgressBar::new(total);
     pb.set_style(
         indicatif::ProgressStyle::with_template(&format!(
             "{{spinner}} {what} {{bar:30}} {{bytes}}/{{total_bytes}} ({{bytes_per_sec}}, {{eta}})"
@@ -361,12 +385,45 @@ fn bar(inputs: &Inputs, no_progress: bool, what: &str) -> Option<indicatif::Prog
     Some(pb)
 }
 
-/// Reads one directory with the pool and a progress bar, and prints read warnings once.
-fn load(dir: &Path, ra: &ReadArgs, pool: &rayon::ThreadPool) -> Result<Aggregate, Error> {
-    let inputs = discover(dir)?;
+/// Reads one directory (or job `job` of a Parquet export) with the pool and a progress bar,
+/// and prints read warnings once.
+fn load(
+    dir: &Path,
+    job: Option<&str>,
+    ra: &ReadArgs,
+    pool: &rayon::ThreadPool,
+) -> Result<Aggregate, Error> {
     let opts = ReadOptions {
         lenient: ra.lenient,
     };
+    if columnar::is_export(dir) {
+        let job = columnar::pick_job(dir, job)?;
+        let pb = bar_of(
+            columnar::job_bytes(dir, &job),
+            ra.no_progress,
+            "reading Parquet",
+        );
+        let agg = pool.install(|| {
+            columnar::load(dir, &job, &opts, &|n| {
+                if let Some(pb) = &pb {
+                    pb.inc(n);
+                }
+            })
+        });
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        let agg = agg?;
+        warn_diag(&agg);
+        return Ok(agg);
+    }
+    if let Some(j) = job {
+        return Err(Error::Other(format!(
+            "--job {j}: {} is not a Parquet export (h5prov export --parquet)",
+            dir.display()
+        )));
+    }
+    let inputs = discover(dir)?;
     let pb = progress_bar(&inputs, ra);
     let agg = pool.install(|| {
         aggregate_all(&inputs, &opts, &|n| {
@@ -440,7 +497,7 @@ fn color_enabled(c: ColorChoice) -> bool {
 fn report(a: ReportArgs) -> Result<(), Error> {
     let th = a.th.thresholds()?;
     let pool = pool(a.read.threads)?;
-    let agg = load(&a.dir, &a.read, &pool)?;
+    let agg = load(&a.dir, a.job.as_deref(), &a.read, &pool)?;
     let rep: Report = analyze(&agg, &th, &[a.dir.display().to_string()]);
     warn_report(&rep);
     if let Some(dir) = &a.csv {
@@ -471,24 +528,115 @@ fn report(a: ReportArgs) -> Result<(), Error> {
     out
 }
 
-fn export_cmd(a: ExportArgs) -> Result<(), Error> {
+/// `h5prov export --parquet`: each job's traces as a new partition of every table.
+fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
     let pool = pool(a.read.threads)?;
-    let inputs = discover(&a.dir)?;
+    let opts = ReadOptions {
+        lenient: a.read.lenient,
+    };
+    // Runs by job id; runs with one id are one job.
+    let mut jobs: std::collections::BTreeMap<String, Inputs> = Default::default();
+    for dir in &a.dirs {
+        let inputs = discover(dir)?;
+        let id = match &a.job {
+            Some(j) => columnar::sanitize_job_id(j),
+            None => columnar::job_id_of(dir, &inputs)?,
+        };
+        let all = jobs.entry(id).or_default();
+        all.traces.extend(inputs.traces);
+        all.objects.extend(inputs.objects);
+        all.metas.extend(inputs.metas);
+    }
+    // Refuse before writing anything.
+    for id in jobs.keys() {
+        if let Some(p) = columnar::partition_exists(out, id) {
+            return Err(Error::Other(format!(
+                "{}: job {id} was already exported to {}; nothing was written (an export adds \
+                 jobs and rewrites nothing: remove job={id} from every table to export it \
+                 again, or name this run's job differently with --job)",
+                p.display(),
+                out.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| Error::Other(format!("--parquet {}: {e}", out.display())))?;
+    for (id, mut inputs) in jobs {
+        inputs.traces.sort_by(|x, y| x.0.cmp(&y.0));
+        inputs.objects.sort_by(|x, y| x.0.cmp(&y.0));
+        inputs.metas.sort();
+        let pb = bar(&inputs, a.read.no_progress, &format!("exporting job {id}"));
+        let stats = pool.install(|| {
+            columnar::export_job(out, &id, &inputs, &opts, &|n| {
+                if let Some(pb) = &pb {
+                    pb.inc(n);
+                }
+            })
+        });
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        let s = stats?;
+        if let Some((p, l)) = s.truncated.first() {
+            eprintln!(
+                "warning: {} file(s) end with a truncated line (process killed while writing?), e.g. {p}:{l}; that line was skipped",
+                s.truncated.len()
+            );
+        }
+        if let Some((p, l, r)) = &s.first_malformed {
+            eprintln!(
+                "warning: skipped {} malformed row(s) (--lenient); first at {p}:{l}: {r}",
+                s.malformed_rows
+            );
+        }
+        for (p, why) in &s.bad_metas {
+            eprintln!("warning: {p}: meta file not used: {why}");
+        }
+        eprintln!(
+            "exported job {id}: {} records, {} object rows, {} processes from {} files ({} bytes) \
+             into {} ({} bytes of Parquet)",
+            s.records,
+            s.objects,
+            s.processes,
+            s.files,
+            s.bytes_in,
+            out.display(),
+            s.bytes_out
+        );
+    }
+    Ok(())
+}
+
+fn export_cmd(a: ExportArgs) -> Result<(), Error> {
+    if let Some(out) = &a.parquet {
+        return export_parquet(&a, out);
+    }
+    let perfetto = a
+        .perfetto
+        .clone()
+        .expect("clap requires --perfetto or --parquet");
+    let [dir] = a.dirs.as_slice() else {
+        return Err(Error::Other(
+            "--perfetto exports one trace directory: give one".into(),
+        ));
+    };
+    let pool = pool(a.read.threads)?;
+    let inputs = discover(dir)?;
     if inputs.traces.is_empty() {
         return Err(Error::Other(format!(
             "{}: no trace files (*.trace.csv, *.trace.jsonl, *.trace.bin) to export",
-            a.dir.display()
+            dir.display()
         )));
     }
-    let f = std::fs::File::create(&a.perfetto)
-        .map_err(|e| Error::Other(format!("--perfetto {}: {e}", a.perfetto.display())))?;
+    let f = std::fs::File::create(&perfetto)
+        .map_err(|e| Error::Other(format!("--perfetto {}: {e}", perfetto.display())))?;
     let mut w = std::io::BufWriter::new(f);
     let opts = ReadOptions {
         lenient: a.read.lenient,
     };
     let stats = pool.install(|| export::perfetto(&inputs, &opts, &mut w))?;
     w.flush()
-        .map_err(|e| Error::Other(format!("--perfetto {}: {e}", a.perfetto.display())))?;
+        .map_err(|e| Error::Other(format!("--perfetto {}: {e}", perfetto.display())))?;
     if let Some(t) = stats.truncated.first() {
         eprintln!(
             "warning: {} file(s) end with a truncated line, e.g. {t}; that line was skipped",
@@ -506,7 +654,7 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
         stats.events,
         stats.processes,
         stats.threads,
-        a.perfetto.display()
+        perfetto.display()
     );
     Ok(())
 }
@@ -514,8 +662,8 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
 fn compare_cmd(a: CompareArgs) -> Result<(), Error> {
     let pool = pool(a.read.threads)?;
     let th = Thresholds::default();
-    let ra = load(&a.run_a, &a.read, &pool)?;
-    let rb = load(&a.run_b, &a.read, &pool)?;
+    let ra = load(&a.run_a, None, &a.read, &pool)?;
+    let rb = load(&a.run_b, None, &a.read, &pool)?;
     let rep_a = analyze(&ra, &th, &[a.run_a.display().to_string()]);
     let rep_b = analyze(&rb, &th, &[a.run_b.display().to_string()]);
     warn_report(&rep_a);

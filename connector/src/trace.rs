@@ -144,6 +144,29 @@ pub fn launcher_size() -> i64 {
     ])
 }
 
+/// The batch system's or launcher's job id, first of: Slurm, PBS/Torque, LSF, Cobalt,
+/// Flux, then the PMIx namespace and Open MPI's job id (one per `mpirun`); empty when none
+/// is set. Recorded in the meta as `job_id`: `h5prov export --parquet` partitions by it.
+pub fn launcher_job_id() -> String {
+    [
+        "SLURM_JOB_ID",
+        "PBS_JOBID",
+        "LSB_JOBID",
+        "COBALT_JOBID",
+        "FLUX_JOB_ID",
+        "PMIX_NAMESPACE",
+        "OMPI_MCA_orte_ess_jobid",
+        "OMPI_MCA_ess_base_jobid",
+    ]
+    .iter()
+    .find_map(|v| {
+        let s = std::env::var(v).ok()?;
+        let s = s.trim();
+        (!s.is_empty()).then(|| s.to_string())
+    })
+    .unwrap_or_default()
+}
+
 fn process() -> Process {
     Process {
         pid: std::process::id(),
@@ -451,6 +474,7 @@ pub fn start(cfg: &Config, info: &str) {
         pid: p.pid,
         rank: p.rank,
         world_size: p.world,
+        job_id: launcher_job_id(),
         exe: std::env::current_exe()
             .map(|e| e.display().to_string())
             .unwrap_or_default(),

@@ -18,7 +18,8 @@ pub use bin::{
     BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
 pub use table::{
-    parse_i64, parse_u64, Column, CsvFields, CsvHeader, CsvSource, FieldSource, JsonField,
+    parse_i64, parse_u64, Column, ColumnKind, CsvFields, CsvHeader, CsvSource, FieldSink,
+    FieldSource, JsonField,
 };
 
 // The trace-record schema: every column, in CSV order (also the JSONL keys, the order in
@@ -214,6 +215,11 @@ pub struct ProcessMeta {
     pub rank: i64,
     /// MPI world size, -1 when unknown.
     pub world_size: i64,
+    /// The launcher's job id (`SLURM_JOB_ID`, `PBS_JOBID`, `LSB_JOBID`, `COBALT_JOBID`,
+    /// `FLUX_JOB_ID`, then the PMIx namespace or Open MPI's job id); empty when there is
+    /// none, and in traces written before h5prov recorded it.
+    #[serde(default)]
+    pub job_id: String,
     /// Executable path.
     pub exe: String,
     /// Command line.

@@ -38,8 +38,56 @@ pub trait FieldSource<'a> {
     fn empty_value(&self, col: usize, name: &'static str) -> Self::Error;
 }
 
+/// The value type of a table column, as declared in its table row: what columnar writers
+/// (the analyzer's Parquet export) build their schema from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnKind {
+    /// `u64`.
+    U64,
+    /// `u32`.
+    U32,
+    /// `u8` (flags).
+    U8,
+    /// `i64`.
+    I64,
+    /// `i32`.
+    I32,
+    /// `str`: UTF-8 text.
+    Text,
+}
+
+impl ColumnKind {
+    /// The type's name as the table declares it (`u64`, ..., `str`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnKind::U64 => "u64",
+            ColumnKind::U32 => "u32",
+            ColumnKind::U8 => "u8",
+            ColumnKind::I64 => "i64",
+            ColumnKind::I32 => "i32",
+            ColumnKind::Text => "str",
+        }
+    }
+}
+
+/// Where a record's fields go, one call per column in table order (`col` is the column's
+/// position): what columnar encoders implement. The record's
+/// `write_fields` drives it.
+pub trait FieldSink<'a> {
+    /// An unsigned field (`u64`, `u32`, `u8`).
+    fn unsigned(&mut self, col: usize, v: u64);
+    /// A signed field (`i64`, `i32`).
+    fn signed(&mut self, col: usize, v: i64);
+    /// A text field.
+    fn text(&mut self, col: usize, v: &'a str);
+}
+
 /// A value type of a table field: how it is read from a [`FieldSource`] and written to CSV.
 pub trait Column<'a>: Sized + Copy {
+    /// The column's declared type.
+    const KIND: ColumnKind;
+    /// Hands the field to a [`FieldSink`] as column `col`.
+    fn put_field<S: FieldSink<'a>>(self, col: usize, s: &mut S);
     /// Reads the field.
     fn read<S: FieldSource<'a>>(
         s: &S,
@@ -90,8 +138,13 @@ pub trait Column<'a>: Sized + Copy {
 }
 
 macro_rules! unsigned_column {
-    ($($t:ty: $digits:literal, $span:expr),*) => {$(
+    ($($t:ty: $digits:literal, $span:expr => $kind:expr),*) => {$(
         impl<'a> Column<'a> for $t {
+            const KIND: ColumnKind = $kind;
+            #[inline(always)]
+            fn put_field<S: FieldSink<'a>>(self, col: usize, s: &mut S) {
+                s.unsigned(col, u64::from(self));
+            }
             #[inline(always)]
             fn read<S: FieldSource<'a>>(s: &S, col: usize, name: &'static str, empty: Self)
                 -> Result<Self, S::Error> {
@@ -117,16 +170,21 @@ macro_rules! unsigned_column {
         }
     )*};
 }
-// Per type: its most digits, and the bytes its writer touches.
+// Per type: its most digits, the bytes its writer touches, and its kind.
 unsigned_column!(
-    u64: 20, field::SPAN_64,
-    u32: 10, field::SPAN_U32,
-    u8: 3, field::SPAN_U8
+    u64: 20, field::SPAN_64 => ColumnKind::U64,
+    u32: 10, field::SPAN_U32 => ColumnKind::U32,
+    u8: 3, field::SPAN_U8 => ColumnKind::U8
 );
 
 macro_rules! signed_column {
-    ($($t:ty: $digits:literal, $span:expr),*) => {$(
+    ($($t:ty: $digits:literal, $span:expr => $kind:expr),*) => {$(
         impl<'a> Column<'a> for $t {
+            const KIND: ColumnKind = $kind;
+            #[inline(always)]
+            fn put_field<S: FieldSink<'a>>(self, col: usize, s: &mut S) {
+                s.signed(col, i64::from(self));
+            }
             #[inline(always)]
             fn read<S: FieldSource<'a>>(s: &S, col: usize, name: &'static str, empty: Self)
                 -> Result<Self, S::Error> {
@@ -152,9 +210,17 @@ macro_rules! signed_column {
         }
     )*};
 }
-signed_column!(i64: 20, field::SPAN_64, i32: 11, field::SPAN_I32);
+signed_column!(
+    i64: 20, field::SPAN_64 => ColumnKind::I64,
+    i32: 11, field::SPAN_I32 => ColumnKind::I32
+);
 
 impl<'a> Column<'a> for &'a str {
+    const KIND: ColumnKind = ColumnKind::Text;
+    #[inline(always)]
+    fn put_field<S: FieldSink<'a>>(self, col: usize, s: &mut S) {
+        s.text(col, self);
+    }
     #[inline(always)]
     fn read<S: FieldSource<'a>>(
         s: &S,
@@ -649,6 +715,20 @@ macro_rules! record_table {
                 row: &F,
             ) -> Result<Self, String> {
                 Self::from_source(&h.source(row)?)
+            }
+
+            /// Per column, its declared type (what columnar schemas, such as the analyzer's
+            /// Parquet export, are built from).
+            pub const KINDS: &'static [$crate::table::ColumnKind] = &[$(
+                <$crate::table::record_table!(@borrowed 'static $ty) as $crate::table::Column<'static>>::KIND
+            ),*];
+
+            /// Hands every field to `s`, in column order (the columnar encoders' input).
+            #[inline]
+            pub fn write_fields<S: $crate::table::FieldSink<'a>>(&self, s: &mut S) {
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
+                $( $crate::table::Column::put_field(self.$field, C::$field as usize, s); )*
             }
 
             /// Per column, its type code in a binary file header.

@@ -349,14 +349,48 @@ pub fn wheels_requirements() -> PathBuf {
 /// reachable.
 pub fn wheels_python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
-    PY.get_or_init(create_wheels_venv).clone()
+    PY.get_or_init(|| {
+        create_venv(
+            &wheels_requirements(),
+            "py-wheels-venv",
+            &[],
+            "import h5py, netCDF4",
+        )
+    })
+    .clone()
 }
 
-fn create_wheels_venv() -> PathBuf {
+/// The pinned query engines of the Parquet tests, `tests/python/engines-requirements.txt`
+/// (DuckDB, pyarrow, Polars, pyspark): a file of their own, so the wheel tests' venv
+/// stays small and quick to create.
+pub fn engines_requirements() -> PathBuf {
+    repo().join("tests/python/engines-requirements.txt")
+}
+
+/// The Python interpreter of a virtual environment holding [`engines_requirements`],
+/// made like [`wheels_python`]'s under `target/py-engines-venv/<key>`. pyspark is published
+/// as a source archive only (pure Python with Spark's jars inside: nothing is compiled), so
+/// it alone is not required to be a wheel. Spark needs Java 17 or later at run time.
+pub fn engines_python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        create_venv(
+            &engines_requirements(),
+            "py-engines-venv",
+            &["pyspark"],
+            "import duckdb, pyarrow, polars, pyspark",
+        )
+    })
+    .clone()
+}
+
+/// Creates (once) the venv of the pinned requirements `req_path` under `target/<dir>/<key>`
+/// (see [`wheels_python`]): wheels only, except the packages in `sdists`; `check` is
+/// Python code that must run in the finished venv.
+fn create_venv(req_path: &Path, dir: &str, sdists: &[&str], check: &str) -> PathBuf {
     let base = std::env::var("H5PROV_PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let req_path = wheels_requirements();
-    let req = std::fs::read_to_string(&req_path)
-        .unwrap_or_else(|e| panic!("{}: {e}", req_path.display()));
+    let req =
+        std::fs::read_to_string(req_path).unwrap_or_else(|e| panic!("{}: {e}", req_path.display()));
     let run = |cmd: &mut Command, what: &str| -> Output {
         // Nothing from outside the venv counts as installed, and pip installs into it.
         for k in [
@@ -387,7 +421,7 @@ fn create_wheels_venv() -> PathBuf {
         "{:016x}",
         fnv1a64(&[req.as_bytes(), b"\0", &version.stdout].concat())
     );
-    let root = target_dir().join("py-wheels-venv");
+    let root = target_dir().join(dir);
     let venv = root.join(&key);
     let python = venv.join("bin/python");
     if python.exists() {
@@ -415,10 +449,11 @@ fn create_wheels_venv() -> PathBuf {
             ])
             // Wheels only: nothing is compiled, and each package carries its own HDF5.
             .arg("--only-binary=:all:")
+            .args(sdists.iter().map(|p| format!("--no-binary={p}")))
             // Fail in about a minute, not pip's configured minutes, without the network.
             .args(["--timeout", "20", "--retries", "2"])
             .arg("-r")
-            .arg(&req_path)
+            .arg(req_path)
             .env("PIP_NO_INPUT", "1"),
         &format!(
             "pip could not install the pinned wheels of {} from PyPI (is PyPI reachable? \
@@ -428,7 +463,7 @@ fn create_wheels_venv() -> PathBuf {
         ),
     );
     run(
-        Command::new(&tmp_python).args(["-c", "import h5py, netCDF4"]),
+        Command::new(&tmp_python).args(["-c", check]),
         "the installed wheels do not import",
     );
     if std::fs::rename(&tmp, &venv).is_ok() {

@@ -144,6 +144,12 @@ pub fn read_meta_checked(path: &Path) -> Result<ProcessMeta, MetaError> {
     })?;
     let v: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| MetaError::Unreadable(e.to_string()))?;
+    meta_from_json(&v)
+}
+
+/// A `meta.json` document as a [`ProcessMeta`], with the checks of [`read_meta_checked`]
+/// (also how a Parquet export's `processes` rows are read back).
+pub fn meta_from_json(v: &serde_json::Value) -> Result<ProcessMeta, MetaError> {
     let o = v
         .as_object()
         .ok_or_else(|| MetaError::Unreadable("not a JSON object".into()))?;
@@ -159,6 +165,7 @@ pub fn read_meta_checked(path: &Path) -> Result<ProcessMeta, MetaError> {
         pid: k.u32("pid"),
         rank: k.i64("rank"),
         world_size: k.i64("world_size"),
+        job_id: k.str("job_id"),
         exe: k.str("exe"),
         cmdline: k.get("cmdline", Vec::new(), "an array of strings", |v| {
             v.as_array()?

@@ -144,6 +144,10 @@ pub struct DatasetsIo {
     /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
     /// buckets of [`SizeHist`]), ns.
     pub size_ns: [Vec<u64>; 2],
+    /// Per container file: the chunk cache its FAPL set (`H5Pset_cache`; the `cache` of
+    /// its `file` rows), `(slots, bytes)`, the largest recorded: what a dataset opened
+    /// without its own gets.
+    pub file_cache: BTreeMap<String, (u64, u64)>,
 }
 
 fn add_dense(a: &mut Vec<u64>, b: &[u64]) {
@@ -168,10 +172,27 @@ impl DatasetsIo {
         }
         add_dense(&mut self.size_ns[0], &o.size_ns[0]);
         add_dense(&mut self.size_ns[1], &o.size_ns[1]);
+        for (f, c) in o.file_cache {
+            let e = self.file_cache.entry(f).or_default();
+            *e = (e.0.max(c.0), e.1.max(c.1));
+        }
     }
 
     /// Adds what one objects row says about its dataset's storage.
     pub fn add_summary(&mut self, o: &ObjectSummary) {
+        // `nslots:nbytes:w0`; a part left to the file (`-`) or missing reads as 0.
+        let part = |i: usize| {
+            o.cache
+                .split(':')
+                .nth(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        if o.kind == "file" && !o.cache.is_empty() {
+            let e = self.file_cache.entry(o.file.clone()).or_default();
+            *e = (e.0.max(part(0)), e.1.max(part(1)));
+            return;
+        }
         if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
             return;
         }
@@ -182,15 +203,8 @@ impl DatasetsIo {
             ..Default::default()
         };
         if !o.chunk.is_empty() {
-            let part = |i: usize, dflt: u64| {
-                o.cache
-                    .split(':')
-                    .nth(i)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(dflt)
-            };
-            d.cache_slots = part(0, DEFAULT_CACHE_SLOTS);
-            d.cache_bytes = part(1, DEFAULT_CACHE_BYTES);
+            d.cache_slots = part(0);
+            d.cache_bytes = part(1);
         }
         let key = (o.file.clone(), o.path.clone());
         match self.datasets.get_mut(&key) {
@@ -359,6 +373,7 @@ impl Recorder {
         DatasetsIo {
             datasets,
             size_ns: self.size_ns,
+            file_cache: BTreeMap::new(),
         }
     }
 }
@@ -452,6 +467,7 @@ fn geometries<'a>(rep: &'a Report, dio: &'a DatasetsIo) -> Vec<Geometry<'a>> {
                 return None;
             }
             let chunk_bytes = chunk.iter().product::<u64>().saturating_mul(row.type_size);
+            let file_cache = dio.file_cache.get(f).copied().unwrap_or((0, 0));
             let nchunks = dims
                 .iter()
                 .zip(&chunk)
@@ -464,16 +480,15 @@ fn geometries<'a>(rep: &'a Report, dio: &'a DatasetsIo) -> Vec<Geometry<'a>> {
                 chunk_bytes,
                 nchunks,
                 filtered: !io.filters.is_empty(),
-                cache_bytes: if io.cache_bytes > 0 {
-                    io.cache_bytes
-                } else {
-                    DEFAULT_CACHE_BYTES
-                },
-                cache_slots: if io.cache_slots > 0 {
-                    io.cache_slots
-                } else {
-                    DEFAULT_CACHE_SLOTS
-                },
+                // The dataset's own (DAPL), else its file's (FAPL), else HDF5's default.
+                cache_bytes: [io.cache_bytes, file_cache.1, DEFAULT_CACHE_BYTES]
+                    .into_iter()
+                    .find(|&v| v > 0)
+                    .unwrap_or(DEFAULT_CACHE_BYTES),
+                cache_slots: [io.cache_slots, file_cache.0, DEFAULT_CACHE_SLOTS]
+                    .into_iter()
+                    .find(|&v| v > 0)
+                    .unwrap_or(DEFAULT_CACHE_SLOTS),
                 io,
             })
         })

@@ -1030,6 +1030,7 @@ fn summary_of(s: &Session, n: &Node) {
             fs: st
                 .fs_magic
                 .map_or("", |m| crate::tree::fs_name(m, &mut fs_buf)),
+            cache: st.chunk_cache.as_deref().unwrap_or(""),
             ..Desc::default()
         };
         return write_summary(s, objects, n, &st, &desc, open_ns);

@@ -151,6 +151,9 @@ pub struct Stats {
     pub align: Option<(u64, u64)>,
     /// For files: the `statfs` magic of the file system holding the file, when known.
     pub fs_magic: Option<i64>,
+    /// For files: the FAPL's chunk cache (`H5Pset_cache`), `nslots:nbytes:w0`: what every
+    /// dataset opened without its own (`H5Pset_chunk_cache` on the DAPL) gets.
+    pub chunk_cache: Option<Box<str>>,
 }
 
 /// The name of a file system from its `statfs` magic (`linux/magic.h`, and the parallel
@@ -327,6 +330,7 @@ pub fn forget_counts_after_fork() {
                 mpio: st.mpio,
                 align: st.align,
                 fs_magic: st.fs_magic,
+                chunk_cache: st.chunk_cache.clone(),
                 ..Stats::default()
             };
         }

@@ -173,6 +173,8 @@ fn launcher_rank_without_mpi_io_gets_no_mpi_advice() {
     };
     let f = file_row(&traces);
     assert_eq!((f.mpio, f.align.as_str()), (0, "1:1"), "{f:?}");
+    // The FAPL's chunk cache, HDF5's default here: what datasets without their own get.
+    assert_eq!(f.cache, "521:1048576:0.75", "{f:?}");
     assert!(!f.fs.is_empty(), "statfs names the file system: {f:?}");
     let fixed = scratch("insights-align-fixed");
     Run::with_h5prov(&exe, &["--fixed"], &fixed, &fixed, "level=dataset").ok();

@@ -537,11 +537,16 @@ unsafe fn file_open_common(
     }
     let node = file_node(under, info.under.id(), &fname, dxpl, created);
     let (align, fs_magic) = (fapl_alignment(fapl), fs_magic(name));
+    // SAFETY: the application's FAPL, valid for this call.
+    let cache = unsafe { query::chunk_cache(fapl) };
     {
         let mut st = node.stats.lock();
         st.mpio |= mpio;
         st.align = st.align.or(align);
         st.fs_magic = st.fs_magic.or(fs_magic);
+        if st.chunk_cache.is_none() && !cache.is_empty() {
+            st.chunk_cache = Some(cache);
+        }
     }
     // SAFETY: req per the VOL contract.
     unsafe { wrap_req(req, &info.under, op) };

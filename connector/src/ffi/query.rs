@@ -360,15 +360,15 @@ pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape 
     }
 }
 
-/// The chunk cache set on a DAPL (`H5Pset_chunk_cache`), as `nslots:nbytes:w0`; a part
-/// left to the file's setting (`H5D_CHUNK_CACHE_*_DEFAULT`) is `-`; empty when all three
-/// are (the file's `H5Pset_cache` applies) or the DAPL cannot be read. Three property
-/// reads: the raw values, which `H5Pget_chunk_cache` would replace by the library
-/// defaults.
+/// The chunk cache set on a DAPL (`H5Pset_chunk_cache`) or a FAPL (`H5Pset_cache`; the
+/// properties have the same names), as `nslots:nbytes:w0`; on a DAPL a part left to the
+/// file's setting (`H5D_CHUNK_CACHE_*_DEFAULT`) is `-`, and it is empty when all three are
+/// (the file's applies) or the list cannot be read. Three property reads: the raw values,
+/// which `H5Pget_chunk_cache` would replace by the library defaults.
 ///
 /// # Safety
 /// `dapl` is a property list id or negative.
-unsafe fn dapl_chunk_cache(dapl: hid_t) -> Box<str> {
+pub unsafe fn chunk_cache(dapl: hid_t) -> Box<str> {
     if dapl <= 0 {
         return Box::from("");
     }
@@ -594,7 +594,7 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             // Per open, not per file: each open has its own DAPL.
             s.cache = if s.layout == "chunked" {
                 // SAFETY: the DAPL of this create/open call, or -1.
-                unsafe { dapl_chunk_cache(open.dapl) }
+                unsafe { chunk_cache(open.dapl) }
             } else {
                 Box::from("")
             };

@@ -84,13 +84,24 @@ pub fn c_program(name: &str) -> PathBuf {
         .metadata()
         .and_then(|m| m.modified())
         .ok()
-        .zip(src.metadata().and_then(|m| m.modified()).ok())
+        .zip(newest_source(&src))
         .is_some_and(|(e, s)| e >= s);
     if !fresh {
         let tmp = compile_c("cc", name, Some(&hdf5_dir()), &[]);
         std::fs::rename(&tmp, &exe).unwrap();
     }
     exe
+}
+
+/// When `src` or a header next to it (`tests/c/insights/fixture.h`) last changed.
+fn newest_source(src: &Path) -> Option<std::time::SystemTime> {
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    let dir = std::fs::read_dir(src.parent()?).ok()?;
+    let headers = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "h"))
+        .filter_map(|p| modified(&p));
+    Some(headers.fold(modified(src)?, |a, b| a.max(b)))
 }
 
 /// Compiles `tests/c/<name>.c` with `compiler` (`cc`, `mpicc`) into a file of its own for

@@ -2,6 +2,9 @@
  * every write and read touches 512 chunks (each an index lookup and a separate I/O).
  * With --fixed the chunks are 256x512 doubles (1 MiB), the shape of the access.
  *
+ * MPI build (-DFIXTURE_MPI): every rank writes and reads its own 1024 rows of one MPI-IO
+ * file (the dataset is 1024 x ranks rows), as above, with independent transfers.
+ *
  * Usage: chunk_small [--fixed]. Writes chunk_small.h5 in the current directory; exits
  * non-zero on any HDF5 error. */
 #include "fixture.h"
@@ -10,10 +13,11 @@ enum { ROWS = 1024, COLS = 512, BLOCK = 256 };
 
 int main(int argc, char **argv)
 {
-    fixture_init(&argc, &argv);
-    hid_t fapl = fixture_fapl();
+    struct fixture_ranks me = fixture_init(&argc, &argv);
+    hid_t    fapl    = fixture_fapl();
+    hsize_t  first   = (hsize_t)me.rank * ROWS; /* this process's rows */
     int      fixed   = fixture_fixed(argc, argv);
-    hsize_t  dims[2] = {ROWS, COLS};
+    hsize_t  dims[2] = {(hsize_t)me.size * ROWS, COLS};
     hsize_t  chunk[2] = {16, 16};
     double  *buf     = malloc(sizeof(double) * BLOCK * COLS);
     if (fixed) {
@@ -30,7 +34,7 @@ int main(int argc, char **argv)
     hsize_t count[2] = {BLOCK, COLS};
     CHECK(mem = H5Screate_simple(2, count, NULL));
     for (int pass = 0; pass < 2; pass++)
-        for (hsize_t r = 0; r < ROWS; r += BLOCK) {
+        for (hsize_t r = first; r < first + ROWS; r += BLOCK) {
             hsize_t start[2] = {r, 0};
             CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
             if (pass == 0) {

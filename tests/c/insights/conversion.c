@@ -3,6 +3,9 @@
  * 1 MiB type-conversion buffer). 4 Mi elements in 4 writes and 4 reads of 1 Mi each.
  * With --fixed the program keeps its data as floats, the file's datatype: no conversion.
  *
+ * MPI build (-DFIXTURE_MPI): every rank converts its own 4 Mi elements of one MPI-IO file
+ * (the dataset is 4 Mi x ranks), as above, with independent transfers.
+ *
  * Usage: conversion [--fixed]. Writes conversion.h5 in the current directory; exits
  * non-zero on any HDF5 error. */
 #include "fixture.h"
@@ -11,13 +14,14 @@ enum { N = 4 << 20, PART = 1 << 20 };
 
 int main(int argc, char **argv)
 {
-    fixture_init(&argc, &argv);
-    hid_t fapl = fixture_fapl();
+    struct fixture_ranks me = fixture_init(&argc, &argv);
+    hid_t   fapl    = fixture_fapl();
+    hsize_t first   = (hsize_t)me.rank * N; /* this process's part */
     int     fixed   = fixture_fixed(argc, argv);
     hid_t   mtype   = fixed ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
     size_t  esize   = fixed ? sizeof(float) : sizeof(double);
     char   *buf     = malloc(esize * PART);
-    hsize_t dims[1] = {N}, count[1] = {PART};
+    hsize_t dims[1] = {(hsize_t)me.size * N}, count[1] = {PART};
     hid_t   f, space, d, mem;
     CHECK(f = H5Fcreate("conversion.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     CHECK(space = H5Screate_simple(1, dims, NULL));
@@ -25,7 +29,7 @@ int main(int argc, char **argv)
                          H5P_DEFAULT));
     CHECK(mem = H5Screate_simple(1, count, NULL));
     for (int pass = 0; pass < 2; pass++)
-        for (hsize_t s = 0; s < N; s += PART) {
+        for (hsize_t s = first; s < first + N; s += PART) {
             hsize_t start[1] = {s};
             CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
             if (pass == 0) {

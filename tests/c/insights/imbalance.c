@@ -13,8 +13,8 @@
 
 int main(int argc, char **argv)
 {
-    struct fixture_ranks r = fixture_init(&argc, &argv);
-    int rank = r.rank, size = r.size;
+    struct fixture_ranks me = fixture_init(&argc, &argv);
+    int rank = me.rank, size = me.size;
     int fixed = fixture_fixed(argc, argv);
     int pieces = fixed ? 2 : (rank == 0 ? 4 : 1);
     double *v = malloc(PIECE * sizeof *v);

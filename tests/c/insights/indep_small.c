@@ -13,8 +13,8 @@
 
 int main(int argc, char **argv)
 {
-    struct fixture_ranks r = fixture_init(&argc, &argv);
-    int rank = r.rank, size = r.size;
+    struct fixture_ranks me = fixture_init(&argc, &argv);
+    int rank = me.rank, size = me.size;
     int fixed = fixture_fixed(argc, argv);
     static double v[PER_RANK];
     for (int i = 0; i < PER_RANK; i++)

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     CHECK(H5Dclose(d));
     CHECK(H5Pclose(dcpl));
     CHECK(H5Sclose(space));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     free(buf);
     free(all);

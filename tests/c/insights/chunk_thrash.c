@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     CHECK(H5Pclose(dapl));
     CHECK(H5Pclose(dcpl));
     CHECK(H5Sclose(space));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     free(col);
     free(buf);

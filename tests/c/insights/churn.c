@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
     CHECK(H5Dclose(d));
     double sum = v[N - 1] + (double)total;
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     fixture_finish();
     return sum < 0;

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     CHECK(H5Dclose(contig));
     CHECK(H5Pclose(dcpl));
     CHECK(H5Sclose(space));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(dxpl));
     CHECK(H5Pclose(fapl));
     free(buf);

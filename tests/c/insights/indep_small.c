@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     CHECK(H5Pclose(dxpl));
     CHECK(H5Dclose(d));
     CHECK(H5Sclose(fs));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     fixture_finish();
     return 0;

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     CHECK(H5Sclose(mem));
     CHECK(H5Dclose(d));
     CHECK(H5Sclose(space));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(dxpl));
     CHECK(H5Pclose(fapl));
     free(all);

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         }
         CHECK(H5Sclose(s));
     }
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     fixture_finish();
     return 0;

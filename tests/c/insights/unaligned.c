@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         CHECK(H5Dclose(d));
     }
     CHECK(H5Sclose(s));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     free(v);
     fixture_finish();

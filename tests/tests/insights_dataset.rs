@@ -29,16 +29,33 @@ fn serious(f: &[Found]) -> Vec<&str> {
         .collect()
 }
 
-/// What must not change from run to run: every finding at WARN or HIGH, and the dataset
-/// rules' findings at any level. (The generic INFO findings `hot_function` and
-/// `straggler_calls`, and under MPI `collective_late_arrival` of ranks that move no more
-/// data than the others, judge single calls' durations or arrival order and come and go
-/// with a millisecond's jitter on these short runs.)
+/// What must not change from run to run: every finding at WARN or HIGH but
+/// `rank_imbalance_time`'s, and the dataset rules' findings at any level. (The generic INFO
+/// findings `hot_function` and `straggler_calls`, and under MPI `collective_late_arrival`
+/// of ranks that move no more data than the others, judge single calls' durations or
+/// arrival order and come and go with a millisecond's jitter on these short runs.)
+///
+/// `rank_imbalance_time` compares the ranks' HDF5 time, which includes the time a rank
+/// spends descheduled inside its calls: four ranks on two cores shared with other work
+/// run the 4000-write loop of `small_io` in 35 ms on one rank and 145 ms on another in
+/// some runs and evenly in the next, and the rule rightly reports what it sees. What the
+/// fixture does decide, equal bytes per rank, is asserted instead (`balanced`).
 fn stable(f: &[Found]) -> Vec<Found> {
     f.iter()
-        .filter(|(c, l)| BAD.contains(&l.as_str()) || DATASET_RULES.contains(&c.as_str()))
+        .filter(|(c, l)| {
+            (BAD.contains(&l.as_str()) && c != "rank_imbalance_time")
+                || DATASET_RULES.contains(&c.as_str())
+        })
         .cloned()
         .collect()
+}
+
+/// No rule finds a rank with more data than the others at WARN or HIGH: the MPI builds
+/// give every rank the same work.
+fn balanced(what: &str, f: &[Found]) {
+    for code in ["straggler_ranks", "rank_imbalance_bytes"] {
+        assert!(!fires(f, code, BAD), "{what}: {code}: {f:?}");
+    }
 }
 
 /// `code` fires on `name` (serial, or MPI with `ranks`), with the same findings in three
@@ -63,6 +80,7 @@ fn fires_then_quiet(
     for o in others.iter().filter(|o| **o != code) {
         assert!(!fires(&first, o, BAD), "{what}: {o} fired too: {first:?}");
     }
+    balanced(&what, &first);
     for _ in 0..2 {
         assert_eq!(
             stable(&found(name, &[], ranks)),

@@ -84,13 +84,24 @@ pub fn c_program(name: &str) -> PathBuf {
         .metadata()
         .and_then(|m| m.modified())
         .ok()
-        .zip(src.metadata().and_then(|m| m.modified()).ok())
+        .zip(newest_source(&src))
         .is_some_and(|(e, s)| e >= s);
     if !fresh {
         let tmp = compile_c("cc", name, Some(&hdf5_dir()), &[]);
         std::fs::rename(&tmp, &exe).unwrap();
     }
     exe
+}
+
+/// When `src` or a header next to it (`tests/c/insights/fixture.h`) last changed.
+fn newest_source(src: &Path) -> Option<std::time::SystemTime> {
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    let dir = std::fs::read_dir(src.parent()?).ok()?;
+    let headers = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "h"))
+        .filter_map(|p| modified(&p));
+    Some(headers.fold(modified(src)?, |a, b| a.max(b)))
 }
 
 /// Compiles `tests/c/<name>.c` with `compiler` (`cc`, `mpicc`) into a file of its own for
@@ -702,12 +713,19 @@ pub fn mpirun(exe: &Path, ranks: usize, args: &[&str], dir: &Path, conn: Option<
 /// One insight of `h5prov report --json`: `(code, level)`, e.g. `("small_io", "WARN")`.
 pub type Found = (String, String);
 
+/// An MPI fixture run has the fixtures of this test process to itself, whichever test (and
+/// test file) asks: serial runs share (read), an MPI run excludes every other run (write).
+/// Four oversubscribed ranks on a two-core machine next to another fixture's processes
+/// measure the scheduler, not the program: a descheduled rank makes the others wait at
+/// the collective file close, which reads as rank imbalance.
+static FIXTURE_RUNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// Runs `tests/c/insights/<name>.c` with h5prov (`level=dataset`) and returns the insights
 /// `h5prov report --json` gives on its traces, sorted. `ranks` `None` runs the serial build
 /// against the workspace's HDF5; `Some(n)` builds it with `mpicc` against the parallel
-/// HDF5 (with `-DFIXTURE_MPI`) and runs it under `mpirun -np n`. The program runs in a
-/// fresh scratch directory (its cwd) and gets `args`; the run must succeed and leave
-/// traces, which proves h5prov was loaded. `report_args` go to the analyzer (thresholds,
+/// HDF5 (with `-DFIXTURE_MPI`) and runs it under `mpirun -np n`, with no other fixture
+/// running in this test process. The program runs in a fresh scratch directory (its cwd) and gets
+/// `args`; the run must succeed and leave traces, which proves h5prov was loaded. `report_args` go to the analyzer (thresholds,
 /// `--stripe-size`, ...).
 pub fn insights_of(
     name: &str,
@@ -715,8 +733,10 @@ pub fn insights_of(
     ranks: Option<usize>,
     report_args: &[&str],
 ) -> Vec<Found> {
+    // The serial and the MPI build of one fixture may run at once: each its own directory.
     let dir = scratch(&format!(
-        "insights-{name}-{}",
+        "insights-{name}{}-{}",
+        ranks.map_or(String::new(), |n| format!("-np{n}")),
         args.join("_").replace(['/', ' '], "_")
     ));
     let traces = dir.join("traces");
@@ -727,10 +747,12 @@ pub fn insights_of(
     match ranks {
         None => {
             let exe = c_program(&src);
+            let _shared = FIXTURE_RUNS.read().unwrap_or_else(|e| e.into_inner());
             Run::with_h5prov(&exe, args, &work, &traces, "level=dataset").ok();
         }
         Some(n) => {
             let exe = insight_mpi_program(&src);
+            let _alone = FIXTURE_RUNS.write().unwrap_or_else(|e| e.into_inner());
             let conn = format!(
                 "h5prov under_vol=0;under_info={{}};path={};level=dataset",
                 traces.display()

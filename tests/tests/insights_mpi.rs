@@ -40,13 +40,8 @@ fn mine(found: &[Found]) -> Vec<Found> {
         .collect()
 }
 
-/// One MPI fixture at a time: four oversubscribed ranks of two fixtures at once on a
-/// two-core machine measure the scheduler, not the program.
-static MPI_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The pathology fires `code`, three runs agree, and the fixed variant does not fire it.
 fn check(name: &str, ranks: Option<usize>, code: &str, report: &[&str]) -> Vec<Found> {
-    let _one = ranks.map(|_| MPI_RUNS.lock().unwrap_or_else(|e| e.into_inner()));
     let first = insights_of(name, &[], ranks, report);
     assert!(
         strong(&first, code),

@@ -5,24 +5,15 @@
  *
  * Usage: chunk_large [--fixed]. Writes chunk_large.h5 in the current directory; exits
  * non-zero on any HDF5 error. */
-#include "hdf5.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CK(x)                                                                              \
-    do {                                                                                   \
-        if ((x) < 0) {                                                                     \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                 \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "fixture.h"
 
 enum { ROWS = 2048, COLS = 512, BLOCK = 128 };
 
 int main(int argc, char **argv)
 {
-    int      fixed    = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    fixture_init(&argc, &argv);
+    hid_t fapl = fixture_fapl();
+    int      fixed    = fixture_fixed(argc, argv);
     hsize_t  dims[2]  = {ROWS, COLS};
     hsize_t  chunk[2] = {ROWS, COLS};
     float   *all      = malloc(sizeof(float) * ROWS * COLS);
@@ -32,29 +23,31 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < (size_t)ROWS * COLS; i++)
         all[i] = (float)(i % 1000);
     hid_t f;
-    CK(f = H5Fcreate("chunk_large.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(f = H5Fcreate("chunk_large.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     hid_t space, dcpl, d, mem;
-    CK(space = H5Screate_simple(2, dims, NULL));
-    CK(dcpl = H5Pcreate(H5P_DATASET_CREATE));
-    CK(H5Pset_chunk(dcpl, 2, chunk));
-    CK(H5Pset_deflate(dcpl, 1));
-    CK(d = H5Dcreate2(f, "field", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
-    CK(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all));
+    CHECK(space = H5Screate_simple(2, dims, NULL));
+    CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+    CHECK(H5Pset_chunk(dcpl, 2, chunk));
+    CHECK(H5Pset_deflate(dcpl, 1));
+    CHECK(d = H5Dcreate2(f, "field", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all));
     hsize_t count[2] = {BLOCK, COLS};
-    CK(mem = H5Screate_simple(2, count, NULL));
+    CHECK(mem = H5Screate_simple(2, count, NULL));
     for (hsize_t r = 0; r < ROWS; r += BLOCK) {
         hsize_t start[2] = {r, 0};
-        CK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
-        CK(H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, buf));
+        CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
+        CHECK(H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, buf));
         if (buf[0] != all[r * COLS])
             return 2;
     }
-    CK(H5Sclose(mem));
-    CK(H5Dclose(d));
-    CK(H5Pclose(dcpl));
-    CK(H5Sclose(space));
-    CK(H5Fclose(f));
+    CHECK(H5Sclose(mem));
+    CHECK(H5Dclose(d));
+    CHECK(H5Pclose(dcpl));
+    CHECK(H5Sclose(space));
+    CHECK(fixture_close(f));
+    CHECK(H5Pclose(fapl));
     free(buf);
     free(all);
+    fixture_finish();
     return 0;
 }

@@ -7,67 +7,60 @@
  *
  * Usage: chunk_thrash [--fixed]. Writes chunk_thrash.h5 in the current directory; exits
  * non-zero on any HDF5 error. */
-#include "hdf5.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CK(x)                                                                              \
-    do {                                                                                   \
-        if ((x) < 0) {                                                                     \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x);                 \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "fixture.h"
 
 enum { ROWS = 4096, COLS = 512, CH = 128, WCOLS = 16 };
 
 int main(int argc, char **argv)
 {
-    int      fixed    = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    fixture_init(&argc, &argv);
+    hid_t fapl = fixture_fapl();
+    int      fixed    = fixture_fixed(argc, argv);
     hsize_t  dims[2]  = {ROWS, COLS};
     hsize_t  chunk[2] = {CH, CH};
     float   *buf      = malloc(sizeof(float) * CH * COLS);
     hid_t    f, space, dcpl, d, mem, dapl;
-    CK(f = H5Fcreate("chunk_thrash.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
-    CK(space = H5Screate_simple(2, dims, NULL));
-    CK(dcpl = H5Pcreate(H5P_DATASET_CREATE));
-    CK(H5Pset_chunk(dcpl, 2, chunk));
-    CK(H5Pset_deflate(dcpl, 1));
-    CK(d = H5Dcreate2(f, "field", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    CHECK(f = H5Fcreate("chunk_thrash.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+    CHECK(space = H5Screate_simple(2, dims, NULL));
+    CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE));
+    CHECK(H5Pset_chunk(dcpl, 2, chunk));
+    CHECK(H5Pset_deflate(dcpl, 1));
+    CHECK(d = H5Dcreate2(f, "field", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     hsize_t rows[2] = {CH, COLS};
-    CK(mem = H5Screate_simple(2, rows, NULL));
+    CHECK(mem = H5Screate_simple(2, rows, NULL));
     for (hsize_t r = 0; r < ROWS; r += CH) {
         hsize_t start[2] = {r, 0};
         for (size_t i = 0; i < (size_t)CH * COLS; i++)
             buf[i] = (float)((r * COLS + i) % 1000);
-        CK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, rows, NULL));
-        CK(H5Dwrite(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, buf));
+        CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, rows, NULL));
+        CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, buf));
     }
-    CK(H5Sclose(mem));
-    CK(H5Dclose(d));
+    CHECK(H5Sclose(mem));
+    CHECK(H5Dclose(d));
 
-    CK(dapl = H5Pcreate(H5P_DATASET_ACCESS));
+    CHECK(dapl = H5Pcreate(H5P_DATASET_ACCESS));
     if (fixed)
-        CK(H5Pset_chunk_cache(dapl, 12421, 4 << 20, 1.0));
-    CK(d = H5Dopen2(f, "field", dapl));
+        CHECK(H5Pset_chunk_cache(dapl, 12421, 4 << 20, 1.0));
+    CHECK(d = H5Dopen2(f, "field", dapl));
     hsize_t cols[2] = {ROWS, WCOLS};
     float  *col     = malloc(sizeof(float) * ROWS * WCOLS);
-    CK(mem = H5Screate_simple(2, cols, NULL));
+    CHECK(mem = H5Screate_simple(2, cols, NULL));
     for (hsize_t c = 0; c < COLS; c += WCOLS) {
         hsize_t start[2] = {0, c};
-        CK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, cols, NULL));
-        CK(H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, col));
+        CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, cols, NULL));
+        CHECK(H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, col));
         if (col[WCOLS + 1] != (float)((COLS + c + 1) % 1000))
             return 2;
     }
-    CK(H5Sclose(mem));
-    CK(H5Dclose(d));
-    CK(H5Pclose(dapl));
-    CK(H5Pclose(dcpl));
-    CK(H5Sclose(space));
-    CK(H5Fclose(f));
+    CHECK(H5Sclose(mem));
+    CHECK(H5Dclose(d));
+    CHECK(H5Pclose(dapl));
+    CHECK(H5Pclose(dcpl));
+    CHECK(H5Sclose(space));
+    CHECK(fixture_close(f));
+    CHECK(H5Pclose(fapl));
     free(col);
     free(buf);
+    fixture_finish();
     return 0;
 }

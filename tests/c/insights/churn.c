@@ -2,29 +2,20 @@
  * again thousands of times in a loop: every open walks the group's link storage and reads
  * the object header, every close drops the cached object. `--fixed`: open it once and ask
  * once. Serial only (`h5prov` insight `open_close_churn`). */
-#include <hdf5.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(x)                                                        \
-    do {                                                                \
-        if ((x) < 0) {                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-            exit(1);                                                    \
-        }                                                               \
-    } while (0)
+#include "fixture.h"
 
 #define N 1024
 #define LOOPS 5000
 
 int main(int argc, char **argv)
 {
-    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    fixture_init(&argc, &argv);
+    hid_t fapl = fixture_fapl();
+    int fixed = fixture_fixed(argc, argv);
     static double v[N];
     for (int i = 0; i < N; i++)
         v[i] = i;
-    hid_t f = H5Fcreate("churn.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t f = H5Fcreate("churn.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f);
     hsize_t dims[1] = {N};
     hid_t s = H5Screate_simple(1, dims, NULL);
@@ -67,6 +58,8 @@ int main(int argc, char **argv)
     CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
     CHECK(H5Dclose(d));
     double sum = v[N - 1] + (double)total;
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
+    CHECK(H5Pclose(fapl));
+    fixture_finish();
     return sum < 0;
 }

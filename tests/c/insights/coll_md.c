@@ -7,29 +7,15 @@
 #ifndef FIXTURE_MPI
 #error "an MPI fixture: build with mpicc -DFIXTURE_MPI"
 #endif
-#include <hdf5.h>
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(x)                                                        \
-    do {                                                                \
-        if ((x) < 0) {                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                               \
-        }                                                               \
-    } while (0)
+#include "fixture.h"
 
 #define NGROUPS 800
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    CHECK(fapl);
-    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    fixture_init(&argc, &argv);
+    int fixed = fixture_fixed(argc, argv);
+    hid_t fapl = fixture_fapl();
     if (fixed) {
         CHECK(H5Pset_all_coll_metadata_ops(fapl, 1));
         CHECK(H5Pset_coll_metadata_write(fapl, 1));
@@ -58,7 +44,7 @@ int main(int argc, char **argv)
         char name[32];
         snprintf(name, sizeof name, "g%03d", i);
         if (H5Lexists(f, name, H5P_DEFAULT) <= 0)
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            FIXTURE_FAIL();
         hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
         CHECK(g);
         H5G_info_t info;
@@ -73,6 +59,6 @@ int main(int argc, char **argv)
     }
     CHECK(H5Fclose(f));
     CHECK(H5Pclose(fapl));
-    MPI_Finalize();
+    fixture_finish();
     return 0;
 }

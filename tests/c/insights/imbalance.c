@@ -6,39 +6,23 @@
 #ifndef FIXTURE_MPI
 #error "an MPI fixture: build with mpicc -DFIXTURE_MPI"
 #endif
-#include <hdf5.h>
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(x)                                                        \
-    do {                                                                \
-        if ((x) < 0) {                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                               \
-        }                                                               \
-    } while (0)
+#include "fixture.h"
 
 #define PIECE (2 * 1024 * 1024) /* doubles: 16 MiB */
 #define SLOTS 4            /* pieces reserved per rank */
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    struct fixture_ranks me = fixture_init(&argc, &argv);
+    int rank = me.rank, size = me.size;
+    int fixed = fixture_fixed(argc, argv);
     int pieces = fixed ? 2 : (rank == 0 ? 4 : 1);
     double *v = malloc(PIECE * sizeof *v);
     if (!v)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        FIXTURE_FAIL();
     for (int i = 0; i < PIECE; i++)
         v[i] = rank + i;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    CHECK(fapl);
-    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    hid_t fapl = fixture_fapl();
     hid_t f = H5Fcreate("imbalance.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f);
     hsize_t dims[1] = {(hsize_t)size * SLOTS * PIECE};
@@ -60,6 +44,6 @@ int main(int argc, char **argv)
     CHECK(H5Fclose(f));
     CHECK(H5Pclose(fapl));
     free(v);
-    MPI_Finalize();
+    fixture_finish();
     return 0;
 }

@@ -6,36 +6,20 @@
 #ifndef FIXTURE_MPI
 #error "an MPI fixture: build with mpicc -DFIXTURE_MPI"
 #endif
-#include <hdf5.h>
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(x)                                                        \
-    do {                                                                \
-        if ((x) < 0) {                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                               \
-        }                                                               \
-    } while (0)
+#include "fixture.h"
 
 #define PER_RANK 32768 /* doubles: 4096 writes of 64 bytes per rank */
 #define PIECE 8       /* doubles per small write: 64 bytes */
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    struct fixture_ranks me = fixture_init(&argc, &argv);
+    int rank = me.rank, size = me.size;
+    int fixed = fixture_fixed(argc, argv);
     static double v[PER_RANK];
     for (int i = 0; i < PER_RANK; i++)
         v[i] = rank * PER_RANK + i;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    CHECK(fapl);
-    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    hid_t fapl = fixture_fapl();
     hid_t f = H5Fcreate("indep.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f);
     hsize_t dims[1] = {(hsize_t)size * PER_RANK};
@@ -43,10 +27,8 @@ int main(int argc, char **argv)
     CHECK(fs);
     hid_t d = H5Dcreate2(f, "x", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(d);
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    CHECK(dxpl);
+    hid_t dxpl = fixture_dxpl(fixed);
     if (fixed) {
-        CHECK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
         hsize_t start[1] = {(hsize_t)rank * PER_RANK}, count[1] = {PER_RANK};
         CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
         hid_t ms = H5Screate_simple(1, count, NULL);
@@ -54,7 +36,6 @@ int main(int argc, char **argv)
         CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, v));
         CHECK(H5Sclose(ms));
     } else {
-        CHECK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_INDEPENDENT));
         hsize_t count[1] = {PIECE};
         hid_t ms = H5Screate_simple(1, count, NULL);
         CHECK(ms);
@@ -68,8 +49,8 @@ int main(int argc, char **argv)
     CHECK(H5Pclose(dxpl));
     CHECK(H5Dclose(d));
     CHECK(H5Sclose(fs));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
-    MPI_Finalize();
+    fixture_finish();
     return 0;
 }

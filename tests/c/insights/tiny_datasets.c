@@ -2,25 +2,16 @@
  * with its own object header, link and raw-data allocation, so the run is all metadata.
  * `--fixed`: the same values in one dataset (one extra dimension), written in one call.
  * Serial only (`h5prov` insights `tiny_datasets` and `metadata_time`). */
-#include <hdf5.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(x)                                                        \
-    do {                                                                \
-        if ((x) < 0) {                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-            exit(1);                                                    \
-        }                                                               \
-    } while (0)
+#include "fixture.h"
 
 #define NSETS 4000
 
 int main(int argc, char **argv)
 {
-    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
-    hid_t f = H5Fcreate("tiny.h5", H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    fixture_init(&argc, &argv);
+    hid_t fapl = fixture_fapl();
+    int fixed = fixture_fixed(argc, argv);
+    hid_t f = H5Fcreate("tiny.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f);
     if (fixed) {
         static double v[NSETS][2];
@@ -53,6 +44,8 @@ int main(int argc, char **argv)
         }
         CHECK(H5Sclose(s));
     }
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
+    CHECK(H5Pclose(fapl));
+    fixture_finish();
     return 0;
 }

@@ -3,32 +3,21 @@
  * (Lustre, GPFS, BeeGFS) every stripe-sized access then touches two stripes, often two
  * servers (Howison et al. 2010). `--fixed`: H5Pset_alignment(fapl, 1 MiB, 1 MiB), the
  * stripe size the test gives the analyzer (`--stripe-size 1048576`). Serial. */
-#include <hdf5.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define CHECK(x)                                                        \
-    do {                                                                \
-        if ((x) < 0) {                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #x); \
-            exit(1);                                                    \
-        }                                                               \
-    } while (0)
+#include "fixture.h"
 
 #define NSETS 4
 #define N (512 * 1024) /* 4 MiB of doubles per dataset */
 
 int main(int argc, char **argv)
 {
-    int fixed = argc > 1 && strcmp(argv[1], "--fixed") == 0;
+    fixture_init(&argc, &argv);
+    int fixed = fixture_fixed(argc, argv);
     double *v = malloc(N * sizeof *v);
     if (!v)
         return 1;
     for (int i = 0; i < N; i++)
         v[i] = i;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    CHECK(fapl);
+    hid_t fapl = fixture_fapl();
     if (fixed)
         CHECK(H5Pset_alignment(fapl, 1 << 20, 1 << 20));
     hid_t f = H5Fcreate("unaligned.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -46,8 +35,9 @@ int main(int argc, char **argv)
         CHECK(H5Dclose(d));
     }
     CHECK(H5Sclose(s));
-    CHECK(H5Fclose(f));
+    CHECK(fixture_close(f));
     CHECK(H5Pclose(fapl));
     free(v);
+    fixture_finish();
     return 0;
 }

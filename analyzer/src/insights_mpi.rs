@@ -643,8 +643,19 @@ fn rank_imbalance_among(
         } else {
             (fmt_ns(max), fmt_ns(med))
         };
+        // More time for the same data is a node effect (CPU oversubscription, a busy
+        // storage target) the trace cannot attribute, as for `straggler_ranks`: INFO
+        // unless the process also moves materially more data.
+        let bytes_of = |r: &RankRow| r.bytes_read + r.bytes_written;
+        let med_bytes = median(&ranks.iter().map(|r| bytes_of(r)).collect::<Vec<_>>());
+        let heavier = bytes_of(r) as f64 >= RANK_MATERIAL_RATIO * med_bytes.max(1) as f64;
+        let level = if what == "time" && !heavier {
+            Level::Info
+        } else {
+            severity_for_share(share)
+        };
         out.push(ins(
-            severity_for_share(share),
+            level,
             &format!("rank_imbalance_{what}"),
             format!(
                 "Processes are imbalanced in {what}: {who} has ×{:.1} the median",

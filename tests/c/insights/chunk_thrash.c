@@ -3,9 +3,10 @@
  * block spans 32 chunks (2 MiB), more than the default 1 MiB chunk cache: every read
  * evicts the chunks the next one needs, so each chunk is read and decompressed 8 times.
  * With --fixed the dataset is reopened for reading with a 4 MiB chunk cache
- * (H5Pset_chunk_cache) that holds a whole column of chunks.
+ * (H5Pset_chunk_cache) that holds a whole column of chunks; with --fixed-fapl the file
+ * gets that cache for all its datasets (H5Pset_cache on the FAPL) instead.
  *
- * Usage: chunk_thrash [--fixed]. Writes chunk_thrash.h5 in the current directory; exits
+ * Usage: chunk_thrash [--fixed | --fixed-fapl]. Writes chunk_thrash.h5 in the current directory; exits
  * non-zero on any HDF5 error. */
 #include "fixture.h"
 
@@ -16,10 +17,13 @@ int main(int argc, char **argv)
     fixture_init(&argc, &argv);
     hid_t fapl = fixture_fapl();
     int      fixed    = fixture_fixed(argc, argv);
+    int      fixed_fapl = argc > 1 && strcmp(argv[1], "--fixed-fapl") == 0;
     hsize_t  dims[2]  = {ROWS, COLS};
     hsize_t  chunk[2] = {CH, CH};
     float   *buf      = malloc(sizeof(float) * CH * COLS);
     hid_t    f, space, dcpl, d, mem, dapl;
+    if (fixed_fapl)
+        CHECK(H5Pset_cache(fapl, 0, 12421, 4 << 20, 1.0));
     CHECK(f = H5Fcreate("chunk_thrash.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     CHECK(space = H5Screate_simple(2, dims, NULL));
     CHECK(dcpl = H5Pcreate(H5P_DATASET_CREATE));

@@ -440,14 +440,32 @@ fn the_rank_that_writes_ten_times_the_data_is_named_the_straggler() {
         .iter()
         .find(|s| s["op"] == "dataset.write")
         .unwrap_or_else(|| panic!("no straggler ranks for dataset.write: {v:#}"));
-    let named: Vec<i64> = write["outliers"]
+    // Rank 3 is named for its data. Four ranks on a shared two-core machine may also make
+    // another rank slow for the same data (descheduled inside its calls): named, if at
+    // all, only for time, never for bytes.
+    let outliers = write["outliers"].as_array().unwrap();
+    let by_bytes: Vec<i64> = outliers
+        .iter()
+        .filter(|o| o["bytes_x_median"].as_f64().unwrap() > 1.0 + 1e-9)
+        .map(|o| o["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(by_bytes, [3], "{write:#}");
+    let r3 = outliers.iter().find(|o| o["rank"] == 3).unwrap();
+    assert!((r3["bytes_x_median"].as_f64().unwrap() - 10.0).abs() < 1e-9);
+    // The insight names rank 3 alone, for its data.
+    let ins = v["insights"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["rank"].as_i64().unwrap())
-        .collect();
-    assert_eq!(named, [3], "{write:#}");
-    assert!((write["outliers"][0]["bytes_x_median"].as_f64().unwrap() - 10.0).abs() < 1e-9);
+        .find(|i| i["code"] == "straggler_ranks")
+        .unwrap_or_else(|| panic!("no straggler_ranks insight: {v:#}"));
+    assert!(
+        ins["detail"]
+            .as_str()
+            .unwrap()
+            .contains("moves ×10.0 the median data"),
+        "{ins:#}"
+    );
     // Per rank bytes: 8 variables x 4 bytes x particles x steps, rank 3 ten times that.
     let per_rank = 8 * 4 * particles * steps;
     for r in v["ranks"].as_array().unwrap() {

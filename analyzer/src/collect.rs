@@ -29,8 +29,9 @@ const MAX_LINE: u64 = 1 << 20;
 /// Labels of the per-process, per-operation counters.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OpLabels {
-    /// Launcher job id (empty outside a batch job).
-    pub job: String,
+    /// Launcher job id (empty outside a batch job). Not `job`: Prometheus sets that label
+    /// to the scrape job's name and would rename ours `exported_job`.
+    pub job_id: String,
     /// MPI rank, or `p<pid>` when the process has none.
     pub rank: String,
     /// Operation (`dataset.write`, ...).
@@ -42,7 +43,7 @@ pub struct OpLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobOpLabels {
     /// Launcher job id.
-    pub job: String,
+    pub job_id: String,
     /// Operation.
     pub op: String,
 }
@@ -190,7 +191,7 @@ pub struct IntervalMsg {
 impl Process {
     fn labels(&self, op: &str) -> OpLabels {
         OpLabels {
-            job: self.job_id.clone(),
+            job_id: self.job_id.clone(),
             rank: if self.rank >= 0 {
                 self.rank.to_string()
             } else {
@@ -222,7 +223,7 @@ impl Metrics {
                     .inc_by(e.dur_ns as f64 * 1e-9);
                 self.latency
                     .get_or_create(&JobOpLabels {
-                        job: l.job,
+                        job_id: l.job_id,
                         op: l.op,
                     })
                     .observe(e.dur_ns as f64 * 1e-9);
@@ -484,12 +485,12 @@ mod tests {
         assert!(m.take(br#"{"type":"event"}"#).is_err());
         let t = m.encode();
         assert!(
-            t.contains(r#"h5prov_ops_total{job="7",rank="1",op="dataset.write"} 2"#),
+            t.contains(r#"h5prov_ops_total{job_id="7",rank="1",op="dataset.write"} 2"#),
             "{t}"
         );
-        assert!(t.contains(r#"h5prov_bytes_total{job="7",rank="1",op="dataset.write"} 1600"#));
-        assert!(t.contains(r#"h5prov_ops_total{job="7",rank="p9",op="file.open"} 3"#));
+        assert!(t.contains(r#"h5prov_bytes_total{job_id="7",rank="1",op="dataset.write"} 1600"#));
+        assert!(t.contains(r#"h5prov_ops_total{job_id="7",rank="p9",op="file.open"} 3"#));
         assert!(t.contains("h5prov_stream_malformed_total 2"), "{t}");
-        assert!(t.contains(r#"h5prov_op_duration_seconds_count{job="7",op="dataset.write"} 2"#));
+        assert!(t.contains(r#"h5prov_op_duration_seconds_count{job_id="7",op="dataset.write"} 2"#));
     }
 }

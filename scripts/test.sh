@@ -9,6 +9,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_pkgs chromium
 # Spark (pyspark from PyPI, tests/tests/parquet.rs) runs on Java 17 or later.
 need_pkgs openjdk-17-jre-headless
+# tests/tests/stream.rs starts Debian's Prometheus on a loopback port to scrape
+# `h5prov collect` while an MPI job streams to it.
+need_pkgs prometheus
 export H5PROV_REQUIRE_CHROMIUM=1
 
 step "cargo fmt --check"

@@ -105,6 +105,12 @@ pub struct RunInfo {
     /// Trace write errors the connector counted (meta files); left out of the JSON when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub write_errors: u64,
+    /// `stream=`: messages sent to the collector (meta files); absent without streaming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_sent: Option<u64>,
+    /// `stream=`: messages made but not sent (collector slow, gone or absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_dropped: Option<u64>,
     /// Processes whose meta has no `end_ns` (did not finish).
     pub unfinished: usize,
     /// Files with a truncated last line, as `path:line`.
@@ -602,6 +608,11 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
         recording_ns: ms.iter().map(|m| m.self_ns).sum(),
         dropped: ms.iter().map(|m| m.dropped).sum(),
         write_errors: ms.iter().map(|m| m.write_errors).sum(),
+        stream_sent: ms.iter().filter_map(|m| m.stream_sent).reduce(|a, b| a + b),
+        stream_dropped: ms
+            .iter()
+            .filter_map(|m| m.stream_dropped)
+            .reduce(|a, b| a + b),
         unfinished: ms.iter().filter(|m| m.end_ns.is_none()).count(),
         truncated: d
             .truncated

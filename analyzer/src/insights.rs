@@ -222,6 +222,23 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
         ));
     }
 
+    // The live stream (`stream=`) lost messages: the trace files are unaffected.
+    if let Some(dropped) = run.stream_dropped.filter(|d| *d > 0) {
+        let sent = run.stream_sent.unwrap_or(0);
+        out.push(ins(
+            Level::Info,
+            "stream_dropped",
+            "The live stream lost messages".into(),
+            format!(
+                "{dropped} of {} stream message(s) not sent to the collector (slow, gone or \
+                 absent); the trace files are complete",
+                dropped + sent
+            ),
+            "Live dashboards under-count this run; the report does not. Start the collector \
+             before the job, or use stream_level=interval for many ranks.",
+        ));
+    }
+
     // Hot function.
     if let Some(top) = rep.ops.first() {
         if top.share >= HOT_OP_SHARE {

@@ -18,6 +18,7 @@
 pub mod aggregate;
 pub mod analysis;
 pub mod check;
+pub mod collect;
 pub mod collective;
 pub mod columnar;
 pub mod compare;

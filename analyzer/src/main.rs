@@ -40,6 +40,26 @@ enum Cmd {
     /// Print trace or objects files (any format, compressed or not) as CSV or JSONL: how a
     /// `format=bin` trace is read with other tools.
     Cat(CatArgs),
+    /// Receive the live streams of jobs traced with `stream=` (TCP and Unix sockets) and
+    /// serve them as Prometheus metrics at http://METRICS/metrics.
+    Collect(CollectArgs),
+}
+
+#[derive(Args)]
+struct CollectArgs {
+    /// Where connectors send: HOST:PORT or unix:PATH (repeatable; port 0 picks a free port,
+    /// printed as `listen ADDR` on stdout).
+    #[arg(long, value_name = "ADDR", required = true)]
+    listen: Vec<String>,
+    /// The Prometheus endpoint's HOST:PORT (printed as `metrics ADDR` on stdout).
+    #[arg(long, value_name = "ADDR")]
+    metrics: String,
+    /// Also write every accepted message to rolling JSONL files in DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Size of each rolling file, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    roll_mib: u64,
 }
 
 #[derive(Args, Clone)]
@@ -718,6 +738,13 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => compare_cmd(a),
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Cat(a) => cat_cmd(a),
+        Cmd::Collect(a) => h5prov_analyzer::collect::run(
+            &a.listen,
+            &a.metrics,
+            a.out.as_deref(),
+            a.roll_mib.max(1) << 20,
+        )
+        .map_err(|e| Error::Other(format!("collect: {e}"))),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,6 +10,9 @@
 //! | `mode` | octal permission of created files | `600` |
 //! | `buffer` | trace buffer bytes per process (`64K`, `1M`, ...; 4K..=256M) | `1M` |
 //! | `max_size` | cap on each process's trace file (`512M`, `2G`, ...; at least 64K); later records are dropped and counted, per-object summaries stay complete | none |
+//! | `stream` | also stream events while the job runs to a collector (`h5prov collect`): `HOST:PORT`, `[V6]:PORT` or `unix:PATH` (docs/STREAMING.md) | none |
+//! | `stream_level` | `event` (one message per record) or `interval` (per-op summaries every `stream_interval`) | `event` |
+//! | `stream_interval` | interval of the summaries and of the hand-off to the sender thread, in ms (10..=3600000) | `1000` |
 //!
 //! Any other key is an error that names it: h5prov never silently traces nothing while
 //! the user believes it is on.
@@ -59,6 +62,24 @@ pub enum Format {
     Bin,
 }
 
+/// Where `stream=` sends its messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamTarget {
+    /// A TCP address, `HOST:PORT` (resolved when the sender connects).
+    Tcp(String),
+    /// A Unix stream socket.
+    Unix(PathBuf),
+}
+
+/// What `stream=` sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamLevel {
+    /// One message per trace record.
+    Event,
+    /// Per-interval, per-operation summaries.
+    Interval,
+}
+
 impl Format {
     /// File extension.
     pub fn ext(self) -> &'static str {
@@ -93,6 +114,12 @@ pub struct Config {
     pub buffer: usize,
     /// Cap on the bytes of each process's trace file.
     pub max_size: Option<u64>,
+    /// Stream messages to a collector while the job runs.
+    pub stream: Option<StreamTarget>,
+    /// Events or interval summaries.
+    pub stream_level: StreamLevel,
+    /// Summary and hand-off interval, ms.
+    pub stream_interval_ms: u64,
 }
 
 impl Default for Config {
@@ -108,6 +135,9 @@ impl Default for Config {
             mode: 0o600,
             buffer: 1 << 20,
             max_size: None,
+            stream: None,
+            stream_level: StreamLevel::Event,
+            stream_interval_ms: 1000,
         }
     }
 }
@@ -128,6 +158,30 @@ fn parse_size(v: &str) -> Option<usize> {
         _ => (v, 1),
     };
     num.parse::<usize>().ok()?.checked_mul(mult)
+}
+
+/// `HOST:PORT`, `[V6]:PORT` or `unix:PATH`.
+fn parse_stream(k: &str, v: &str) -> Result<StreamTarget, ParseError> {
+    if let Some(path) = v.strip_prefix("unix:") {
+        if path.is_empty() || path.len() > 107 {
+            return Err(bad(k, v, "unix: and a socket path of at most 107 bytes"));
+        }
+        return Ok(StreamTarget::Unix(PathBuf::from(path)));
+    }
+    let ok = v.rsplit_once(':').is_some_and(|(host, port)| {
+        !host.is_empty()
+            && !host.contains(['/', ' '])
+            && port.parse::<u16>().is_ok_and(|p| p > 0)
+            && (!host.contains(':') || (host.starts_with('[') && host.ends_with(']')))
+    });
+    if !ok {
+        return Err(bad(
+            k,
+            v,
+            "expected HOST:PORT (e.g. localhost:9099 or [::1]:9099) or unix:PATH",
+        ));
+    }
+    Ok(StreamTarget::Tcp(v.to_string()))
 }
 
 impl Config {
@@ -211,11 +265,27 @@ impl Config {
                         .ok_or_else(|| bad(k, v, "a size of at least 64K, such as 512M or 2G"))?;
                     c.max_size = Some(m as u64);
                 }
+                "stream" => c.stream = Some(parse_stream(k, v)?),
+                "stream_level" => {
+                    c.stream_level = match v {
+                        "event" => StreamLevel::Event,
+                        "interval" => StreamLevel::Interval,
+                        _ => return Err(bad(k, v, "expected event or interval")),
+                    }
+                }
+                "stream_interval" => {
+                    c.stream_interval_ms = v
+                        .trim_end_matches("ms")
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|n| (10..=3_600_000).contains(n))
+                        .ok_or_else(|| bad(k, v, "milliseconds, 10 to 3600000"))?;
+                }
                 _ => {
                     return Err(ParseError {
                         key: k.to_string(),
                         message: "unknown option (known: path, level, format, name, dirs, mode, \
-                                  buffer, max_size)"
+                                  buffer, max_size, stream, stream_level, stream_interval)"
                             .into(),
                     })
                 }
@@ -301,9 +371,19 @@ mod tests {
             ("mode", "640"),
             ("buffer", "64K"),
             ("max_size", "2G"),
+            ("stream", "[::1]:9099"),
+            ("stream_level", "interval"),
+            ("stream_interval", "250"),
         ]))
         .unwrap();
         assert_eq!(c.max_size, Some(2 << 30));
+        assert_eq!(c.stream, Some(StreamTarget::Tcp("[::1]:9099".into())));
+        assert_eq!(
+            (c.stream_level, c.stream_interval_ms),
+            (StreamLevel::Interval, 250)
+        );
+        let u = Config::from_options(&opts(&[("stream", "unix:/tmp/s")])).unwrap();
+        assert_eq!(u.stream, Some(StreamTarget::Unix("/tmp/s".into())));
         assert_eq!(c.level, Level::Element);
         assert_eq!(c.format, Format::Jsonl);
         assert_eq!(c.dirs, Some(64));
@@ -339,6 +419,14 @@ mod tests {
             ("name", "%q"),
             ("path", ""),
             ("colour", "blue"),
+            ("stream", "localhost"),
+            ("stream", "localhost:0"),
+            ("stream", "localhost:http"),
+            ("stream", ":9099"),
+            ("stream", "::1:9099"),
+            ("stream", "unix:"),
+            ("stream_level", "all"),
+            ("stream_interval", "5"),
         ] {
             let e = Config::from_options(&opts(&[(k, v)])).expect_err(k);
             assert_eq!(e.key, k);

@@ -6,6 +6,7 @@
 //! - [`info`] and [`config`]: the connector string, parsed and validated (pure, safe);
 //! - [`tree`]: the homomorphic object tree of shared, reference-counted state nodes;
 //! - [`trace`]: timing spans, record encoding, per-thread buffers, trace files;
+//! - [`stream`]: `stream=`, messages to a collector while the job runs;
 //! - [`ffi`]: the only `unsafe` code: the callback table, the trampolines it generates, the
 //!   hand-written callbacks, the FFI guard and the plugin entry points.
 //!
@@ -21,6 +22,7 @@ pub mod config;
 pub mod ffi;
 pub mod info;
 pub mod ops;
+pub mod stream;
 pub mod subops;
 pub mod trace;
 pub mod tree;

@@ -11,6 +11,7 @@ use crate::clock::{self, Tick};
 use crate::config::{Config, Format, Level};
 use crate::ffi::sys;
 use crate::ops::Op;
+use crate::stream::{self, Stream};
 use crate::subops;
 use crate::tree::{Io, Kind, Node};
 use h5prov_format::{
@@ -208,7 +209,9 @@ pub struct Session {
     /// Bytes written to the objects file.
     objects_bytes: AtomicU64,
     threshold: usize,
-    buffers: Mutex<Vec<Arc<Mutex<Chunk>>>>,
+    buffers: Arc<Mutex<Vec<Arc<Mutex<Chunk>>>>>,
+    /// `stream=`: the messages to a collector.
+    stream: Option<Stream>,
     coll_md_reads: AtomicBool,
     coll_md_writes: AtomicBool,
 }
@@ -216,12 +219,15 @@ pub struct Session {
 /// A thread's pending records: encoded bytes, whole records only.
 struct Chunk {
     buf: Vec<u8>,
+    /// Pending stream messages (`stream=`).
+    stream: stream::ThreadBuf,
 }
 
 impl Chunk {
     fn new(cap: usize) -> Chunk {
         Chunk {
             buf: Vec::with_capacity(cap),
+            stream: stream::ThreadBuf::default(),
         }
     }
 }
@@ -466,6 +472,36 @@ pub fn start(cfg: &Config, info: &str) {
             let _ = o.write_all(&h);
         }
     }
+    let exe = std::env::current_exe()
+        .map(|e| e.display().to_string())
+        .unwrap_or_default();
+    let job_id = launcher_job_id();
+    let buffers: Arc<Mutex<Vec<Arc<Mutex<Chunk>>>>> = Arc::default();
+    let mut stream_err = None;
+    let stream = cfg.stream.as_ref().and_then(|target| {
+        let list = buffers.clone();
+        let threads: stream::ForEachThread = Box::new(move |f| {
+            // The list's lock is not held while a thread's buffer is.
+            let bufs: Vec<_> = list.lock().clone();
+            for b in bufs {
+                f(&mut b.lock().stream);
+            }
+        });
+        let id = stream::Identity {
+            job_id: &job_id,
+            rank: p.rank,
+            world_size: p.world,
+            pid: p.pid,
+            host: &p.host,
+            exe: &exe,
+            uid: sys::uid(),
+            level: cfg.level.name(),
+        };
+        let interval = std::time::Duration::from_millis(cfg.stream_interval_ms);
+        Stream::start(target, cfg.stream_level, interval, &id, threads)
+            .map_err(|e| stream_err = Some(e))
+            .ok()
+    });
     let meta = ProcessMeta {
         format_version: FORMAT_VERSION,
         uid: sys::uid(),
@@ -474,10 +510,8 @@ pub fn start(cfg: &Config, info: &str) {
         pid: p.pid,
         rank: p.rank,
         world_size: p.world,
-        job_id: launcher_job_id(),
-        exe: std::env::current_exe()
-            .map(|e| e.display().to_string())
-            .unwrap_or_default(),
+        job_id,
+        exe,
         cmdline: std::env::args().collect(),
         hdf5_version: sys::hdf5_version(),
         hdf5_library: sys::hdf5_library(),
@@ -514,12 +548,16 @@ pub fn start(cfg: &Config, info: &str) {
         // Headers and the metadata record stay well inside the margin.
         fsize_cap: sys::file_size_limit().map(|l| l.saturating_sub(64 << 10)),
         objects_bytes: AtomicU64::new(0),
-        buffers: Mutex::new(Vec::new()),
+        buffers,
+        stream,
         coll_md_reads: AtomicBool::new(false),
         coll_md_writes: AtomicBool::new(false),
     };
     if let Some((what, e)) = setup_err {
         session.warn_once(&what, &e);
+    }
+    if let Some(e) = stream_err {
+        eprintln!("h5prov: warning: cannot start the stream sender thread: {e}; tracing continues without streaming");
     }
     *slot = Some(Arc::new(session));
     EPOCH.fetch_add(1, Ordering::Release);
@@ -621,6 +659,13 @@ pub fn finish() {
     EPOCH.fetch_add(1, Ordering::Release);
     let Some(s) = s else { return };
     s.flush_all();
+    let streamed = s.stream.as_ref().map(|st| {
+        let bufs: Vec<_> = s.buffers.lock().clone();
+        for b in bufs {
+            st.hand_off(&mut b.lock().stream);
+        }
+        st.finish()
+    });
     if let Some(m) = &s.meta {
         let mut g = m.lock();
         let (file, meta) = &mut *g;
@@ -632,6 +677,9 @@ pub fn finish() {
         meta.write_errors = s.errors.load(Ordering::Relaxed);
         meta.coll_metadata_reads = s.coll_md_reads.load(Ordering::Relaxed);
         meta.coll_metadata_writes = s.coll_md_writes.load(Ordering::Relaxed);
+        if let Some((sent, dropped)) = streamed {
+            (meta.stream_sent, meta.stream_dropped) = (Some(sent), Some(dropped));
+        }
         let mut text = serde_json::to_vec(meta).unwrap_or_default();
         text.push(b'\n');
         let ok = file
@@ -694,7 +742,11 @@ impl ThreadState {
 
     fn flush_mine(&mut self) {
         if let (Some(s), Some(c)) = (&self.session, &self.chunk) {
-            s.drain(&mut c.lock());
+            let mut c = c.lock();
+            s.drain(&mut c);
+            if let Some(st) = &s.stream {
+                st.absorb(&mut c.stream);
+            }
         }
     }
 }
@@ -843,6 +895,7 @@ impl Span {
         let io = ev.io.copied().unwrap_or_default();
         let mut mem_type = [0u8; 40];
         // `seq` and `tid` are filled in by `emit`.
+        let op = op_name(self.op, self.sub);
         let rec = TraceRecordRef {
             seq: 0,
             start_ns,
@@ -851,7 +904,7 @@ impl Span {
             rank: s.rank,
             pid: s.pid,
             tid: 0,
-            op: op_name(self.op, self.sub),
+            op,
             kind: ev.node.map_or(ev.kind, |n| n.kind).name(),
             file: ev.node.map_or("", |n| &n.file_name),
             path: ev.path.unwrap_or(ev.node.map_or("", |n| &n.path)),
@@ -876,7 +929,7 @@ impl Span {
             blocks: io.blocks,
             bbox: ev.bbox,
         };
-        emit(s, sink, &rec);
+        emit(s, sink, op, &rec);
         let spent = clock::ns_between(t3, clock::now());
         s.self_ns.fetch_add(spent, Ordering::Relaxed);
     }
@@ -937,7 +990,7 @@ fn encode(out: &mut Vec<u8>, format: Format, r: &TraceRecordRef<'_>) {
     }
 }
 
-fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &TraceRecordRef<'_>) {
+fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, op: &'static str, r: &TraceRecordRef<'_>) {
     let seq = s.records.fetch_add(1, Ordering::Relaxed);
     if s.cfg.to_stderr {
         let mut w = Vec::new();
@@ -945,26 +998,37 @@ fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, r: &TraceRecordRef<'_>)
         encode(&mut w, Format::Csv, &TraceRecordRef { seq, tid, ..*r });
         let _ = std::io::stderr().write_all(&w);
     }
-    if !s.cfg.to_file || s.trace.is_none() {
-        if !s.cfg.to_stderr {
-            s.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        return;
+    let to_file = s.cfg.to_file && s.trace.is_some();
+    if !to_file && !s.cfg.to_stderr {
+        s.dropped.fetch_add(1, Ordering::Relaxed);
     }
     match sink {
         Some((chunk, tid)) => {
             let r = TraceRecordRef { seq, tid, ..*r };
             let mut c = chunk.lock();
-            encode(&mut c.buf, s.cfg.format, &r);
-            if c.buf.len() >= s.threshold {
-                s.drain(&mut c);
+            // The stream gets every record, whether or not the trace file does, from the
+            // same per-thread buffer under the same lock.
+            if let Some(st) = &s.stream {
+                st.record(&mut c.stream, op, &r);
+            }
+            if to_file {
+                encode(&mut c.buf, s.cfg.format, &r);
+                if c.buf.len() >= s.threshold {
+                    s.drain(&mut c);
+                }
             }
         }
         None => {
-            let mut data = Vec::with_capacity(512);
             let tid = sys::gettid();
-            encode(&mut data, s.cfg.format, &TraceRecordRef { seq, tid, ..*r });
-            s.write_trace(&data);
+            let r = TraceRecordRef { seq, tid, ..*r };
+            if let Some(st) = &s.stream {
+                st.record_alone(op, &r);
+            }
+            if to_file {
+                let mut data = Vec::with_capacity(512);
+                encode(&mut data, s.cfg.format, &r);
+                s.write_trace(&data);
+            }
         }
     }
 }

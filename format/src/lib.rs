@@ -258,6 +258,12 @@ pub struct ProcessMeta {
     pub coll_metadata_reads: bool,
     /// Collective metadata writes enabled on a FAPL seen by this process.
     pub coll_metadata_writes: bool,
+    /// `stream=`: messages the collector's socket took (`None` without streaming).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_sent: Option<u64>,
+    /// `stream=`: messages made but not sent (collector slow, gone or absent; queue full).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_dropped: Option<u64>,
 }
 
 /// Which of the three per-process files a path is.

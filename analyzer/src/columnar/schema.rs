@@ -98,6 +98,8 @@ pub const PROCESS_COLUMNS: &[(&str, MetaKind)] = &[
     ("write_errors", MetaKind::Unsigned),
     ("coll_metadata_reads", MetaKind::Bool),
     ("coll_metadata_writes", MetaKind::Bool),
+    ("stream_sent", MetaKind::OptUnsigned),
+    ("stream_dropped", MetaKind::OptUnsigned),
 ];
 
 /// The derived `processes` column: the process did not finish (`end_ns` is null).
@@ -175,6 +177,8 @@ mod tests {
         // Fails when a field is added to ProcessMeta and not to PROCESS_COLUMNS.
         let v = serde_json::to_value(ProcessMeta {
             end_ns: Some(1),
+            stream_sent: Some(1),
+            stream_dropped: Some(1),
             ..ProcessMeta::default()
         })
         .unwrap();

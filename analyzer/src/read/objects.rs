@@ -109,6 +109,17 @@ impl Keys<'_> {
         }
     }
 
+    /// An unsigned integer that may be absent or null.
+    fn opt_u64(&mut self, k: &str) -> Option<u64> {
+        self.get(k, None, "an unsigned integer or null", |v| {
+            if v.is_null() {
+                Some(None)
+            } else {
+                v.as_u64().map(Some)
+            }
+        })
+    }
+
     fn u64(&mut self, k: &str) -> u64 {
         self.get(k, 0, "an unsigned integer", |v| v.as_u64())
     }
@@ -196,6 +207,8 @@ pub fn meta_from_json(v: &serde_json::Value) -> Result<ProcessMeta, MetaError> {
         write_errors: k.u64("write_errors"),
         coll_metadata_reads: k.bool("coll_metadata_reads"),
         coll_metadata_writes: k.bool("coll_metadata_writes"),
+        stream_sent: k.opt_u64("stream_sent"),
+        stream_dropped: k.opt_u64("stream_dropped"),
     };
     if k.wrong.is_empty() {
         Ok(meta)

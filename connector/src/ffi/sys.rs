@@ -119,3 +119,29 @@ pub fn tsc() -> Option<u64> {
         None
     }
 }
+
+/// `send(2)` with `MSG_NOSIGNAL` on a connected stream socket: a collector that went away
+/// yields `EPIPE` instead of a `SIGPIPE` that would kill the application (std's
+/// `UnixStream::write` uses `write(2)`, which raises it). Returns the bytes sent.
+pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: `fd` is an open descriptor for the borrow's lifetime; `buf` is valid for
+        // `buf.len()` bytes.
+        let n = unsafe {
+            libc::send(
+                fd.as_raw_fd(),
+                buf.as_ptr().cast(),
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

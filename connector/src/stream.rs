@@ -1,0 +1,539 @@
+//! `stream=`: messages to a collector (`h5prov collect`) while the job runs, as JSON lines
+//! (schema in `docs/STREAMING.md`).
+//!
+//! The application is never slowed or harmed by the stream:
+//! - the hot path encodes an event into the calling thread's own buffer (no allocation, no
+//!   shared lock: the buffer sits next to the thread's trace buffer, under the same
+//!   uncontended per-thread lock), or at `stream_level=interval` adds it to the thread's
+//!   per-operation sums;
+//! - a full buffer (16 KiB, ~100 events) is handed to the sender thread through a bounded
+//!   queue with `try_send`: when the queue is full the batch is dropped and counted;
+//! - the sender thread alone touches the socket: it connects (retrying every second), sends
+//!   with a write timeout, drops and counts what it cannot send, and every
+//!   `stream_interval` collects the threads' pending events and interval sums;
+//! - at the end of the session, what is still queued gets up to [`FINISH_WAIT`] to go;
+//!   `meta.json` gets `stream_sent` and `stream_dropped` (messages made but not sent).
+
+use crate::config::{StreamLevel, StreamTarget};
+use crate::ffi::sys;
+use h5prov_format::TraceRecordRef;
+use parking_lot::{Condvar, Mutex};
+use std::io::{self, Write as _};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A thread's buffer is handed to the sender when it holds this many bytes.
+const HANDOFF: usize = 16 << 10;
+/// Batches the queue holds (~1 MiB of events).
+const QUEUE: usize = 64;
+/// How long the end of a session waits for queued messages to be sent.
+pub const FINISH_WAIT: Duration = Duration::from_secs(2);
+/// A send that makes no progress for this long drops its batch and the connection.
+const WRITE_TIMEOUT: Duration = Duration::from_millis(500);
+/// Between two connection attempts.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// One operation's sums over an interval, in one thread.
+#[derive(Clone, Copy)]
+struct OpSum {
+    op: &'static str,
+    count: u64,
+    bytes: u64,
+    dur_ns: u64,
+    max_ns: u64,
+}
+
+/// A thread's pending stream messages: encoded events, or interval sums.
+#[derive(Default)]
+pub struct ThreadBuf {
+    lines: Vec<u8>,
+    n: u64,
+    sums: Vec<OpSum>,
+}
+
+/// What the sender thread is sent.
+enum Msg {
+    Batch(Vec<u8>, u64),
+    Stop,
+}
+
+/// Counters shared with the sender thread.
+#[derive(Default)]
+struct Shared {
+    /// Messages made (handed off, or dropped at the hand-off).
+    made: AtomicU64,
+    /// Messages the socket took.
+    sent: AtomicU64,
+    stop: AtomicBool,
+    /// What exited threads left (and records made without a thread buffer).
+    orphans: Mutex<ThreadBuf>,
+    done: Mutex<bool>,
+    done_cv: Condvar,
+}
+
+/// Visits every thread's [`ThreadBuf`] (the session's list of per-thread buffers).
+pub type ForEachThread = Box<dyn Fn(&mut dyn FnMut(&mut ThreadBuf)) + Send + Sync>;
+
+/// One process's stream: the encoder's constant prefix, the queue and the counters.
+pub struct Stream {
+    level: StreamLevel,
+    /// `{"type":"event","job_id":..,"rank":..,"pid":..,"host":..,`
+    event_prefix: Box<str>,
+    tx: SyncSender<Msg>,
+    shared: Arc<Shared>,
+}
+
+/// The process identity and settings the messages carry.
+pub struct Identity<'a> {
+    /// Launcher job id.
+    pub job_id: &'a str,
+    /// MPI rank, -1 when unknown.
+    pub rank: i64,
+    /// World size.
+    pub world_size: i64,
+    /// Process id.
+    pub pid: u32,
+    /// Host name.
+    pub host: &'a str,
+    /// Executable.
+    pub exe: &'a str,
+    /// User id.
+    pub uid: u32,
+    /// Trace level name.
+    pub level: &'a str,
+}
+
+impl Stream {
+    /// Starts the sender thread. `threads` visits the threads' buffers at each interval.
+    pub fn start(
+        target: &StreamTarget,
+        level: StreamLevel,
+        interval: Duration,
+        id: &Identity<'_>,
+        threads: ForEachThread,
+    ) -> io::Result<Stream> {
+        let mut ident = Vec::new();
+        ident.extend_from_slice(b"\"job_id\":");
+        json_str(&mut ident, id.job_id);
+        ident.extend_from_slice(b",\"rank\":");
+        ident.extend_from_slice(itoa::Buffer::new().format(id.rank).as_bytes());
+        ident.extend_from_slice(b",\"pid\":");
+        ident.extend_from_slice(itoa::Buffer::new().format(id.pid).as_bytes());
+        ident.extend_from_slice(b",\"host\":");
+        json_str(&mut ident, id.host);
+        let ident = String::from_utf8(ident).unwrap_or_default();
+        let mut hello = format!(
+            "{{\"v\":1,\"type\":\"hello\",{ident},\"world_size\":{},\"uid\":{},\"exe\":",
+            id.world_size, id.uid
+        )
+        .into_bytes();
+        json_str(&mut hello, id.exe);
+        hello.extend_from_slice(b",\"level\":");
+        json_str(&mut hello, id.level);
+        hello.extend_from_slice(b",\"stream_level\":");
+        json_str(
+            &mut hello,
+            match level {
+                StreamLevel::Event => "event",
+                StreamLevel::Interval => "interval",
+            },
+        );
+        hello.extend_from_slice(b"}\n");
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let shared = Arc::new(Shared::default());
+        let sender = Sender {
+            target: target.clone(),
+            conn: None,
+            next_try: Instant::now(),
+            hello,
+            interval_prefix: format!("{{\"v\":1,\"type\":\"interval\",{ident},"),
+            shared: shared.clone(),
+            threads,
+            interval,
+            level,
+            seq: 0,
+            last_sweep_ns: wall_ns(),
+        };
+        std::thread::Builder::new()
+            .name("h5prov-stream".into())
+            .spawn(move || sender.run(rx))?;
+        Ok(Stream {
+            level,
+            event_prefix: format!("{{\"v\":1,\"type\":\"event\",{ident},").into_boxed_str(),
+            tx,
+            shared,
+        })
+    }
+
+    /// One trace record (the hot path): encoded into the thread's buffer, or added to its
+    /// interval sums.
+    #[inline]
+    pub fn record(&self, tb: &mut ThreadBuf, op: &'static str, r: &TraceRecordRef<'_>) {
+        match self.level {
+            StreamLevel::Event => {
+                if tb.lines.capacity() == 0 {
+                    tb.lines.reserve(HANDOFF + 1024);
+                }
+                encode_event(&mut tb.lines, &self.event_prefix, r);
+                tb.n += 1;
+                if tb.lines.len() >= HANDOFF {
+                    self.hand_off(tb);
+                }
+            }
+            StreamLevel::Interval => {
+                let s = match tb.sums.iter_mut().find(|s| std::ptr::eq(s.op, op)) {
+                    Some(s) => s,
+                    None => {
+                        tb.sums.push(OpSum {
+                            op,
+                            count: 0,
+                            bytes: 0,
+                            dur_ns: 0,
+                            max_ns: 0,
+                        });
+                        tb.sums.last_mut().expect("just pushed")
+                    }
+                };
+                s.count += 1;
+                s.bytes += r.bytes;
+                s.dur_ns += r.total_ns;
+                s.max_ns = s.max_ns.max(r.total_ns);
+            }
+        }
+    }
+
+    /// A record made without a thread buffer (a thread-local gone at exit): sent alone.
+    pub fn record_alone(&self, op: &'static str, r: &TraceRecordRef<'_>) {
+        let mut orphans = self.shared.orphans.lock();
+        self.record(&mut orphans, op, r);
+        self.hand_off(&mut orphans);
+    }
+
+    /// A thread that exits: its pending events are handed off and its interval sums
+    /// join the next interval's.
+    pub fn absorb(&self, tb: &mut ThreadBuf) {
+        self.hand_off(tb);
+        if !tb.sums.is_empty() {
+            let mut orphans = self.shared.orphans.lock();
+            orphans.sums.append(&mut tb.sums);
+        }
+    }
+
+    /// Hands the thread's pending events to the sender, or drops and counts them.
+    pub fn hand_off(&self, tb: &mut ThreadBuf) {
+        if tb.n == 0 {
+            return;
+        }
+        let n = std::mem::take(&mut tb.n);
+        self.shared.made.fetch_add(n, Ordering::Relaxed);
+        let lines = std::mem::replace(&mut tb.lines, Vec::with_capacity(HANDOFF + 1024));
+        // A full queue or a stopped sender: the batch is dropped (made but never sent).
+        let _ = self.tx.try_send(Msg::Batch(lines, n));
+    }
+
+    /// Ends the stream: the pending messages (collected by the caller with
+    /// [`Stream::hand_off`] first) get up to [`FINISH_WAIT`] to be sent. Returns
+    /// `(sent, dropped)`.
+    pub fn finish(&self) -> (u64, u64) {
+        self.shared.stop.store(true, Ordering::Release);
+        let _ = self.tx.try_send(Msg::Stop);
+        let deadline = Instant::now() + FINISH_WAIT;
+        let mut done = self.shared.done.lock();
+        while !*done {
+            if self
+                .shared
+                .done_cv
+                .wait_until(&mut done, deadline)
+                .timed_out()
+            {
+                break;
+            }
+        }
+        drop(done);
+        self.counts()
+    }
+
+    /// `(sent, dropped)` so far.
+    pub fn counts(&self) -> (u64, u64) {
+        let sent = self.shared.sent.load(Ordering::Relaxed);
+        let made = self.shared.made.load(Ordering::Relaxed);
+        (sent, made.saturating_sub(sent))
+    }
+}
+
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Appends `s` as a JSON string.
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let mut start = 0;
+    let b = s.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        let esc: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&b[start..i]);
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{:04x}", c);
+        } else {
+            out.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
+}
+
+fn num(out: &mut Vec<u8>, key: &[u8], v: u64) {
+    out.extend_from_slice(key);
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// One event line.
+fn encode_event(out: &mut Vec<u8>, prefix: &str, r: &TraceRecordRef<'_>) {
+    out.extend_from_slice(prefix.as_bytes());
+    num(out, b"\"seq\":", r.seq);
+    num(out, b",\"tid\":", r.tid);
+    num(out, b",\"start_ns\":", r.start_ns);
+    num(out, b",\"dur_ns\":", r.total_ns);
+    out.extend_from_slice(b",\"op\":");
+    json_str(out, r.op);
+    out.extend_from_slice(b",\"kind\":");
+    json_str(out, r.kind);
+    out.extend_from_slice(b",\"file\":");
+    json_str(out, r.file);
+    out.extend_from_slice(b",\"path\":");
+    json_str(out, r.path);
+    num(out, b",\"bytes\":", r.bytes);
+    out.extend_from_slice(b",\"xfer\":");
+    json_str(out, r.xfer);
+    out.extend_from_slice(b",\"status\":");
+    out.extend_from_slice(itoa::Buffer::new().format(r.status).as_bytes());
+    out.extend_from_slice(b"}\n");
+}
+
+enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let n = match self {
+                Conn::Tcp(s) => sys::send_nosignal(s.as_fd(), buf)?,
+                Conn::Unix(s) => sys::send_nosignal(s.as_fd(), buf)?,
+            };
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+}
+
+fn connect(target: &StreamTarget) -> io::Result<Conn> {
+    match target {
+        StreamTarget::Tcp(addr) => {
+            let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
+            for a in addr.to_socket_addrs()? {
+                match TcpStream::connect_timeout(&a, Duration::from_millis(500)) {
+                    Ok(s) => {
+                        s.set_write_timeout(Some(WRITE_TIMEOUT))?;
+                        let _ = s.set_nodelay(true);
+                        return Ok(Conn::Tcp(s));
+                    }
+                    Err(e) => last = e,
+                }
+            }
+            Err(last)
+        }
+        StreamTarget::Unix(path) => {
+            let s = UnixStream::connect(path)?;
+            s.set_write_timeout(Some(WRITE_TIMEOUT))?;
+            Ok(Conn::Unix(s))
+        }
+    }
+}
+
+/// The sender thread's state.
+struct Sender {
+    target: StreamTarget,
+    conn: Option<Conn>,
+    next_try: Instant,
+    hello: Vec<u8>,
+    interval_prefix: String,
+    shared: Arc<Shared>,
+    threads: ForEachThread,
+    interval: Duration,
+    level: StreamLevel,
+    /// Sequence number of interval messages.
+    seq: u64,
+    last_sweep_ns: u64,
+}
+
+impl Sender {
+    fn run(mut self, rx: Receiver<Msg>) {
+        let mut next_sweep = Instant::now() + self.interval;
+        loop {
+            let wait = next_sweep.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Batch(b, n)) => self.send(&b, n),
+                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if self.shared.stop.load(Ordering::Acquire) {
+                break;
+            }
+            if Instant::now() >= next_sweep {
+                self.sweep();
+                next_sweep = Instant::now() + self.interval;
+            }
+        }
+        // The session ends: its last pending messages (the caller handed off the events).
+        if self.level == StreamLevel::Interval {
+            self.sweep();
+        }
+        while let Ok(m) = rx.try_recv() {
+            if let Msg::Batch(b, n) = m {
+                self.send(&b, n);
+            }
+        }
+        *self.shared.done.lock() = true;
+        self.shared.done_cv.notify_all();
+    }
+
+    /// Collects the threads' pending events and interval sums.
+    fn sweep(&mut self) {
+        let mut events: Vec<(Vec<u8>, u64)> = Vec::new();
+        let mut sums: Vec<OpSum> = Vec::new();
+        let orphans = std::mem::take(&mut *self.shared.orphans.lock());
+        let mut orphans = Some(orphans);
+        let mut visit = |tb: &mut ThreadBuf| {
+            if tb.n > 0 {
+                events.push((std::mem::take(&mut tb.lines), std::mem::take(&mut tb.n)));
+            }
+            for s in tb.sums.drain(..) {
+                match sums.iter_mut().find(|t| std::ptr::eq(t.op, s.op)) {
+                    Some(t) => {
+                        t.count += s.count;
+                        t.bytes += s.bytes;
+                        t.dur_ns += s.dur_ns;
+                        t.max_ns = t.max_ns.max(s.max_ns);
+                    }
+                    None => sums.push(s),
+                }
+            }
+        };
+        if let Some(mut o) = orphans.take() {
+            visit(&mut o);
+        }
+        (self.threads)(&mut visit);
+        for (b, n) in events {
+            self.shared.made.fetch_add(n, Ordering::Relaxed);
+            self.send(&b, n);
+        }
+        let now = wall_ns();
+        if !sums.is_empty() {
+            let mut out = Vec::with_capacity(256 * sums.len());
+            for s in &sums {
+                out.extend_from_slice(self.interval_prefix.as_bytes());
+                num(&mut out, b"\"seq\":", self.seq);
+                self.seq += 1;
+                num(&mut out, b",\"start_ns\":", self.last_sweep_ns);
+                num(&mut out, b",\"end_ns\":", now);
+                out.extend_from_slice(b",\"op\":");
+                json_str(&mut out, s.op);
+                num(&mut out, b",\"count\":", s.count);
+                num(&mut out, b",\"bytes\":", s.bytes);
+                num(&mut out, b",\"dur_ns\":", s.dur_ns);
+                num(&mut out, b",\"max_ns\":", s.max_ns);
+                out.extend_from_slice(b"}\n");
+            }
+            let n = sums.len() as u64;
+            self.shared.made.fetch_add(n, Ordering::Relaxed);
+            self.send(&out, n);
+        }
+        self.last_sweep_ns = now;
+    }
+
+    /// Sends `n` messages, or drops them (they stay counted as made, not sent).
+    fn send(&mut self, buf: &[u8], n: u64) {
+        if self.conn.is_none() && Instant::now() >= self.next_try {
+            match connect(&self.target) {
+                Ok(c) if c.send_all(&self.hello).is_ok() => self.conn = Some(c),
+                _ => self.next_try = Instant::now() + RETRY,
+            }
+        }
+        let Some(c) = &self.conn else { return };
+        match c.send_all(buf) {
+            Ok(()) => {
+                self.shared.sent.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(_) => {
+                // A collector gone, or too slow to take a batch within the timeout: the
+                // batch is lost (a cut line is the collector's malformed message), and the
+                // next batch reconnects.
+                self.conn = None;
+                self.next_try = Instant::now() + RETRY;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_json_lines() {
+        let mut out = Vec::new();
+        let r = TraceRecordRef {
+            seq: 3,
+            start_ns: 1_700_000_000_000_000_000,
+            total_ns: 42,
+            op: "dataset.write",
+            kind: "dataset",
+            file: "a\"b\\c\n.h5",
+            path: "/g/\u{1}d",
+            bytes: 800,
+            xfer: "collective",
+            ..TraceRecordRef::default()
+        };
+        encode_event(
+            &mut out,
+            "{\"v\":1,\"type\":\"event\",\"job_id\":\"7\",\"rank\":2,\"pid\":9,\"host\":\"n\",",
+            &r,
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["file"], "a\"b\\c\n.h5");
+        assert_eq!(v["path"], "/g/\u{1}d");
+        assert_eq!(v["start_ns"], 1_700_000_000_000_000_000u64);
+        assert_eq!(
+            (v["bytes"].as_u64(), v["seq"].as_u64()),
+            (Some(800), Some(3))
+        );
+        assert_eq!(
+            (v["rank"].as_i64(), v["xfer"].as_str()),
+            (Some(2), Some("collective"))
+        );
+        assert!(out.ends_with(b"}\n"));
+    }
+}

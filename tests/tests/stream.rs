@@ -1,0 +1,424 @@
+//! `stream=` end to end with real parts: an MPI job (`mpirun -np 4`, the MPI build of
+//! `workloads/vpic_write`) traced by h5prov streams to `h5prov collect`, which Debian's
+//! Prometheus (started here on a loopback port) scrapes while the job runs; PromQL through
+//! Prometheus's HTTP API must agree with the trace files. A second test kills the collector
+//! mid-run: the job finishes, the drops are counted in the meta files, the traces are
+//! complete.
+//!
+//! Needs the parallel HDF5 (`hdf5-test-harness build-hdf5 --variant parallel`) and the
+//! `prometheus` package (`scripts/test.sh` installs it).
+
+use h5prov_tests::{
+    analyzer, describe_output, parallel_hdf5, plugin_dir, read_metas, read_records, repo, scratch,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const RANKS: usize = 4;
+/// ~4 s under mpirun on 2 cores: long enough for scrapes (every 1 s) during the run.
+const VPIC_ARGS: [&str; 6] = ["-d", ".", "-p", "1024", "-t", "300"];
+
+/// Kills a child when dropped (a failed assertion leaves no collector or Prometheus).
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The MPI workloads, built once per test binary.
+fn mpi_workload(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let out = scratch("stream-mpi-workloads");
+        let st = Command::new("sh")
+            .arg(repo().join("workloads/build.sh"))
+            .arg("--mpi")
+            .arg(&out)
+            .env("HDF5_DIR", parallel_hdf5())
+            .output()
+            .expect("run workloads/build.sh --mpi");
+        assert!(
+            st.status.success(),
+            "{}",
+            describe_output("build.sh --mpi", &st)
+        );
+        out
+    });
+    dir.join(format!("{name}-mpi"))
+}
+
+/// Starts `h5prov collect` on free loopback ports: (guard, stream address, metrics address).
+fn collector(out: Option<&Path>) -> (Guard, String, String) {
+    let mut c = Command::new(analyzer());
+    c.args([
+        "collect",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
+    if let Some(o) = out {
+        c.arg("--out").arg(o);
+    }
+    let mut child = c
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start h5prov collect");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listen = lines.next().unwrap().unwrap();
+    let metrics = lines.next().unwrap().unwrap();
+    let listen = listen.strip_prefix("listen ").unwrap().to_string();
+    let metrics = metrics.strip_prefix("metrics ").unwrap().to_string();
+    (Guard(child), listen, metrics)
+}
+
+/// `mpirun -np 4 exe args` through h5prov, started (not waited for).
+fn spawn_mpi(exe: &Path, args: &[&str], dir: &Path, conn: &str) -> Child {
+    Command::new("mpirun")
+        .args([
+            "-np",
+            &RANKS.to_string(),
+            "--oversubscribe",
+            "-x",
+            "LD_LIBRARY_PATH",
+        ])
+        .args(["-x", "HDF5_PLUGIN_PATH", "-x", "HDF5_VOL_CONNECTOR"])
+        .current_dir(dir)
+        .env("LD_LIBRARY_PATH", parallel_hdf5().join("lib"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("HDF5_PLUGIN_PATH", plugin_dir())
+        .env("HDF5_VOL_CONNECTOR", conn)
+        .arg(exe)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpirun")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A plain HTTP/1.1 GET: (status line, body).
+fn http_get(addr: &str, path: &str) -> Option<(String, String)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).ok()?;
+    let text = String::from_utf8_lossy(&resp).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Some((head.lines().next()?.to_string(), body))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Debian's Prometheus scraping `target` every second, on a free loopback port.
+fn prometheus(dir: &Path, target: &str) -> (Guard, String) {
+    let bin = which("prometheus").expect(
+        "Debian's `prometheus` is not installed (apt-get install prometheus; scripts/test.sh does)",
+    );
+    let port = free_port();
+    let cfg = dir.join("prometheus.yml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: h5prov\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(bin)
+        .arg(format!("--config.file={}", cfg.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("tsdb").display()
+        ))
+        .arg(format!("--web.listen-address={addr}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+        .spawn()
+        .expect("start prometheus");
+    let guard = Guard(child);
+    let t0 = Instant::now();
+    while !http_get(&addr, "/-/ready").is_some_and(|(st, _)| st.contains(" 200")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "prometheus not ready: {}",
+            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (guard, addr)
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .chain([PathBuf::from("/usr/bin").join(name)])
+        .find(|p| p.is_file())
+}
+
+/// A PromQL instant query: the vector's (labels, value) pairs.
+fn promql(addr: &str, q: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+    let (st, body) = http_get(addr, &format!("/api/v1/query?query={}", urlencode(q)))
+        .unwrap_or_else(|| panic!("query {q}: no answer"));
+    assert!(st.contains(" 200"), "query {q}: {st}\n{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["status"], "success", "{body}");
+    v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let labels = r["metric"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect();
+            let val = r["value"][1].as_str().unwrap().parse::<f64>().unwrap();
+            (labels, val)
+        })
+        .collect()
+}
+
+fn scalar(addr: &str, q: &str) -> f64 {
+    promql(addr, q).first().map_or(0.0, |(_, v)| *v)
+}
+
+fn finish(child: Child, what: &str) -> Output {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", describe_output(what, &out));
+    out
+}
+
+#[test]
+fn prometheus_scrapes_the_collector_while_an_mpi_job_streams() {
+    let dir = scratch("stream-prometheus");
+    let data = dir.join("data");
+    let traces = dir.join("traces");
+    std::fs::create_dir_all(&data).unwrap();
+    let (_coll, listen, metrics) = collector(Some(&dir.join("collected")));
+    let (_prom, prom) = prometheus(&dir, &metrics);
+    let conn = format!(
+        "h5prov under_vol=0;under_info={{}};path={};stream={listen}",
+        traces.display()
+    );
+    let job = spawn_mpi(&mpi_workload("vpic_write"), &VPIC_ARGS, &data, &conn);
+    // Prometheus sees the job's writes while it runs.
+    let mut seen_running = 0.0;
+    let mut job = Some(job);
+    let t0 = Instant::now();
+    while let Some(j) = job.as_mut() {
+        if j.try_wait().unwrap().is_some() {
+            break;
+        }
+        let w = scalar(&prom, r#"sum(h5prov_ops_total{op="dataset.write"})"#);
+        if w > 0.0 {
+            seen_running = w;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(300), "job hangs");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = finish(job.take().unwrap(), "mpirun vpic_write with stream=");
+    std::fs::remove_dir_all(&data).ok();
+
+    // h5prov was loaded: every rank left complete traces, and sent every message.
+    let metas = read_metas(&traces);
+    assert_eq!(metas.len(), RANKS, "{}", describe_output("vpic", &out));
+    let records = read_records(&traces);
+    for m in &metas {
+        assert!(m.end_ns.is_some() && m.dropped == 0, "{m:?}");
+        assert_eq!(m.stream_dropped, Some(0), "{m:?}");
+        assert_eq!(m.stream_sent, Some(m.records), "{m:?}");
+    }
+    let job_id = metas[0].job_id.clone();
+    assert!(metas.iter().all(|m| m.job_id == job_id));
+    assert!(
+        seen_running > 0.0,
+        "Prometheus saw no writes while the job ran"
+    );
+
+    // What the traces say, per operation.
+    let mut count: BTreeMap<String, u64> = BTreeMap::new();
+    let mut write_bytes = 0u64;
+    for r in &records {
+        *count.entry(r.op.clone()).or_default() += 1;
+        if r.op == "dataset.write" {
+            write_bytes += r.bytes;
+        }
+    }
+    let total: u64 = count.values().sum();
+    // Wait for a scrape after the last messages arrived.
+    let sel = format!("job_id=\"{job_id}\"");
+    let t0 = Instant::now();
+    while scalar(&prom, &format!("sum(h5prov_ops_total{{{sel}}})")) as u64 != total {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "Prometheus has {} ops, the traces {total}",
+            scalar(&prom, &format!("sum(h5prov_ops_total{{{sel}}})"))
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let by_op: BTreeMap<String, u64> =
+        promql(&prom, &format!("sum by (op) (h5prov_ops_total{{{sel}}})"))
+            .into_iter()
+            .map(|(l, v)| (l["op"].clone(), v as u64))
+            .collect();
+    assert_eq!(by_op, count, "op counts: Prometheus vs traces");
+    let by_rank = promql(
+        &prom,
+        &format!("sum by (rank) (h5prov_ops_total{{{sel},op=\"dataset.write\"}})"),
+    );
+    assert_eq!(by_rank.len(), RANKS, "{by_rank:?}");
+    let bytes = scalar(
+        &prom,
+        &format!("sum(h5prov_bytes_total{{{sel},op=\"dataset.write\"}})"),
+    );
+    assert_eq!(bytes as u64, write_bytes, "written bytes");
+    // The write rate over the run: positive, and at most the bytes over the one-second
+    // scrape interval (a rate over a 1 m window averages them over at least 1 s).
+    let rate = scalar(
+        &prom,
+        &format!("sum(rate(h5prov_bytes_total{{{sel},op=\"dataset.write\"}}[1m]))"),
+    );
+    assert!(
+        rate > 0.0 && rate <= write_bytes as f64,
+        "write rate {rate} B/s for {write_bytes} B"
+    );
+    let hist = scalar(
+        &prom,
+        &format!("sum(h5prov_op_duration_seconds_count{{{sel},op=\"dataset.write\"}})"),
+    );
+    assert_eq!(hist as u64, count["dataset.write"]);
+    assert_eq!(scalar(&prom, "h5prov_stream_malformed_total"), 0.0);
+    // The collector's files hold every event.
+    let collected: usize = h5prov_tests::files_with_suffix(&dir.join("collected"), ".jsonl")
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .filter(|l| l.contains("\"type\":\"event\""))
+                .count()
+        })
+        .sum();
+    assert_eq!(collected as u64, total);
+}
+
+#[test]
+fn a_collector_killed_mid_run_harms_neither_the_job_nor_its_traces() {
+    let dir = scratch("stream-kill");
+    let data = dir.join("data");
+    let traces = dir.join("traces");
+    std::fs::create_dir_all(&data).unwrap();
+    let (mut coll, listen, metrics) = collector(None);
+    let conn = format!(
+        "h5prov under_vol=0;under_info={{}};path={};stream={listen};stream_interval=100",
+        traces.display()
+    );
+    let job = spawn_mpi(&mpi_workload("vpic_write"), &VPIC_ARGS, &data, &conn);
+    // Kill it once it has received writes.
+    let t0 = Instant::now();
+    loop {
+        let m = http_get(&metrics, "/metrics")
+            .map(|r| r.1)
+            .unwrap_or_default();
+        if m.contains("op=\"dataset.write\"") {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no writes reached the collector"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    coll.0.kill().unwrap();
+    coll.0.wait().unwrap();
+    let out = finish(job, "mpirun vpic_write, collector killed");
+    std::fs::remove_dir_all(&data).ok();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ns=")).count(),
+        RANKS,
+        "{stdout}"
+    );
+
+    let metas = read_metas(&traces);
+    assert_eq!(metas.len(), RANKS);
+    let records = read_records(&traces);
+    assert_eq!(
+        records.len() as u64,
+        metas.iter().map(|m| m.records).sum::<u64>(),
+        "every record is in the traces"
+    );
+    let mut dropped = 0;
+    for m in &metas {
+        assert!(m.end_ns.is_some() && m.dropped == 0, "{m:?}");
+        let (sent, d) = (m.stream_sent.unwrap(), m.stream_dropped.unwrap());
+        assert_eq!(sent + d, m.records, "{m:?}");
+        dropped += d;
+    }
+    assert!(dropped > 0, "the drops are counted: {metas:?}");
+    // The report says so.
+    let rep = Command::new(analyzer())
+        .arg("report")
+        .arg(&traces)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&rep.stdout);
+    assert!(text.contains("The live stream lost"), "{text}");
+}

@@ -149,6 +149,8 @@ impl Shapes {
             Ok(i) => i,
             Err(i) if i >= MAX_SHAPES => return None,
             Err(i) => {
+                // One at a time: most datasets keep one shape (a first push reserves four).
+                self.0.reserve_exact(1);
                 self.0.insert(i, (shape.into(), ShapeIo::default()));
                 self.0.truncate(MAX_SHAPES);
                 i

@@ -55,7 +55,8 @@ struct AnalyzerArgs {
     /// Time the analyzer only (no pandas run, no agreement check).
     #[arg(long)]
     no_pandas: bool,
-    /// Python interpreter with pandas.
+    /// Python interpreter with pandas (and duckdb, for the DuckDB line; skipped with a
+    /// message when it cannot import duckdb).
     #[arg(long, default_value = "python3")]
     python: String,
     /// Make the source traces and the set again even when cached.
@@ -246,8 +247,12 @@ fn analyzer_settings(a: AnalyzerArgs) -> Result<AnalyzerSettings, BenchError> {
                 "{e}; or pass --no-pandas to time the analyzer only"
             ))
         })?;
-        Some(a.python)
+        Some(a.python.clone())
     };
+    let duckdb_python = analyzer::duckdb_version(&a.python).map(|_| a.python.clone());
+    if let Err(e) = &duckdb_python {
+        eprintln!("h5prov-bench: DuckDB line skipped: {e}");
+    }
     let rounds = a.rounds.unwrap_or(if a.quick { 2 } else { 3 });
     if rounds == 0 {
         return Err(BenchError::new("--rounds must be at least 1"));
@@ -272,6 +277,7 @@ fn analyzer_settings(a: AnalyzerArgs) -> Result<AnalyzerSettings, BenchError> {
         }),
         rounds,
         python,
+        duckdb_python,
         quick: a.quick,
         regenerate: a.regenerate,
     })

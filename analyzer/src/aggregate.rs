@@ -809,14 +809,13 @@ fn join_merge<K: Ord, V>(
 /// and makes merging the maps of processes that use different files a matter of moving
 /// them.
 ///
-/// Each key is stored once, as `kind\0path` (one allocation per distinct object, made when
-/// the workers' tables are sorted; the tables themselves keep short keys inline, see
-/// [`ObjKey`]). Its byte order is the order of (`kind`, `path`), because `\0` is the
+/// Each key is stored once, as `kind\0path`, inline when it is short (24 bytes), as it
+/// nearly always is (the hash tables keep short keys inline too, see [`ObjKey`]). Its byte order is the order of (`kind`, `path`), because `\0` is the
 /// smallest byte and no kind contains it. A sorted vector rather than a tree: it is built
 /// once, then only iterated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectMap<V> {
-    entries: Vec<(Box<str>, V)>,
+    entries: Vec<(CompactString, V)>,
 }
 
 impl<V> Default for ObjectMap<V> {
@@ -1004,7 +1003,7 @@ fn sorted_objects<V: Default + Send>(
     let repeat: Vec<bool> = (0..order.len())
         .map(|j| j > 0 && cmp(&order[j - 1], &order[j]).is_eq())
         .collect();
-    let mut entries: Vec<(Box<str>, V)> =
+    let mut entries: Vec<(CompactString, V)> =
         Vec::with_capacity(repeat.iter().filter(|&&r| !r).count());
     for (o, r) in order.iter().zip(repeat) {
         let (k, t, j) = &mut keys[o.at as usize];
@@ -1012,7 +1011,7 @@ fn sorted_objects<V: Default + Send>(
         match entries.last_mut() {
             Some(last) if r => f(&mut last.1, v),
             // Built from `&str`s, so UTF-8: the lossy path never replaces anything.
-            _ => entries.push((String::from_utf8_lossy(k.as_bytes()).into(), v)),
+            _ => entries.push((CompactString::from_utf8_lossy(k.as_bytes()), v)),
         }
     }
     ObjectMap { entries }

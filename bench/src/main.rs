@@ -62,6 +62,11 @@ struct AnalyzerArgs {
     /// Make the source traces and the set again even when cached.
     #[arg(long)]
     regenerate: bool,
+    /// Only make (or find) the trace set, then exit: the benchmark runs this as a child
+    /// process, so that the memory of making the set is not counted in the measured
+    /// programs' peak RSS (Linux adds the parent's RSS at `exec` to a child's).
+    #[arg(long, hide = true)]
+    prepare_set: bool,
     /// Directory holding libh5prov.so (writes the source traces) [default: <repo>/.deps/plugins].
     #[arg(long)]
     plugin_path: Option<PathBuf>,
@@ -302,7 +307,12 @@ fn run_analyzer(s: &AnalyzerSettings) -> Result<(), BenchError> {
 
 fn main_inner(cli: Cli) -> Result<(), BenchError> {
     if let Some(Cmd::Analyzer(a)) = cli.cmd {
-        return run_analyzer(&analyzer_settings(a)?);
+        let prepare = a.prepare_set;
+        let s = analyzer_settings(a)?;
+        if prepare {
+            return analyzer::prepare_set(&s, &mut |line| eprintln!("{line}")).map(|_| ());
+        }
+        return run_analyzer(&s);
     }
     let all = cli.run.all;
     if all && cli.run.mpi {

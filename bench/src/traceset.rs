@@ -682,11 +682,15 @@ fn rank_column(data: &[u8], path: &Path) -> Result<usize, BenchError> {
     }
 }
 
+/// A source process's first records and the objects rows they touch: the text of a
+/// trace file and of an objects file.
+type Part = (Vec<u8>, Vec<u8>);
+
 /// The first `want` records of source process `src` (its trace file's header and rows)
 /// and the rows of its objects file whose object (`kind`, `file`, `path`) those records
 /// touch and whose `first_ns` is before the end of the last of them, both with the
 /// source's rank and pid.
-fn source_part(src: &Path, want: u64) -> Result<(Vec<u8>, Vec<u8>), BenchError> {
+fn source_part(src: &Path, want: u64) -> Result<Part, BenchError> {
     let mut touched: HashSet<Vec<u8>> = HashSet::new();
     let mut end_ns = 0u64;
     let mut key = Vec::new();
@@ -766,7 +770,7 @@ fn make_set(
     let mut per_file = Vec::with_capacity(spec.files);
     let (mut bytes, mut trace_bytes) = (0u64, 0u64);
     let mut buf = Vec::new();
-    let mut parts: HashMap<(usize, usize, u64), (Vec<u8>, Vec<u8>)> = HashMap::new();
+    let mut parts: HashMap<(usize, usize, u64), Part> = HashMap::new();
     let every = (spec.files / 16).max(16);
     for i in 0..spec.files {
         let (ri, rank) = order[i % order.len()];

@@ -1201,6 +1201,7 @@ impl FileOp {
 /// everything else is kept by operation number until [`Builder::finish`].
 pub struct Builder<'a> {
     objects: &'a mut ObjectTable<ObjStats>,
+    datasets: &'a Mutex<crate::insights_dataset::DatasetsIo>,
     agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
@@ -1232,6 +1233,7 @@ impl<'a> Builder<'a> {
     pub fn new(acc: &'a mut Accumulator) -> Self {
         Self {
             objects: &mut acc.objects,
+            datasets: &acc.datasets,
             agg: &mut acc.agg,
             op_ids: FxHashMap::default(),
             ops: Vec::new(),
@@ -1514,9 +1516,9 @@ impl<'a> Builder<'a> {
             last_ns: self.last_ns,
             io_sizes: self.io_sizes,
             collectives: self.collectives.finish(&names),
-            datasets_io: self.dataset_io.finish(),
             ..Default::default()
         };
+        lock(self.datasets).merge(self.dataset_io.finish());
         for o in self.ops {
             agg.ops.insert(o.name, o.stats);
         }
@@ -1870,10 +1872,13 @@ impl<V: Default> FileObjects<V> {
 /// to build and merge); the workers' accumulators are merged once at the end.
 #[derive(Debug, Default)]
 pub struct Accumulator {
-    /// Everything but the objects and summaries.
+    /// Everything but the objects, summaries and dataset facts.
     agg: Aggregate,
     objects: ObjectTable<ObjStats>,
     summaries: ObjectTable<SummaryStats>,
+    /// The dataset rules' facts ([`Aggregate::datasets_io`]), shared like the object
+    /// tables (each file's are merged in once it is read).
+    datasets: Arc<Mutex<crate::insights_dataset::DatasetsIo>>,
 }
 
 impl Accumulator {
@@ -1936,7 +1941,8 @@ impl Accumulator {
         read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
     ) -> Result<(), Error> {
         let summaries = &mut self.summaries;
-        let dio = &mut self.agg.datasets_io;
+        let mut datasets = crate::insights_dataset::DatasetsIo::default();
+        let dio = &mut datasets;
         let access = &mut self.agg.file_access;
         let d = read(&mut |o: &ObjectSummary| {
             if o.kind == "file" {
@@ -1953,6 +1959,7 @@ impl Accumulator {
             summaries.update(f, &o.kind, &o.path, |s| s.add(o));
             dio.add_summary(o);
         })?;
+        lock(&self.datasets).merge(datasets);
         self.agg.diag.objects_files += 1;
         self.agg.diag.object_rows += d.rows;
         self.agg.diag.file(path, &d);
@@ -2035,6 +2042,7 @@ impl Accumulator {
             agg: Aggregate::default(),
             objects: self.objects.sharing(),
             summaries: self.summaries.sharing(),
+            datasets: Arc::clone(&self.datasets),
         }
     }
 
@@ -2043,6 +2051,10 @@ impl Accumulator {
         self.agg.merge(o.agg);
         self.objects.merge(o.objects, ObjStats::merge);
         self.summaries.merge(o.summaries, SummaryStats::merge);
+        if !Arc::ptr_eq(&self.datasets, &o.datasets) {
+            let theirs = std::mem::take(&mut *lock(&o.datasets));
+            lock(&self.datasets).merge(theirs);
+        }
     }
 
     /// The [`Aggregate`]: object tables sorted.
@@ -2057,10 +2069,16 @@ impl Accumulator {
         let mut agg = Aggregate::default();
         let mut objects = Vec::with_capacity(accs.len());
         let mut summaries = Vec::with_capacity(accs.len());
+        let mut datasets: Vec<Arc<Mutex<crate::insights_dataset::DatasetsIo>>> = Vec::new();
         for a in accs {
             agg.merge(a.agg);
             objects.push(a.objects);
             summaries.push(a.summaries);
+            if !datasets.iter().any(|d| Arc::ptr_eq(d, &a.datasets)) {
+                agg.datasets_io
+                    .merge(std::mem::take(&mut *lock(&a.datasets)));
+                datasets.push(a.datasets);
+            }
         }
         let (objects, summaries) = rayon::join(
             || ObjectTable::into_maps(objects, ObjStats::merge),

@@ -24,6 +24,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Slowest calls kept per operation (the straggler-call candidates).
 pub const SLOW_CALLS_KEPT: usize = 10;
@@ -808,14 +809,13 @@ fn join_merge<K: Ord, V>(
 /// and makes merging the maps of processes that use different files a matter of moving
 /// them.
 ///
-/// Each key is stored once, as `kind\0path` (one allocation per distinct object, made when
-/// the workers' tables are sorted; the tables themselves keep short keys inline, see
-/// [`ObjKey`]). Its byte order is the order of (`kind`, `path`), because `\0` is the
+/// Each key is stored once, as `kind\0path`, inline when it is short (24 bytes), as it
+/// nearly always is (the hash tables keep short keys inline too, see [`ObjKey`]). Its byte order is the order of (`kind`, `path`), because `\0` is the
 /// smallest byte and no kind contains it. A sorted vector rather than a tree: it is built
 /// once, then only iterated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectMap<V> {
-    entries: Vec<(Box<str>, V)>,
+    entries: Vec<(CompactString, V)>,
 }
 
 impl<V> Default for ObjectMap<V> {
@@ -1003,7 +1003,7 @@ fn sorted_objects<V: Default + Send>(
     let repeat: Vec<bool> = (0..order.len())
         .map(|j| j > 0 && cmp(&order[j - 1], &order[j]).is_eq())
         .collect();
-    let mut entries: Vec<(Box<str>, V)> =
+    let mut entries: Vec<(CompactString, V)> =
         Vec::with_capacity(repeat.iter().filter(|&&r| !r).count());
     for (o, r) in order.iter().zip(repeat) {
         let (k, t, j) = &mut keys[o.at as usize];
@@ -1011,7 +1011,7 @@ fn sorted_objects<V: Default + Send>(
         match entries.last_mut() {
             Some(last) if r => f(&mut last.1, v),
             // Built from `&str`s, so UTF-8: the lossy path never replaces anything.
-            _ => entries.push((String::from_utf8_lossy(k.as_bytes()).into(), v)),
+            _ => entries.push((CompactString::from_utf8_lossy(k.as_bytes()), v)),
         }
     }
     ObjectMap { entries }
@@ -1201,6 +1201,7 @@ impl FileOp {
 /// everything else is kept by operation number until [`Builder::finish`].
 pub struct Builder<'a> {
     objects: &'a mut ObjectTable<ObjStats>,
+    datasets: &'a Mutex<crate::insights_dataset::DatasetsIo>,
     agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
@@ -1232,6 +1233,7 @@ impl<'a> Builder<'a> {
     pub fn new(acc: &'a mut Accumulator) -> Self {
         Self {
             objects: &mut acc.objects,
+            datasets: &acc.datasets,
             agg: &mut acc.agg,
             op_ids: FxHashMap::default(),
             ops: Vec::new(),
@@ -1514,9 +1516,9 @@ impl<'a> Builder<'a> {
             last_ns: self.last_ns,
             io_sizes: self.io_sizes,
             collectives: self.collectives.finish(&names),
-            datasets_io: self.dataset_io.finish(),
             ..Default::default()
         };
+        lock(self.datasets).merge(self.dataset_io.finish());
         for o in self.ops {
             agg.ops.insert(o.name, o.stats);
         }
@@ -1579,15 +1581,77 @@ impl Numbering {
 /// first seen, so a reader looks a file's name up once, not once per row; and the object
 /// of the previous row is remembered, because consecutive records of a process mostly
 /// touch the same object (create, write, close).
+///
+/// The tables themselves are shared by the workers of one read ([`ObjectTable::sharing`]):
+/// the processes of a job touch the same objects, and a table per worker held every such
+/// object once per worker (objects × workers dominated the analyzer's memory). Each
+/// container file's objects are split by key hash into [`SHARDS`] tables under their own
+/// locks, so workers on the same file rarely wait for each other. The values are merged
+/// commutatively, so the order in which workers update an object does not matter.
 #[derive(Debug)]
 struct ObjectTable<V> {
-    /// Container files, numbered...
+    /// The tables, shared with the other handles of one read.
+    shared: Arc<Mutex<SharedFiles<V>>>,
+    /// Container files this handle used, numbered...
     names: Numbering,
-    /// ...and their objects by that number.
-    files: Vec<FileObjects<V>>,
-    /// The object `key` names: file number and value index.
-    last_object: Option<(usize, u32)>,
+    /// ...and their tables by that number.
+    files: Vec<Arc<FileShards<V>>>,
+    /// The object `key` names: file number, shard and value index.
+    last_object: Option<(usize, usize, u32)>,
     key: String,
+}
+
+/// Tables of one container file's objects: [`SHARDS`] of them, by key hash.
+const SHARDS: usize = 16;
+
+/// The container files of shared [`ObjectTable`]s, numbered in the order first seen, and
+/// their objects.
+#[derive(Debug)]
+struct SharedFiles<V> {
+    names: Numbering,
+    tables: Vec<Arc<FileShards<V>>>,
+}
+
+impl<V> Default for SharedFiles<V> {
+    fn default() -> Self {
+        Self {
+            names: Numbering::default(),
+            tables: Vec::new(),
+        }
+    }
+}
+
+/// One container file's objects, split by key hash ([`shard_of`]).
+#[derive(Debug)]
+struct FileShards<V> {
+    shards: Vec<Mutex<FileObjects<V>>>,
+}
+
+impl<V> FileShards<V> {
+    fn new() -> Self {
+        Self {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(FileObjects::default()))
+                .collect(),
+        }
+    }
+}
+
+/// The shard of key `k` (bits of its hash that the hash tables' own hash of it, which
+/// hashes the length first, does not share).
+#[inline]
+fn shard_of(k: &[u8]) -> usize {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(k);
+    (h.finish() >> 32) as usize % SHARDS
+}
+
+/// Locks `m`; a lock poisoned by a panicking worker still holds consistent sums (every
+/// update is a few additions), and the panic is reported by rayon anyway.
+#[inline]
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Longest `kind\0path` an [`ObjKey`] holds inline.
@@ -1666,6 +1730,7 @@ impl<V> Default for FileObjects<V> {
 impl<V> Default for ObjectTable<V> {
     fn default() -> Self {
         Self {
+            shared: Arc::default(),
             names: Numbering::default(),
             files: Vec::new(),
             last_object: None,
@@ -1681,12 +1746,25 @@ fn key_is(key: &str, kind: &str, path: &str) -> bool {
 }
 
 impl<V: Default + Send> ObjectTable<V> {
+    /// Another handle on the same tables.
+    fn sharing(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            ..Self::default()
+        }
+    }
+
     /// The number of `file`.
     #[inline]
     fn file(&mut self, file: &str) -> usize {
         let (id, new) = self.names.number(file);
         if new {
-            self.files.push(FileObjects::default());
+            let mut shared = lock(&self.shared);
+            let (g, new_here) = shared.names.number(file);
+            if new_here {
+                shared.tables.push(Arc::new(FileShards::new()));
+            }
+            self.files.push(Arc::clone(&shared.tables[g]));
         }
         id
     }
@@ -1695,16 +1773,17 @@ impl<V: Default + Send> ObjectTable<V> {
     /// empty if new.
     #[inline]
     fn update(&mut self, file: usize, kind: &str, path: &str, f: impl FnOnce(&mut V)) {
-        if let Some((lf, li)) = self.last_object {
+        if let Some((lf, ls, li)) = self.last_object {
             if lf == file && key_is(&self.key, kind, path) {
-                return f(&mut self.files[file].values[li as usize]);
+                return f(&mut lock(&self.files[file].shards[ls]).values[li as usize]);
             }
         }
         self.key.clear();
         self.key.push_str(kind);
         self.key.push('\0');
         self.key.push_str(path);
-        let fo = &mut self.files[file];
+        let shard = shard_of(self.key.as_bytes());
+        let mut fo = lock(&self.files[file].shards[shard]);
         let i = match fo.index.get(self.key.as_bytes()) {
             Some(&i) => i,
             None => {
@@ -1714,16 +1793,25 @@ impl<V: Default + Send> ObjectTable<V> {
                 i
             }
         };
-        self.last_object = Some((file, i));
+        self.last_object = Some((file, shard, i));
         f(&mut fo.values[i as usize]);
     }
 
-    /// Adds another table; `f` combines the values of one object.
+    /// Adds another table (nothing when it shares this one's tables); `f` combines the
+    /// values of one object. Every handle on `o`'s tables must be done updating.
     fn merge(&mut self, o: ObjectTable<V>, f: impl Fn(&mut V, V) + Copy) {
         self.last_object = None;
-        for (file, theirs) in o.names.names.iter().zip(o.files) {
+        if Arc::ptr_eq(&self.shared, &o.shared) {
+            return;
+        }
+        let theirs = std::mem::take(&mut *lock(&o.shared));
+        for (file, t) in theirs.names.names.iter().zip(theirs.tables) {
             let i = self.file(file);
-            self.files[i].absorb(theirs, f);
+            // Equal keys hash to equal shards in both.
+            for (ours, theirs) in self.files[i].shards.iter().zip(&t.shards) {
+                let theirs = std::mem::take(&mut *lock(theirs));
+                lock(ours).absorb(theirs, f);
+            }
         }
     }
 
@@ -1735,10 +1823,19 @@ impl<V: Default + Send> ObjectTable<V> {
         f: impl Fn(&mut V, V) + Copy + Sync,
     ) -> BTreeMap<String, ObjectMap<V>> {
         let mut by_file: FxHashMap<Box<str>, Vec<FileObjects<V>>> = FxHashMap::default();
+        let mut seen: Vec<Arc<Mutex<SharedFiles<V>>>> = Vec::new();
         for t in tables {
-            for (file, objects) in t.names.names.into_iter().zip(t.files) {
-                if !objects.values.is_empty() {
-                    by_file.entry(file).or_default().push(objects);
+            if seen.iter().any(|s| Arc::ptr_eq(s, &t.shared)) {
+                continue;
+            }
+            let shared = std::mem::take(&mut *lock(&t.shared));
+            seen.push(t.shared);
+            for (file, t) in shared.names.names.into_iter().zip(shared.tables) {
+                for m in &t.shards {
+                    let objects = std::mem::take(&mut *lock(m));
+                    if !objects.values.is_empty() {
+                        by_file.entry(file.clone()).or_default().push(objects);
+                    }
                 }
             }
         }
@@ -1753,10 +1850,8 @@ impl<V: Default + Send> ObjectTable<V> {
 
 impl<V: Default> FileObjects<V> {
     /// Adds another file's objects; `f` combines the values of one object.
+    /// The values keep their indexes (other handles may remember one).
     fn absorb(&mut self, mut theirs: FileObjects<V>, f: impl Fn(&mut V, V)) {
-        if self.values.len() < theirs.values.len() {
-            std::mem::swap(self, &mut theirs); // insert the smaller table into the bigger
-        }
         for (k, j) in theirs.index {
             let v = std::mem::take(&mut theirs.values[j as usize]);
             match self.index.entry(k) {
@@ -1777,10 +1872,13 @@ impl<V: Default> FileObjects<V> {
 /// to build and merge); the workers' accumulators are merged once at the end.
 #[derive(Debug, Default)]
 pub struct Accumulator {
-    /// Everything but the objects and summaries.
+    /// Everything but the objects, summaries and dataset facts.
     agg: Aggregate,
     objects: ObjectTable<ObjStats>,
     summaries: ObjectTable<SummaryStats>,
+    /// The dataset rules' facts ([`Aggregate::datasets_io`]), shared like the object
+    /// tables (each file's are merged in once it is read).
+    datasets: Arc<Mutex<crate::insights_dataset::DatasetsIo>>,
 }
 
 impl Accumulator {
@@ -1843,7 +1941,8 @@ impl Accumulator {
         read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
     ) -> Result<(), Error> {
         let summaries = &mut self.summaries;
-        let dio = &mut self.agg.datasets_io;
+        let mut datasets = crate::insights_dataset::DatasetsIo::default();
+        let dio = &mut datasets;
         let access = &mut self.agg.file_access;
         let d = read(&mut |o: &ObjectSummary| {
             if o.kind == "file" {
@@ -1860,6 +1959,7 @@ impl Accumulator {
             summaries.update(f, &o.kind, &o.path, |s| s.add(o));
             dio.add_summary(o);
         })?;
+        lock(&self.datasets).merge(datasets);
         self.agg.diag.objects_files += 1;
         self.agg.diag.object_rows += d.rows;
         self.agg.diag.file(path, &d);
@@ -1934,11 +2034,27 @@ impl Accumulator {
         Ok(())
     }
 
+    /// An empty accumulator that shares this one's object tables: the workers of one read
+    /// each add to their own, and every object is stored once, not once per worker. All
+    /// of them must be done reading before any is merged or finished.
+    pub fn sharing(&self) -> Accumulator {
+        Accumulator {
+            agg: Aggregate::default(),
+            objects: self.objects.sharing(),
+            summaries: self.summaries.sharing(),
+            datasets: Arc::clone(&self.datasets),
+        }
+    }
+
     /// Adds everything in `o` (commutative and associative, like [`Aggregate::merge`]).
     pub fn merge(&mut self, o: Accumulator) {
         self.agg.merge(o.agg);
         self.objects.merge(o.objects, ObjStats::merge);
         self.summaries.merge(o.summaries, SummaryStats::merge);
+        if !Arc::ptr_eq(&self.datasets, &o.datasets) {
+            let theirs = std::mem::take(&mut *lock(&o.datasets));
+            lock(&self.datasets).merge(theirs);
+        }
     }
 
     /// The [`Aggregate`]: object tables sorted.
@@ -1953,10 +2069,16 @@ impl Accumulator {
         let mut agg = Aggregate::default();
         let mut objects = Vec::with_capacity(accs.len());
         let mut summaries = Vec::with_capacity(accs.len());
+        let mut datasets: Vec<Arc<Mutex<crate::insights_dataset::DatasetsIo>>> = Vec::new();
         for a in accs {
             agg.merge(a.agg);
             objects.push(a.objects);
             summaries.push(a.summaries);
+            if !datasets.iter().any(|d| Arc::ptr_eq(d, &a.datasets)) {
+                agg.datasets_io
+                    .merge(std::mem::take(&mut *lock(&a.datasets)));
+                datasets.push(a.datasets);
+            }
         }
         let (objects, summaries) = rayon::join(
             || ObjectTable::into_maps(objects, ObjStats::merge),
@@ -2038,8 +2160,9 @@ pub fn aggregate_all(
     // One worker per thread, each taking the next file from a shared counter into its own
     // accumulator; then one merge per worker.
     let next = AtomicUsize::new(0);
+    let base = Accumulator::default();
     let worker = |_| {
-        let mut acc = Accumulator::default();
+        let mut acc = base.sharing();
         let mut err: Option<Error> = None;
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);

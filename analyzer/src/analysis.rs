@@ -1083,34 +1083,36 @@ fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
 }
 
 fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
-    // Both maps are sorted by file, then (kind, path): per container file (files in
-    // parallel), join their dataset entries in one pass (no key allocation or search per
-    // dataset; there can be hundreds of thousands).
+    // Both maps are sorted by file, then (kind, path): per container file, join their
+    // dataset entries in one pass (no key allocation or search per dataset; there can be
+    // hundreds of thousands). Counted first, so the rows are built once into a vector of
+    // the right size (collecting them in parallel held them twice, in the threads' lists
+    // and in the result, at the analyzer's peak of memory).
     use crate::aggregate::join_sorted;
-    use rayon::prelude::*;
     let files: BTreeSet<&str> = agg
         .objects
         .keys()
         .chain(agg.summaries.keys())
         .map(String::as_str)
         .collect();
-    let files: Vec<&str> = files.into_iter().collect();
-    let mut rows: Vec<DatasetRow> = files
-        .into_par_iter()
-        .flat_map_iter(|f| {
-            let recs = agg
-                .objects
-                .get(f)
-                .into_iter()
-                .flat_map(|m| m.of_kind("dataset"));
-            let sums = agg
-                .summaries
-                .get(f)
-                .into_iter()
-                .flat_map(|m| m.of_kind("dataset"));
-            join_sorted(recs, sums).map(move |(p, rec, sum)| dataset_row(f, p, rec, sum))
-        })
-        .collect();
+    let joined = |f: &'_ str| {
+        let recs = agg
+            .objects
+            .get(f)
+            .into_iter()
+            .flat_map(|m| m.of_kind("dataset"));
+        let sums = agg
+            .summaries
+            .get(f)
+            .into_iter()
+            .flat_map(|m| m.of_kind("dataset"));
+        join_sorted(recs, sums)
+    };
+    let n: usize = files.iter().map(|f| joined(f).count()).sum();
+    let mut rows: Vec<DatasetRow> = Vec::with_capacity(n);
+    for f in &files {
+        rows.extend(joined(f).map(|(p, rec, sum)| dataset_row(f, p, rec, sum)));
+    }
     // Most time first, then by file and path: the join made them in (file, path) order, so
     // sort small (time, index) pairs, then move each row once, in place (no second vector
     // of rows: there can be hundreds of thousands).

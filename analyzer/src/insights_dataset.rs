@@ -14,6 +14,7 @@ use crate::analysis::Report;
 use crate::insights::{severity_for_share, Insight, Level, Thresholds};
 use crate::record::{OpClass, RecordRef};
 use crate::render::{fmt_bytes, fmt_ns, pct};
+use compact_str::CompactString;
 use h5prov_format::ObjectSummary;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,13 +90,13 @@ pub struct DatasetIo {
     /// Their bytes.
     pub repeat_bytes: u64,
     /// Transfers by access shape (`256x512`), the [`MAX_SHAPES`] smallest shapes.
-    pub shapes: BTreeMap<String, ShapeIo>,
+    pub shapes: Shapes,
     /// Chunk dimensions from the objects rows (smallest non-empty).
-    pub chunk: String,
+    pub chunk: CompactString,
     /// Filter pipeline (smallest non-empty).
-    pub filters: String,
+    pub filters: CompactString,
     /// File datatype (smallest non-empty).
-    pub ftype: String,
+    pub ftype: CompactString,
     /// Chunk cache bytes in force: the largest over opens, HDF5's default for an open
     /// that left it to the file; 0 when no chunked open was seen.
     pub cache_bytes: u64,
@@ -103,9 +104,67 @@ pub struct DatasetIo {
     pub cache_slots: u64,
 }
 
-fn keep_smallest(s: &mut String, o: &str) {
+fn keep_smallest(s: &mut CompactString, o: &str) {
     if !o.is_empty() && (s.is_empty() || o < s.as_str()) {
-        *s = o.to_string();
+        *s = o.into();
+    }
+}
+
+/// Transfers by access shape, sorted by shape: a vector, because a dataset is nearly
+/// always accessed with one or two shapes (a tree allocates a node of eleven entries for
+/// the first, and there is one such map per dataset and process while a trace is read).
+/// Shapes are short, so they are kept inline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shapes(Vec<(CompactString, ShapeIo)>);
+
+impl Shapes {
+    /// Number of shapes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No shape.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `(shape, transfers)`, sorted by shape.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ShapeIo)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The transfers of `shape`.
+    pub fn get(&self, shape: &str) -> Option<&ShapeIo> {
+        self.find(shape).ok().map(|i| &self.0[i].1)
+    }
+
+    fn find(&self, shape: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(shape))
+    }
+
+    /// The entry of `shape`, created empty if new, unless it would be dropped at once
+    /// (all [`MAX_SHAPES`] kept shapes are smaller); keeps the [`MAX_SHAPES`] smallest.
+    pub fn entry(&mut self, shape: &str) -> Option<&mut ShapeIo> {
+        let i = match self.find(shape) {
+            Ok(i) => i,
+            Err(i) if i >= MAX_SHAPES => return None,
+            Err(i) => {
+                // One at a time: most datasets keep one shape (a first push reserves four).
+                self.0.reserve_exact(1);
+                self.0.insert(i, (shape.into(), ShapeIo::default()));
+                self.0.truncate(MAX_SHAPES);
+                i
+            }
+        };
+        Some(&mut self.0[i].1)
+    }
+
+    fn merge(&mut self, o: Shapes) {
+        for (k, v) in o.0 {
+            if let Some(s) = self.entry(&k) {
+                s.merge(&v);
+            }
+        }
     }
 }
 
@@ -122,12 +181,7 @@ impl DatasetIo {
         self.repeat_reads += o.repeat_reads;
         self.repeat_ns += o.repeat_ns;
         self.repeat_bytes += o.repeat_bytes;
-        for (k, v) in o.shapes {
-            self.shapes.entry(k).or_default().merge(&v);
-        }
-        while self.shapes.len() > MAX_SHAPES {
-            self.shapes.pop_last();
-        }
+        self.shapes.merge(o.shapes);
         keep_smallest(&mut self.chunk, &o.chunk);
         keep_smallest(&mut self.filters, &o.filters);
         keep_smallest(&mut self.ftype, &o.ftype);
@@ -139,8 +193,9 @@ impl DatasetIo {
 /// The dataset rules' part of the aggregate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DatasetsIo {
-    /// Per dataset, by (container file, path).
-    pub datasets: BTreeMap<(String, String), DatasetIo>,
+    /// Per dataset, by container file, then path (each file name is stored once, not
+    /// once per dataset).
+    pub datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>>,
     /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
     /// buckets of [`SizeHist`]), ns.
     pub size_ns: [Vec<u64>; 2],
@@ -148,6 +203,21 @@ pub struct DatasetsIo {
     /// its `file` rows), `(slots, bytes)`, the largest recorded: what a dataset opened
     /// without its own gets.
     pub file_cache: BTreeMap<String, (u64, u64)>,
+}
+
+/// Adds the datasets of one file into another's.
+fn merge_datasets(
+    a: &mut BTreeMap<CompactString, DatasetIo>,
+    b: BTreeMap<CompactString, DatasetIo>,
+) {
+    for (k, v) in b {
+        match a.get_mut(&k) {
+            Some(d) => d.merge(v),
+            None => {
+                a.insert(k, v);
+            }
+        }
+    }
 }
 
 fn add_dense(a: &mut Vec<u64>, b: &[u64]) {
@@ -162,12 +232,16 @@ fn add_dense(a: &mut Vec<u64>, b: &[u64]) {
 impl DatasetsIo {
     /// Adds another part (commutative and associative).
     pub fn merge(&mut self, o: DatasetsIo) {
-        for (k, v) in o.datasets {
-            match self.datasets.get_mut(&k) {
-                Some(d) => d.merge(v),
-                None => {
-                    self.datasets.insert(k, v);
-                }
+        for (f, theirs) in o.datasets {
+            let Some(ours) = self.datasets.get_mut(&f) else {
+                self.datasets.insert(f, theirs);
+                continue;
+            };
+            if ours.len() < theirs.len() {
+                let small = std::mem::replace(ours, theirs);
+                merge_datasets(ours, small);
+            } else {
+                merge_datasets(ours, theirs);
             }
         }
         add_dense(&mut self.size_ns[0], &o.size_ns[0]);
@@ -176,6 +250,18 @@ impl DatasetsIo {
             let e = self.file_cache.entry(f).or_default();
             *e = (e.0.max(c.0), e.1.max(c.1));
         }
+    }
+
+    /// `((file, path), dataset)` of every dataset, sorted by file, then path.
+    pub fn iter(&self) -> impl Iterator<Item = ((&str, &str), &DatasetIo)> {
+        self.datasets
+            .iter()
+            .flat_map(|(f, m)| m.iter().map(move |(p, d)| ((f.as_str(), p.as_str()), d)))
+    }
+
+    /// The dataset `path` of container file `file`.
+    pub fn get(&self, file: &str, path: &str) -> Option<&DatasetIo> {
+        self.datasets.get(file)?.get(path)
     }
 
     /// Adds what one objects row says about its dataset's storage.
@@ -197,20 +283,23 @@ impl DatasetsIo {
             return;
         }
         let mut d = DatasetIo {
-            chunk: o.chunk.clone(),
-            filters: o.filters.clone(),
-            ftype: o.ftype.clone(),
+            chunk: o.chunk.as_str().into(),
+            filters: o.filters.as_str().into(),
+            ftype: o.ftype.as_str().into(),
             ..Default::default()
         };
         if !o.chunk.is_empty() {
             d.cache_slots = part(0);
             d.cache_bytes = part(1);
         }
-        let key = (o.file.clone(), o.path.clone());
-        match self.datasets.get_mut(&key) {
+        let file = match self.datasets.get_mut(o.file.as_str()) {
+            Some(f) => f,
+            None => self.datasets.entry(o.file.clone()).or_default(),
+        };
+        match file.get_mut(o.path.as_str()) {
             Some(x) => x.merge(d),
             None => {
-                self.datasets.insert(key, d);
+                file.insert(o.path.as_str().into(), d);
             }
         }
     }
@@ -237,8 +326,12 @@ struct Local {
 /// order).
 #[derive(Debug, Default)]
 pub struct Recorder {
-    datasets: FxHashMap<Box<str>, Local>,
-    key: String,
+    /// Container files, in the order first seen (a process uses few)...
+    files: Vec<Box<str>>,
+    /// ...and by that number, their datasets by path.
+    datasets: Vec<FxHashMap<CompactString, Local>>,
+    /// The number of the file of the last transfer.
+    last_file: usize,
     shape: String,
     size_ns: [Vec<u64>; 2],
 }
@@ -279,18 +372,25 @@ impl Recorder {
     }
 
     fn add_transfer(&mut self, r: &RecordRef<'_>, write: bool) {
-        self.key.clear();
-        self.key.push_str(r.file);
-        self.key.push('\0');
-        self.key.push_str(r.path);
-        if !self.datasets.contains_key(self.key.as_str()) {
-            self.datasets
-                .insert(self.key.as_str().into(), Local::default());
+        if self
+            .files
+            .get(self.last_file)
+            .is_none_or(|f| **f != *r.file)
+        {
+            self.last_file = match self.files.iter().position(|f| **f == *r.file) {
+                Some(i) => i,
+                None => {
+                    self.files.push(r.file.into());
+                    self.datasets.push(FxHashMap::default());
+                    self.files.len() - 1
+                }
+            };
         }
-        let l = self
-            .datasets
-            .get_mut(self.key.as_str())
-            .expect("inserted above");
+        let by_path = &mut self.datasets[self.last_file];
+        if !by_path.contains_key(r.path) {
+            by_path.insert(r.path.into(), Local::default());
+        }
+        let l = by_path.get_mut(r.path).expect("inserted above");
         let d = &mut l.io;
         if r.conv != 0 {
             d.conv_calls += 1;
@@ -310,19 +410,7 @@ impl Recorder {
             } else {
                 r.bytes
             };
-            let keep = d.shapes.contains_key(self.shape.as_str())
-                || d.shapes.len() < MAX_SHAPES
-                || d.shapes
-                    .last_key_value()
-                    .is_some_and(|(k, _)| self.shape.as_str() < k.as_str());
-            if keep && !d.shapes.contains_key(self.shape.as_str()) {
-                d.shapes.insert(self.shape.clone(), ShapeIo::default());
-                while d.shapes.len() > MAX_SHAPES {
-                    d.shapes.pop_last();
-                }
-            }
-            let s = d.shapes.get_mut(self.shape.as_str());
-            if let Some(s) = s {
+            if let Some(s) = d.shapes.entry(&self.shape) {
                 if write {
                     s.writes += 1;
                     s.write_ns += r.total_ns;
@@ -362,14 +450,13 @@ impl Recorder {
 
     /// The facts collected, keyed by (file, path).
     pub fn finish(self) -> DatasetsIo {
-        let datasets = self
-            .datasets
-            .into_iter()
-            .map(|(k, l)| {
-                let (f, p) = k.split_once('\0').unwrap_or((&k, ""));
-                ((f.to_string(), p.to_string()), l.io)
-            })
-            .collect();
+        let mut datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>> = BTreeMap::new();
+        for (f, by_path) in self.files.into_iter().zip(self.datasets) {
+            datasets
+                .entry(f.into())
+                .or_default()
+                .extend(by_path.into_iter().map(|(p, l)| (p, l.io)));
+        }
         DatasetsIo {
             datasets,
             size_ns: self.size_ns,
@@ -457,11 +544,10 @@ fn geometries<'a>(rep: &'a Report, dio: &'a DatasetsIo) -> Vec<Geometry<'a>> {
         .iter()
         .map(|d| ((d.file.as_str(), d.path.as_str()), d))
         .collect();
-    dio.datasets
-        .iter()
+    dio.iter()
         .filter_map(|((f, p), io)| {
             let chunk = dims_of(&io.chunk)?;
-            let row = rows.get(&(f.as_str(), p.as_str()))?;
+            let row = rows.get(&(f, p))?;
             let dims = dims_of(&row.dims)?;
             if dims.len() != chunk.len() || row.type_size == 0 {
                 return None;
@@ -701,7 +787,6 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
 
     // Datatype conversion.
     let mut hits: Vec<(u64, String)> = dio
-        .datasets
         .iter()
         .filter(|(_, d)| d.conv_calls > 0)
         .map(|((f, p), d)| {
@@ -744,7 +829,6 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Ins
 
     // Repeated reads of one selection.
     let mut hits: Vec<(u64, String)> = dio
-        .datasets
         .iter()
         .filter(|(_, d)| d.repeat_reads >= REPEAT_MIN)
         .map(|((f, p), d)| {
@@ -896,13 +980,13 @@ mod tests {
         r.add(&rec("dataset.read", "0:9x0:9", 0), read);
         r.add(&rec("dataset.read", "0:9x0:9", 0), read);
         let dio = r.finish();
-        let d = &dio.datasets[&("f.h5".to_string(), "/d".to_string())];
+        let d = dio.get("f.h5", "/d").unwrap();
         assert_eq!((d.repeat_reads, d.repeat_ns), (3, 30));
         assert_eq!(
             (d.conv_calls, d.conv_bytes, d.conv_file_bytes),
             (1, 4096, 2048)
         );
-        let s = &d.shapes["10x10"];
+        let s = d.shapes.get("10x10").unwrap();
         assert_eq!((s.reads, s.writes, s.file_bytes), (6, 1, 7 * 2048));
         // Every access here is 4 KiB: all of the time is in small accesses.
         assert_eq!(dio.small_ns(1 << 20), 70);
@@ -913,13 +997,7 @@ mod tests {
     fn shapes_keep_the_smallest_whatever_the_merge_order() {
         let one = |k: &str| {
             let mut d = DatasetIo::default();
-            d.shapes.insert(
-                k.into(),
-                ShapeIo {
-                    reads: 1,
-                    ..Default::default()
-                },
-            );
+            d.shapes.entry(k).unwrap().reads = 1;
             d
         };
         let keys: Vec<String> = (0..MAX_SHAPES + 5).map(|i| format!("{:03}", i)).collect();
@@ -933,6 +1011,6 @@ mod tests {
         }
         assert_eq!(a, b);
         assert_eq!(a.shapes.len(), MAX_SHAPES);
-        assert_eq!(a.shapes.keys().next().map(String::as_str), Some("000"));
+        assert_eq!(a.shapes.iter().next().map(|s| s.0), Some("000"));
     }
 }

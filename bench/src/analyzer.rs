@@ -9,6 +9,11 @@
 //! peak RSS (`ru_maxrss` from `wait4(2)`) are measured. The per-operation and
 //! per-rank-per-operation counts and totals of the `--json` report and the last pandas
 //! output must agree exactly.
+//!
+//! Then, once each: `h5prov export --parquet` of the set (time, peak RSS, Parquet bytes
+//! per record against the CSV traces), `h5prov report` of that export, and DuckDB's
+//! hot-function query over it (`bench/duckdb_hot.py`, the `hot_functions_all_jobs` recipe
+//! of `docs/PARQUET.md`), whose counts and totals per operation must equal the report's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,7 +29,7 @@ use crate::traceset::{self, SetManifest, SetSpec};
 use crate::BenchError;
 
 /// Version of the JSON layout of `analyzer.json`.
-pub const ANALYZER_REPORT_VERSION: u32 = 1;
+pub const ANALYZER_REPORT_VERSION: u32 = 2;
 
 /// Records in the default set.
 pub const DEFAULT_RECORDS: u64 = 10_000_000;
@@ -41,6 +46,10 @@ pub const TARGET_RECORDS_PER_S: f64 = 2_000_000.0;
 pub const TARGET_SPEEDUP: f64 = 3.0;
 /// Target: analyzer peak RSS for 10M records, MB (10^6 bytes).
 pub const TARGET_PEAK_MB: f64 = 300.0;
+/// Processes of the scaling target...
+pub const TARGET_FILES: usize = 4096;
+/// ...and the time to report on them, s.
+pub const TARGET_FILES_S: f64 = 30.0;
 
 /// Everything the analyzer benchmark needs.
 #[derive(Clone, Debug)]
@@ -63,6 +72,8 @@ pub struct AnalyzerSettings {
     pub rounds: usize,
     /// Python interpreter for pandas; `None` skips pandas.
     pub python: Option<String>,
+    /// Python interpreter with `duckdb`, or why DuckDB is skipped.
+    pub duckdb_python: Result<String, String>,
     /// Smoke run.
     pub quick: bool,
     /// Ignore the cached source and set.
@@ -84,9 +95,50 @@ pub struct ToolSummary {
     pub records_per_s: Summary,
     /// Peak RSS, MB (10^6 bytes).
     pub peak_rss_mb: Summary,
-    /// pandas only: the script's own time (reading and aggregating; no interpreter
-    /// start-up or `import pandas`), s.
+    /// pandas and DuckDB only: the script's own time (reading and aggregating, or the
+    /// query; no interpreter start-up or `import`), s.
     pub self_seconds: Option<Summary>,
+}
+
+/// The Parquet export of the set and DuckDB's query of it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ParquetSummary {
+    /// Bytes of the export's `records/` table.
+    pub records_bytes: u64,
+    /// Bytes of the whole export (all four tables).
+    pub export_bytes: u64,
+    /// Bytes of the CSV trace files (`.trace.csv`, header lines included).
+    pub csv_trace_bytes: u64,
+    /// `records/` bytes per trace record.
+    pub parquet_bytes_per_record: f64,
+    /// CSV trace bytes per trace record.
+    pub csv_bytes_per_record: f64,
+    /// `h5prov report` of the export gives the same operations (count, total) as of the
+    /// traces.
+    pub report_agrees: bool,
+    /// DuckDB's hot-function query, when it ran.
+    pub duckdb: Option<DuckDbSummary>,
+    /// Why DuckDB did not run.
+    pub duckdb_skipped: Option<String>,
+}
+
+/// DuckDB's hot-function query against `h5prov report`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DuckDbSummary {
+    /// `duckdb.__version__`.
+    pub version: String,
+    /// The query's own time (connect, view, query), s.
+    pub query_s: f64,
+    /// The whole process (interpreter, `import duckdb`), s.
+    pub wall_s: f64,
+    /// Median wall time of `h5prov report` on the traces, s.
+    pub report_s: f64,
+    /// Operations DuckDB returned.
+    pub ops: usize,
+    /// DuckDB's count and total per operation equal `h5prov report --json`'s.
+    pub agrees: bool,
+    /// Differences (the first 20).
+    pub mismatches: Vec<String>,
 }
 
 /// One run.
@@ -195,6 +247,8 @@ pub struct AnalyzerReport {
     pub ratio_pandas_self_over_analyzer: Option<Summary>,
     /// Agreement of the two tools' aggregates, when pandas ran.
     pub agreement: Agreement,
+    /// The Parquet export and DuckDB.
+    pub parquet: ParquetSummary,
     /// The targets of issue 6.
     pub targets: Vec<Target>,
     /// Every run.
@@ -232,6 +286,23 @@ pub fn build_h5prov(repo: &Path, release: bool) -> Result<PathBuf, BenchError> {
         .ok_or_else(|| BenchError::new("cargo build did not report the h5prov executable"))
 }
 
+/// `python -c 'import duckdb'`: DuckDB's version, or why not.
+pub fn duckdb_version(python: &str) -> Result<String, String> {
+    let out = Command::new(python)
+        .args(["-c", "import duckdb; print(duckdb.__version__)"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{python} cannot import duckdb (pip install duckdb, or pass --python with an \
+             interpreter that has it)"
+        ))
+    }
+}
+
 /// `python -c 'import pandas'`: Python and pandas versions, or why not.
 pub fn pandas_version(python: &str) -> Result<String, String> {
     let out = Command::new(python)
@@ -257,6 +328,9 @@ enum Tool {
     Report,
     ReportJson,
     Pandas,
+    Export,
+    ReportParquet,
+    DuckDb,
 }
 
 impl Tool {
@@ -265,6 +339,9 @@ impl Tool {
             Tool::Report => "h5prov report",
             Tool::ReportJson => "h5prov report --json",
             Tool::Pandas => "pandas",
+            Tool::Export => "h5prov export --parquet",
+            Tool::ReportParquet => "h5prov report (Parquet)",
+            Tool::DuckDb => "DuckDB hot functions",
         }
     }
 }
@@ -327,17 +404,51 @@ pub fn run(
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
 
-    let set = traceset::ensure(
-        &SetSpec {
-            repo: s.repo.clone(),
-            work_dir: s.work_dir.clone(),
-            plugin_path: s.plugin_path.clone(),
-            records: s.records,
-            files: s.files,
-            regenerate: s.regenerate,
+    // Made by a child process (the memory of making it would otherwise count in every
+    // measured program's peak RSS: Linux adds the parent's RSS at `exec` to a child's),
+    // then found in the cache.
+    let exe = std::env::current_exe()?;
+    let mut child = Command::new(&exe);
+    child
+        .args(["analyzer", "--prepare-set", "--no-pandas"])
+        .arg("--records")
+        .arg(s.records.to_string())
+        .arg("--files")
+        .arg(s.files.to_string())
+        .arg("--work-dir")
+        .arg(&s.work_dir)
+        .arg("--plugin-path")
+        .arg(&s.plugin_path)
+        .arg("--h5prov")
+        .arg(&s.h5prov)
+        .stdin(Stdio::null());
+    if s.regenerate {
+        child.arg("--regenerate");
+    }
+    let status = child
+        .status()
+        .map_err(|e| BenchError::new(format!("cannot run {}: {e}", exe.display())))?;
+    if !status.success() {
+        return Err(BenchError::new(format!(
+            "making the trace set failed ({status})"
+        )));
+    }
+    let made = prepare_set(
+        &AnalyzerSettings {
+            regenerate: false,
+            ..s.clone()
         },
         progress,
     )?;
+    let set = match read_made(&s.work_dir) {
+        Some((cached, source_cached, prepare_s)) => traceset::TraceSet {
+            cached,
+            source_cached,
+            prepare_s,
+            ..made
+        },
+        None => made,
+    };
     // Reads every file once (untimed, so all runs find them in the page cache) and checks
     // the record count.
     let measured = crate::trace::measure(&set.dir)?;
@@ -372,6 +483,23 @@ pub fn run(
     }
     schedule.push((s.rounds, 0, Tool::ReportJson));
     tools.insert(1, Tool::ReportJson);
+    schedule.push((s.rounds, 1, Tool::Export));
+    schedule.push((s.rounds, 2, Tool::ReportParquet));
+    tools.extend([Tool::Export, Tool::ReportParquet]);
+    let duckdb = s.duckdb_python.as_ref().ok().map(|py| {
+        (
+            py.clone(),
+            duckdb_version(py).unwrap_or_else(|_| "?".into()),
+        )
+    });
+    if duckdb.is_some() {
+        schedule.push((s.rounds, 3, Tool::DuckDb));
+        tools.push(Tool::DuckDb);
+    }
+    let export_dir = s.work_dir.join("export");
+    if export_dir.exists() {
+        fs::remove_dir_all(&export_dir)?;
+    }
     let mut raw: Vec<RawTiming> = Vec::new();
     let load_start = loadavg();
     let files = RunFiles {
@@ -382,6 +510,9 @@ pub fn run(
         runs_dir: &runs_dir,
         report_json: &report_json,
         pandas_json: &pandas_json,
+        export_dir: &export_dir,
+        duckdb_python: duckdb.as_ref().map(|d| d.0.as_str()),
+        recipes: &s.repo.join("docs/PARQUET.md"),
     };
     for (round, slot, tool) in schedule {
         let rec = run_tool(&files, tool, round, slot)?;
@@ -403,6 +534,28 @@ pub fn run(
 
     let load_end = loadavg();
     let analyzer_json = read_value(&report_json)?;
+    let report_median = {
+        let mut v: Vec<f64> = raw
+            .iter()
+            .filter(|r| r.tool == Tool::Report.name())
+            .map(|r| r.wall_ns as f64 / 1e9)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let parquet = parquet_summary(
+        &files,
+        &analyzer_json,
+        set.manifest.trace_bytes,
+        s.records,
+        duckdb.as_ref().map(|d| d.1.as_str()),
+        raw.iter().find(|r| r.tool == Tool::DuckDb.name()),
+        report_median,
+        s.duckdb_python.as_ref().err(),
+    )?;
+    if !parquet.report_agrees {
+        notes.push("`h5prov report` of the Parquet export DISAGREES with the traces'".into());
+    }
     let agreement = if python.is_some() {
         compare(&analyzer_json, &read_value(&pandas_json)?)
     } else {
@@ -451,6 +604,16 @@ pub fn run(
                 Tool::Pandas => {
                     format!("{py_name} bench/pandas_aggregate.py --json OUT DIR > /dev/null")
                 }
+                Tool::Export => {
+                    "h5prov export --parquet EXPORT DIR --job bench --no-progress".to_string()
+                }
+                Tool::ReportParquet => {
+                    "h5prov report EXPORT --no-progress --json > OUT".to_string()
+                }
+                Tool::DuckDb => format!(
+                    "{} bench/duckdb_hot.py --json OUT EXPORT docs/PARQUET.md",
+                    duckdb.as_ref().map_or("python3", |d| d.0.as_str())
+                ),
             };
             summarise(t, cmd)
         })
@@ -478,7 +641,7 @@ pub fn run(
     let report_sum = summaries.iter().find(|t| t.tool == Tool::Report.name());
     let peak_mb = summaries
         .iter()
-        .filter(|t| t.tool != Tool::Pandas.name())
+        .filter(|t| t.tool == Tool::Report.name() || t.tool == Tool::ReportJson.name())
         .map(|t| t.peak_rss_mb.max)
         .fold(0.0, f64::max);
     let mut targets = Vec::new();
@@ -518,9 +681,23 @@ pub fn run(
         target: format!("< {TARGET_PEAK_MB:.0} MB for 10M records"),
         value: format!("{peak_mb:.0} MB (largest of all `h5prov report` runs)"),
         met: Some(peak_mb < TARGET_PEAK_MB),
-        note: (s.records != DEFAULT_RECORDS)
-            .then(|| format!("measured at {} records, not 10M", s.records)),
+        note: (s.records != DEFAULT_RECORDS || s.files != DEFAULT_FILES).then(|| {
+            format!(
+                "measured at {} records in {} files, not 10M in 64",
+                s.records, s.files
+            )
+        }),
     });
+    if s.files >= TARGET_FILES {
+        let t = report_median;
+        targets.push(Target {
+            name: format!("{TARGET_FILES}-process set"),
+            target: format!("reported in < {TARGET_FILES_S:.0} s"),
+            value: format!("{t:.2} s (median, `h5prov report`)"),
+            met: Some(t < TARGET_FILES_S),
+            note: (s.files != TARGET_FILES).then(|| format!("{} files", s.files)),
+        });
+    }
     if !agreement.ok && python.is_some() {
         notes.push("the analyzer and pandas DISAGREE (see the agreement section)".into());
     }
@@ -550,9 +727,44 @@ pub fn run(
         ratio_pandas_over_analyzer_json: ratio_json,
         ratio_pandas_self_over_analyzer: ratio_self,
         agreement,
+        parquet,
         targets,
         raw,
     })
+}
+
+/// Makes (or finds) the set of `s` ([`traceset::ensure`]), and notes in the work
+/// directory whether it was cached and how long it took (for the parent's report).
+pub fn prepare_set(
+    s: &AnalyzerSettings,
+    progress: &mut dyn FnMut(&str),
+) -> Result<traceset::TraceSet, BenchError> {
+    let set = traceset::ensure(
+        &SetSpec {
+            repo: s.repo.clone(),
+            work_dir: s.work_dir.clone(),
+            plugin_path: s.plugin_path.clone(),
+            records: s.records,
+            files: s.files,
+            regenerate: s.regenerate,
+        },
+        progress,
+    )?;
+    if s.regenerate || !set.cached {
+        fs::write(
+            s.work_dir.join("made.json"),
+            serde_json::json!([set.cached, set.source_cached, set.prepare_s]).to_string(),
+        )?;
+    }
+    Ok(set)
+}
+
+/// What the child that made the set noted (and removes the note).
+fn read_made(work_dir: &Path) -> Option<(bool, bool, f64)> {
+    let path = work_dir.join("made.json");
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
+    let _ = fs::remove_file(&path);
+    Some((v[0].as_bool()?, v[1].as_bool()?, v[2].as_f64()?))
 }
 
 /// Paths one timed run needs.
@@ -564,6 +776,109 @@ struct RunFiles<'a> {
     runs_dir: &'a Path,
     report_json: &'a Path,
     pandas_json: &'a Path,
+    export_dir: &'a Path,
+    duckdb_python: Option<&'a str>,
+    recipes: &'a Path,
+}
+
+/// The files of `dir` and below, bytes.
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}
+
+/// `op -> (count, total_ns)` of a `--json` report's `ops`.
+fn report_ops(report: &serde_json::Value) -> BTreeMap<String, (u64, u64)> {
+    report["ops"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| {
+                    (
+                        r["op"].as_str().unwrap_or_default().to_string(),
+                        (
+                            r["count"].as_u64().unwrap_or(0),
+                            r["total_ns"].as_u64().unwrap_or(0),
+                        ),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Sizes of the export, and the report of it and DuckDB's query against the traces'.
+#[allow(clippy::too_many_arguments)]
+fn parquet_summary(
+    f: &RunFiles<'_>,
+    analyzer_json: &serde_json::Value,
+    csv_trace_bytes: u64,
+    records: u64,
+    duckdb_version: Option<&str>,
+    duckdb_run: Option<&RawTiming>,
+    report_s: f64,
+    duckdb_skipped: Option<&String>,
+) -> Result<ParquetSummary, BenchError> {
+    let ops = report_ops(analyzer_json);
+    let records_bytes = dir_bytes(&f.export_dir.join("records"));
+    let n = records.max(1) as f64;
+    let from_parquet = read_value(&f.runs_dir.join("h5prov-report-parquet.json"))?;
+    let mut p = ParquetSummary {
+        records_bytes,
+        export_bytes: dir_bytes(f.export_dir),
+        csv_trace_bytes,
+        parquet_bytes_per_record: records_bytes as f64 / n,
+        csv_bytes_per_record: csv_trace_bytes as f64 / n,
+        report_agrees: !ops.is_empty() && report_ops(&from_parquet) == ops,
+        duckdb: None,
+        duckdb_skipped: duckdb_skipped.cloned(),
+    };
+    if let (Some(version), Some(run)) = (duckdb_version, duckdb_run) {
+        let hot = read_value(&f.runs_dir.join("duckdb.json"))?;
+        let got: BTreeMap<String, (u64, u64)> = hot["hot"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| {
+                        (
+                            r["op"].as_str().unwrap_or_default().to_string(),
+                            (
+                                r["count"].as_u64().unwrap_or(0),
+                                r["total_ns"].as_u64().unwrap_or(0),
+                            ),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut bad = Vec::new();
+        for (op, a) in &ops {
+            match got.get(op) {
+                Some(d) if d == a => {}
+                d => bad.push(format!("{op}: report {a:?}, DuckDB {d:?}")),
+            }
+        }
+        for op in got.keys().filter(|k| !ops.contains_key(*k)) {
+            bad.push(format!("{op}: only in DuckDB"));
+        }
+        p.duckdb = Some(DuckDbSummary {
+            version: version.to_string(),
+            query_s: run.self_seconds.unwrap_or(f64::NAN),
+            wall_s: run.wall_ns as f64 / 1e9,
+            report_s,
+            ops: got.len(),
+            agrees: bad.is_empty() && !got.is_empty(),
+            mismatches: bad.into_iter().take(20).collect(),
+        });
+    }
+    Ok(p)
 }
 
 /// Runs `tool` once on the set and measures it.
@@ -596,11 +911,39 @@ fn run_tool(
                 .stdout(Stdio::null());
             c
         }
+        Tool::Export => {
+            let mut c = Command::new(f.h5prov);
+            c.arg("export")
+                .arg("--parquet")
+                .arg(f.export_dir)
+                .arg(f.set_dir)
+                .args(["--job", "bench", "--no-progress"])
+                .stdout(Stdio::null());
+            c
+        }
+        Tool::ReportParquet => {
+            let mut c = Command::new(f.h5prov);
+            c.arg("report")
+                .arg(f.export_dir)
+                .args(["--no-progress", "--json"])
+                .stdout(File::create(f.runs_dir.join("h5prov-report-parquet.json"))?);
+            c
+        }
+        Tool::DuckDb => {
+            let mut c = Command::new(f.duckdb_python.unwrap_or("python3"));
+            c.arg(f.script.with_file_name("duckdb_hot.py"))
+                .arg("--json")
+                .arg(f.runs_dir.join("duckdb.json"))
+                .arg(f.export_dir)
+                .arg(f.recipes)
+                .stdout(Stdio::null());
+            c
+        }
     };
     cmd.stdin(Stdio::null()).stderr(File::create(&err_log)?);
     let m = run_measured(&mut cmd, tool.name(), Some(&err_log))?;
-    let self_seconds = (tool == Tool::Pandas)
-        .then(|| pandas_seconds(&fs::read_to_string(&err_log).unwrap_or_default()))
+    let self_seconds = matches!(tool, Tool::Pandas | Tool::DuckDb)
+        .then(|| script_seconds(&fs::read_to_string(&err_log).unwrap_or_default()))
         .flatten();
     Ok(RawTiming {
         tool: tool.name().to_string(),
@@ -612,12 +955,13 @@ fn run_tool(
     })
 }
 
-/// The `seconds=` of the script's `pandas: records=... seconds=...` line.
-fn pandas_seconds(stderr: &str) -> Option<f64> {
+/// The `seconds=` of the script's `pandas: records=... seconds=...` (or `duckdb: ...`)
+/// line.
+fn script_seconds(stderr: &str) -> Option<f64> {
     stderr
         .lines()
         .rev()
-        .find(|l| l.starts_with("pandas:"))?
+        .find(|l| l.starts_with("pandas:") || l.starts_with("duckdb:"))?
         .split_whitespace()
         .find_map(|kv| kv.strip_prefix("seconds="))?
         .parse()
@@ -809,7 +1153,9 @@ pub fn markdown(r: &AnalyzerReport) -> String {
         s,
         "- made from real h5prov runs through `libh5prov.so`: {}; file i holds the first \
          records of source process i mod {}, copied byte for byte except the rank/pid columns \
-         (rank i, pid {}+i), with its objects and meta files (rank, pid, world size adjusted)",
+         (rank i, pid {}+i), with the objects rows of the objects those records touch (that \
+         started before the last of them ended) and its meta file (rank, pid, world size, \
+         records adjusted)",
         sources.join(" and "),
         r.set.source.order().len(),
         traceset::PID_BASE
@@ -838,7 +1184,7 @@ pub fn markdown(r: &AnalyzerReport) -> String {
     );
     let _ = writeln!(
         s,
-        "| tool | seconds | records/s | peak RSS MB | pandas' own seconds |"
+        "| tool | seconds | records/s | peak RSS MB | script's own seconds |"
     );
     let _ = writeln!(s, "|---|---|---|---|---|");
     for t in &r.tools {
@@ -872,6 +1218,68 @@ pub fn markdown(r: &AnalyzerReport) -> String {
                 .as_ref()
                 .map_or_else(|| "–".to_string(), |x| x.fmt(2))
         );
+    }
+    let p = &r.parquet;
+    let _ = writeln!(s, "\n## Parquet export and DuckDB\n");
+    let _ = writeln!(
+        s,
+        "- Parquet `records/` table: **{:.1} bytes per record** against {:.1} for the CSV \
+         traces ({:.1}× smaller; {:.0} MB against {:.0} MB; the whole export with objects, \
+         processes and files: {:.0} MB)",
+        p.parquet_bytes_per_record,
+        p.csv_bytes_per_record,
+        p.csv_bytes_per_record / p.parquet_bytes_per_record.max(f64::MIN_POSITIVE),
+        p.records_bytes as f64 / 1e6,
+        p.csv_trace_bytes as f64 / 1e6,
+        p.export_bytes as f64 / 1e6
+    );
+    for t in r
+        .tools
+        .iter()
+        .filter(|t| t.tool == Tool::Export.name() || t.tool == Tool::ReportParquet.name())
+    {
+        let _ = writeln!(
+            s,
+            "- {}: **{:.2} s**, peak RSS {:.0} MB",
+            t.tool, t.seconds.median, t.peak_rss_mb.max
+        );
+    }
+    let _ = writeln!(
+        s,
+        "- `h5prov report` of the export: {}",
+        if p.report_agrees {
+            "same operations (count, total) as of the traces"
+        } else {
+            "**DIFFERS** from the report of the traces"
+        }
+    );
+    match (&p.duckdb, &p.duckdb_skipped) {
+        (Some(d), _) => {
+            let _ = writeln!(
+                s,
+                "- DuckDB {} hot-function query (`hot_functions_all_jobs`): **{:.2} s** \
+                 (process with interpreter and import: {:.2} s) against `h5prov report` \
+                 {:.2} s: {:.1}× ; {} ({} operations, count and total per operation)",
+                d.version,
+                d.query_s,
+                d.wall_s,
+                d.report_s,
+                d.report_s / d.query_s,
+                if d.agrees {
+                    "**agrees** with `h5prov report --json`"
+                } else {
+                    "**DISAGREES** with `h5prov report --json`"
+                },
+                d.ops
+            );
+            for m in &d.mismatches {
+                let _ = writeln!(s, "  - {m}");
+            }
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(s, "- DuckDB skipped: {why}");
+        }
+        (None, None) => {}
     }
     let a = &r.agreement;
     let _ = writeln!(s, "\n## Agreement\n");
@@ -970,7 +1378,8 @@ mod tests {
     #[test]
     fn reads_pandas_seconds() {
         let e = "warning\npandas: records=10 files=1 seconds=1.250 records_per_s=8\n";
-        assert_eq!(pandas_seconds(e), Some(1.25));
-        assert_eq!(pandas_seconds("nothing"), None);
+        assert_eq!(script_seconds(e), Some(1.25));
+        assert_eq!(script_seconds("duckdb: rows=3 seconds=0.5\n"), Some(0.5));
+        assert_eq!(script_seconds("nothing"), None);
     }
 }

@@ -55,12 +55,18 @@ struct AnalyzerArgs {
     /// Time the analyzer only (no pandas run, no agreement check).
     #[arg(long)]
     no_pandas: bool,
-    /// Python interpreter with pandas.
+    /// Python interpreter with pandas (and duckdb, for the DuckDB line; skipped with a
+    /// message when it cannot import duckdb).
     #[arg(long, default_value = "python3")]
     python: String,
     /// Make the source traces and the set again even when cached.
     #[arg(long)]
     regenerate: bool,
+    /// Only make (or find) the trace set, then exit: the benchmark runs this as a child
+    /// process, so that the memory of making the set is not counted in the measured
+    /// programs' peak RSS (Linux adds the parent's RSS at `exec` to a child's).
+    #[arg(long, hide = true)]
+    prepare_set: bool,
     /// Directory holding libh5prov.so (writes the source traces) [default: <repo>/.deps/plugins].
     #[arg(long)]
     plugin_path: Option<PathBuf>,
@@ -246,8 +252,12 @@ fn analyzer_settings(a: AnalyzerArgs) -> Result<AnalyzerSettings, BenchError> {
                 "{e}; or pass --no-pandas to time the analyzer only"
             ))
         })?;
-        Some(a.python)
+        Some(a.python.clone())
     };
+    let duckdb_python = analyzer::duckdb_version(&a.python).map(|_| a.python.clone());
+    if let Err(e) = &duckdb_python {
+        eprintln!("h5prov-bench: DuckDB line skipped: {e}");
+    }
     let rounds = a.rounds.unwrap_or(if a.quick { 2 } else { 3 });
     if rounds == 0 {
         return Err(BenchError::new("--rounds must be at least 1"));
@@ -272,6 +282,7 @@ fn analyzer_settings(a: AnalyzerArgs) -> Result<AnalyzerSettings, BenchError> {
         }),
         rounds,
         python,
+        duckdb_python,
         quick: a.quick,
         regenerate: a.regenerate,
     })
@@ -296,7 +307,12 @@ fn run_analyzer(s: &AnalyzerSettings) -> Result<(), BenchError> {
 
 fn main_inner(cli: Cli) -> Result<(), BenchError> {
     if let Some(Cmd::Analyzer(a)) = cli.cmd {
-        return run_analyzer(&analyzer_settings(a)?);
+        let prepare = a.prepare_set;
+        let s = analyzer_settings(a)?;
+        if prepare {
+            return analyzer::prepare_set(&s, &mut |line| eprintln!("{line}")).map(|_| ());
+        }
+        return run_analyzer(&s);
     }
     let all = cli.run.all;
     if all && cli.run.mpi {

@@ -9,7 +9,10 @@
 //! 2. **Set**: output file `i` of `F` is the first `N/F` rows of source process
 //!    `i mod S` (sources alternate between the two workloads), copied byte for byte except
 //!    the `rank` and `pid` columns, which become `i` and [`PID_BASE`]` + i`. The process's
-//!    `.objects.csv` is copied with the same rewrite and its `.meta.json` with `rank`,
+//!    `.objects.csv` is copied with the same rewrite, keeping the rows of the objects
+//!    (`kind`, `file`, `path`) that the copied records touch and that start (`first_ns`)
+//!    before the last copied record ends (at 4096 files a file holds a few thousand
+//!    records, not the whole source run), and its `.meta.json` with `rank`,
 //!    `pid` and `world_size` (= `F`) set; the files are named
 //!    `h5prov-r<i>-p<pid>.{trace.csv,objects.csv,meta.json}`. No row is repeated and no
 //!    other field is made up, so the analyzer sees `F` distinct ranks of real records.
@@ -17,6 +20,7 @@
 //! A set is reused when its manifest names the same record and file counts, generator
 //! version and source (plugin content hash and workload sizes) and its files are intact.
 
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -28,7 +32,7 @@ use crate::proc::{run_group, Launch};
 use crate::BenchError;
 
 /// Version of the generator; a cached source or set written by another version is rebuilt.
-pub const GENERATOR_VERSION: u32 = 1;
+pub const GENERATOR_VERSION: u32 = 3;
 
 /// The pid written for output file `i` is `PID_BASE + i` (real pids are kept nowhere, so
 /// two copies of one source process do not look like the same process).
@@ -574,6 +578,20 @@ pub fn rewrite_identity(
     max_rows: u64,
     out: &mut Vec<u8>,
 ) -> Result<u64, String> {
+    rewrite_rows(data, rank_col, rank, pid, max_rows, out, |_, _| true)
+}
+
+/// [`rewrite_identity`] of the rows `keep` accepts (called with the row and its fields'
+/// byte ranges; rows it refuses are neither copied nor counted).
+pub fn rewrite_rows(
+    data: &[u8],
+    rank_col: usize,
+    rank: i64,
+    pid: u32,
+    max_rows: u64,
+    out: &mut Vec<u8>,
+    mut keep: impl FnMut(&[u8], &[(usize, usize)]) -> bool,
+) -> Result<u64, String> {
     let mut recs = Records::new(data);
     let header = recs.next().ok_or("empty file")?;
     out.extend_from_slice(header);
@@ -598,6 +616,9 @@ pub fn rewrite_identity(
         if num(rs, re).is_none() || num(ps, pe).is_none() {
             return Err(format!("row {}: rank/pid are not numbers", rows + 1));
         }
+        if !keep(rec, &f) {
+            continue;
+        }
         out.extend_from_slice(&rec[..rs]);
         out.extend_from_slice(rank_s.as_bytes());
         out.push(b',');
@@ -607,6 +628,42 @@ pub fn rewrite_identity(
         rows += 1;
     }
     Ok(rows)
+}
+
+/// Index of column `name` of a CSV header.
+fn column(data: &[u8], path: &Path, name: &[u8]) -> Result<usize, BenchError> {
+    let header = Records::new(data).next().unwrap_or_default();
+    let mut f = Vec::new();
+    fields(header, &mut f);
+    f.iter()
+        .position(|&(s, e)| &header[s..e] == name)
+        .ok_or_else(|| {
+            BenchError::new(format!(
+                "{}: the header has no {} column",
+                path.display(),
+                String::from_utf8_lossy(name)
+            ))
+        })
+}
+
+/// Indexes of the `kind`, `file` and `path` columns of a CSV header.
+fn object_columns(data: &[u8], path: &Path) -> Result<[usize; 3], BenchError> {
+    Ok([
+        column(data, path, b"kind")?,
+        column(data, path, b"file")?,
+        column(data, path, b"path")?,
+    ])
+}
+
+/// The `kind,file,path` bytes of a row (fields as [`fields`] found them).
+fn object_key(rec: &[u8], f: &[(usize, usize)], cols: [usize; 3], key: &mut Vec<u8>) {
+    key.clear();
+    for c in cols {
+        if let Some(&(s, e)) = f.get(c) {
+            key.extend_from_slice(&rec[s..e]);
+        }
+        key.push(0);
+    }
 }
 
 /// Index of the `rank` column, checking that `pid` follows it.
@@ -623,6 +680,71 @@ fn rank_column(data: &[u8], path: &Path) -> Result<usize, BenchError> {
             String::from_utf8_lossy(header)
         ))),
     }
+}
+
+/// A source process's first records and the objects rows they touch: the text of a
+/// trace file and of an objects file.
+type Part = (Vec<u8>, Vec<u8>);
+
+/// The first `want` records of source process `src` (its trace file's header and rows)
+/// and the rows of its objects file whose object (`kind`, `file`, `path`) those records
+/// touch and whose `first_ns` is before the end of the last of them, both with the
+/// source's rank and pid.
+fn source_part(src: &Path, want: u64) -> Result<Part, BenchError> {
+    let mut touched: HashSet<Vec<u8>> = HashSet::new();
+    let mut end_ns = 0u64;
+    let mut key = Vec::new();
+    let mut out = [Vec::new(), Vec::new()];
+    for (k, ext) in ["trace.csv", "objects.csv"].into_iter().enumerate() {
+        let name = src.file_name().unwrap_or_default().to_string_lossy();
+        let from = src.with_file_name(format!("{name}.{ext}"));
+        let data = fs::read(&from).map_err(ctx(&from))?;
+        let col = rank_column(&data, &from)?;
+        let cols = object_columns(&data, &from)?;
+        let times = if k == 0 {
+            [
+                column(&data, &from, b"start_ns")?,
+                column(&data, &from, b"total_ns")?,
+            ]
+        } else {
+            [column(&data, &from, b"first_ns")?; 2]
+        };
+        let max = if k == 0 { want } else { u64::MAX };
+        // Rank and pid are kept: the rows are only selected here.
+        let mut f = Vec::new();
+        let (rank, pid) = {
+            let rec = Records::new(&data).nth(1).unwrap_or_default();
+            fields(rec, &mut f);
+            let num = |c: usize| {
+                f.get(c)
+                    .and_then(|&(s, e)| std::str::from_utf8(&rec[s..e]).ok())
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .unwrap_or(0)
+            };
+            (num(col), num(col + 1) as u32)
+        };
+        rewrite_rows(&data, col, rank, pid, max, &mut out[k], |rec, f| {
+            let num = |c: usize| {
+                f.get(c)
+                    .and_then(|&(s, e)| std::str::from_utf8(&rec[s..e]).ok())
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            object_key(rec, f, cols, &mut key);
+            if k == 0 {
+                end_ns = end_ns.max(num(times[0]).saturating_add(num(times[1])));
+                if !touched.contains(&key) {
+                    touched.insert(key.clone());
+                }
+                true
+            } else {
+                touched.contains(&key) && num(times[0]) <= end_ns
+            }
+        })
+        .map_err(|e| BenchError::new(format!("{}: {e}", from.display())))?;
+    }
+    let [trace, objects] = out;
+    Ok((trace, objects))
 }
 
 /// Copies the set from the source into `set_dir` (via a temporary directory).
@@ -648,6 +770,8 @@ fn make_set(
     let mut per_file = Vec::with_capacity(spec.files);
     let (mut bytes, mut trace_bytes) = (0u64, 0u64);
     let mut buf = Vec::new();
+    let mut parts: HashMap<(usize, usize, u64), Part> = HashMap::new();
+    let every = (spec.files / 16).max(16);
     for i in 0..spec.files {
         let (ri, rank) = order[i % order.len()];
         let run = &source.runs[ri];
@@ -656,14 +780,18 @@ fn make_set(
         let pid = PID_BASE + i as u32;
         let stem = format!("h5prov-r{i}-p{pid}");
         let want = quota(spec.records, spec.files, i);
+        // The source's first `want` records and the objects rows they touch, prepared
+        // once per source and quota (replicas of a source differ only in rank and pid).
+        let part = match parts.entry((ri, rank, want)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(source_part(&src, want)?),
+        };
         let (mut copied, mut record_bytes) = (0, 0u64);
-        for ext in ["trace.csv", "objects.csv"] {
+        for (ext, data) in [("trace.csv", &part.0), ("objects.csv", &part.1)] {
             let from = src.with_file_name(format!("{src_stem}.{ext}"));
-            let data = fs::read(&from).map_err(ctx(&from))?;
-            let col = rank_column(&data, &from)?;
-            let max = if ext == "trace.csv" { want } else { u64::MAX };
+            let col = rank_column(data, &from)?;
             buf.clear();
-            let rows = rewrite_identity(&data, col, i as i64, pid, max, &mut buf)
+            let rows = rewrite_identity(data, col, i as i64, pid, u64::MAX, &mut buf)
                 .map_err(|e| BenchError::new(format!("{}: {e}", from.display())))?;
             let to = tmp.join(format!("{stem}.{ext}"));
             fs::write(&to, &buf).map_err(ctx(&to))?;
@@ -701,7 +829,7 @@ fn make_set(
             source: format!("{}/{src_stem}", run.workload),
             records: copied,
         });
-        if (i + 1) % 16 == 0 || i + 1 == spec.files {
+        if (i + 1) % every == 0 || i + 1 == spec.files {
             progress(&format!(
                 "[analyzer] copied {}/{} process files ({:.0} MB)",
                 i + 1,

@@ -552,11 +552,13 @@ pub fn load(
             progress(n);
         }
     }
+    // One accumulator per part, all on the same object tables.
+    let handles: Vec<Accumulator> = parts.iter().map(|_| acc.sharing()).collect();
     let results: Vec<Result<(Accumulator, BTreeSet<String>), Error>> = parts
         .par_iter()
+        .zip(handles)
         .with_max_len(1)
-        .map(|(p, n, is_records)| {
-            let mut a = Accumulator::default();
+        .map(|((p, n, is_records), mut a)| {
             let seen = if *is_records {
                 read_records(&mut a, p, &diags)?
             } else {

@@ -139,7 +139,10 @@ fn quick_analyzer_benchmark_writes_reports_that_agree() {
 
     let text = std::fs::read_to_string(out_dir.join("analyzer.json")).expect("analyzer.json");
     let v: serde_json::Value = serde_json::from_str(&text).expect("analyzer.json parses");
-    assert_eq!(v["report_version"], 1);
+    assert_eq!(
+        v["report_version"],
+        h5prov_bench::analyzer::ANALYZER_REPORT_VERSION
+    );
     assert_eq!(v["quick"], true);
     assert_eq!(v["records"], 200_000);
     assert_eq!(v["files"], 4);

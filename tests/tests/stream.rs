@@ -21,8 +21,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 const RANKS: usize = 4;
-/// ~4 s under mpirun on 2 cores: long enough for scrapes (every 1 s) during the run.
-const VPIC_ARGS: [&str; 6] = ["-d", ".", "-p", "1024", "-t", "300"];
+/// Seconds under mpirun on 2 cores, even on an idle machine: long enough for several
+/// scrapes (every 1 s) during the run.
+const VPIC_ARGS: [&str; 6] = ["-d", ".", "-p", "1024", "-t", "1000"];
 
 /// Kills a child when dropped (a failed assertion leaves no collector or Prometheus).
 struct Guard(Child);
@@ -195,6 +196,20 @@ fn prometheus(dir: &Path, target: &str) -> (Guard, String) {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
             "prometheus not ready: {}",
+            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Ready is not scraping: wait for the first successful scrape of the collector, so
+    // that a short job is not over before Prometheus looks.
+    let t0 = Instant::now();
+    while promql(&addr, r#"up{job="h5prov"}"#)
+        .first()
+        .is_none_or(|(_, v)| *v < 1.0)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "prometheus never scraped the collector: {}",
             std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(200));

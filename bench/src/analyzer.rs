@@ -796,8 +796,13 @@ fn dir_bytes(dir: &Path) -> u64 {
 
 /// `op -> (count, total_ns)` of a `--json` report's `ops`.
 fn report_ops(report: &serde_json::Value) -> BTreeMap<String, (u64, u64)> {
-    report["ops"]
-        .as_array()
+    op_totals(&report["ops"])
+}
+
+/// `op -> (count, total_ns)` of an array of `{op, count, total_ns}` rows (a report's
+/// `ops`, DuckDB's `hot`).
+fn op_totals(rows: &serde_json::Value) -> BTreeMap<String, (u64, u64)> {
+    rows.as_array()
         .map(|a| {
             a.iter()
                 .map(|r| {
@@ -842,22 +847,7 @@ fn parquet_summary(
     };
     if let (Some(version), Some(run)) = (duckdb_version, duckdb_run) {
         let hot = read_value(&f.runs_dir.join("duckdb.json"))?;
-        let got: BTreeMap<String, (u64, u64)> = hot["hot"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|r| {
-                        (
-                            r["op"].as_str().unwrap_or_default().to_string(),
-                            (
-                                r["count"].as_u64().unwrap_or(0),
-                                r["total_ns"].as_u64().unwrap_or(0),
-                            ),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let got = op_totals(&hot["hot"]);
         let mut bad = Vec::new();
         for (op, a) in &ops {
             match got.get(op) {

@@ -1073,6 +1073,9 @@ pub struct FileAccess {
     pub align: Option<(u64, u64)>,
     /// The file system (`lustre`, `gpfs`, `ext4`, ...), the smallest name recorded.
     pub fs: String,
+    /// The chunk cache its FAPL set (`H5Pset_cache`; the rows' `cache`), `(slots, bytes)`,
+    /// the largest recorded (0 when none): what a dataset opened without its own gets.
+    pub chunk_cache: (u64, u64),
 }
 
 impl FileAccess {
@@ -1090,6 +1093,10 @@ impl FileAccess {
             mpio_procs: BTreeSet::new(),
             align,
             fs: o.fs.clone(),
+            chunk_cache: (
+                crate::insights_dataset::cache_part(&o.cache, 0),
+                crate::insights_dataset::cache_part(&o.cache, 1),
+            ),
         });
     }
 
@@ -1109,6 +1116,10 @@ impl FileAccess {
         if self.fs.is_empty() || (!o.fs.is_empty() && o.fs < self.fs) {
             self.fs = o.fs;
         }
+        self.chunk_cache = (
+            self.chunk_cache.0.max(o.chunk_cache.0),
+            self.chunk_cache.1.max(o.chunk_cache.1),
+        );
     }
 }
 

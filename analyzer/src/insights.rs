@@ -326,7 +326,7 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
     }
 
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
-    crate::insights_dataset::detect(rep, &agg.datasets_io, th, &mut out);
+    crate::insights_dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
     // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.
     crate::insights_mpi::detect(rep, agg, th, &mut out);
 

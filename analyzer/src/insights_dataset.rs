@@ -9,7 +9,7 @@
 //! ([`DatasetsIo::add_summary`]), merged commutatively like the rest of the aggregate
 //! ([`DatasetsIo::merge`]).
 
-use crate::aggregate::SizeHist;
+use crate::aggregate::{FileAccess, SizeHist};
 use crate::analysis::Report;
 use crate::insights::{severity_for_share, Insight, Level, Thresholds};
 use crate::record::{OpClass, RecordRef};
@@ -199,10 +199,6 @@ pub struct DatasetsIo {
     /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
     /// buckets of [`SizeHist`]), ns.
     pub size_ns: [Vec<u64>; 2],
-    /// Per container file: the chunk cache its FAPL set (`H5Pset_cache`; the `cache` of
-    /// its `file` rows), `(slots, bytes)`, the largest recorded: what a dataset opened
-    /// without its own gets.
-    pub file_cache: BTreeMap<String, (u64, u64)>,
 }
 
 /// Adds the datasets of one file into another's.
@@ -246,10 +242,6 @@ impl DatasetsIo {
         }
         add_dense(&mut self.size_ns[0], &o.size_ns[0]);
         add_dense(&mut self.size_ns[1], &o.size_ns[1]);
-        for (f, c) in o.file_cache {
-            let e = self.file_cache.entry(f).or_default();
-            *e = (e.0.max(c.0), e.1.max(c.1));
-        }
     }
 
     /// `((file, path), dataset)` of every dataset, sorted by file, then path.
@@ -266,19 +258,6 @@ impl DatasetsIo {
 
     /// Adds what one objects row says about its dataset's storage.
     pub fn add_summary(&mut self, o: &ObjectSummary) {
-        // `nslots:nbytes:w0`; a part left to the file (`-`) or missing reads as 0.
-        let part = |i: usize| {
-            o.cache
-                .split(':')
-                .nth(i)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        if o.kind == "file" && !o.cache.is_empty() {
-            let e = self.file_cache.entry(o.file.clone()).or_default();
-            *e = (e.0.max(part(0)), e.1.max(part(1)));
-            return;
-        }
         if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
             return;
         }
@@ -289,8 +268,8 @@ impl DatasetsIo {
             ..Default::default()
         };
         if !o.chunk.is_empty() {
-            d.cache_slots = part(0);
-            d.cache_bytes = part(1);
+            d.cache_slots = cache_part(&o.cache, 0);
+            d.cache_bytes = cache_part(&o.cache, 1);
         }
         let file = match self.datasets.get_mut(o.file.as_str()) {
             Some(f) => f,
@@ -460,7 +439,6 @@ impl Recorder {
         DatasetsIo {
             datasets,
             size_ns: self.size_ns,
-            file_cache: BTreeMap::new(),
         }
     }
 }
@@ -538,7 +516,21 @@ impl Geometry<'_> {
     }
 }
 
-fn geometries<'a>(rep: &'a Report, dio: &'a DatasetsIo) -> Vec<Geometry<'a>> {
+/// Part `i` of a `cache` field (`nslots:nbytes:w0`, [`crate::aggregate::FileAccess`] and
+/// dataset rows); a part left to the file (`-`) or missing reads as 0.
+pub fn cache_part(cache: &str, i: usize) -> u64 {
+    cache
+        .split(':')
+        .nth(i)
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
+fn geometries<'a>(
+    rep: &'a Report,
+    dio: &'a DatasetsIo,
+    files: &BTreeMap<String, FileAccess>,
+) -> Vec<Geometry<'a>> {
     let rows: BTreeMap<(&str, &str), &crate::analysis::DatasetRow> = rep
         .datasets
         .iter()
@@ -553,7 +545,7 @@ fn geometries<'a>(rep: &'a Report, dio: &'a DatasetsIo) -> Vec<Geometry<'a>> {
                 return None;
             }
             let chunk_bytes = chunk.iter().product::<u64>().saturating_mul(row.type_size);
-            let file_cache = dio.file_cache.get(f).copied().unwrap_or((0, 0));
+            let file_cache = files.get(f).map_or((0, 0), |a| a.chunk_cache);
             let nchunks = dims
                 .iter()
                 .zip(&chunk)
@@ -615,9 +607,15 @@ fn push_weighed(
 }
 
 /// Runs the dataset rules, appending their findings to `out`.
-pub fn detect(rep: &Report, dio: &DatasetsIo, th: &Thresholds, out: &mut Vec<Insight>) {
+pub fn detect(
+    rep: &Report,
+    dio: &DatasetsIo,
+    files: &BTreeMap<String, FileAccess>,
+    th: &Thresholds,
+    out: &mut Vec<Insight>,
+) {
     let call_ns = rep.run.call_ns.max(1) as f64;
-    let geo = geometries(rep, dio);
+    let geo = geometries(rep, dio, files);
 
     // Chunks too small for the access.
     let mut hits: Vec<(u64, String)> = Vec::new();

@@ -795,6 +795,16 @@ pub fn insights_of(
         })
         .collect();
     found.sort();
+    // Every finding a fixture gives is documented: a `## ` heading of docs/INSIGHTS.md
+    // names its code.
+    let docs = std::fs::read_to_string(repo().join("docs/INSIGHTS.md")).expect("docs/INSIGHTS.md");
+    for (code, _) in &found {
+        assert!(
+            docs.lines()
+                .any(|l| l.starts_with("## ") && l.contains(&format!("`{code}`"))),
+            "insight `{code}` has no section in docs/INSIGHTS.md"
+        );
+    }
     found
 }
 

@@ -350,6 +350,11 @@ impl Collector {
                 }
             }
         }
+        // The sender is done: what it sent is in the files now, not at the next periodic
+        // flush.
+        if let Some(out) = &self.out {
+            let _ = out.lock().unwrap_or_else(|e| e.into_inner()).flush();
+        }
         self.metrics.open.dec();
     }
 

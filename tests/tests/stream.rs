@@ -360,18 +360,25 @@ fn prometheus_scrapes_the_collector_while_an_mpi_job_streams() {
     );
     assert_eq!(hist as u64, count["dataset.write"]);
     assert_eq!(scalar(&prom, "h5prov_stream_malformed_total"), 0.0);
-    // The collector's files hold every event.
-    let collected: usize = h5prov_tests::files_with_suffix(&dir.join("collected"), ".jsonl")
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .unwrap()
-                .lines()
-                .filter(|l| l.contains("\"type\":\"event\""))
-                .count()
-        })
-        .sum();
-    assert_eq!(collected as u64, total);
+    // The collector's files hold every event: it writes each one after counting it, and
+    // flushes when a sender's connection ends (and every second).
+    let collected = || -> u64 {
+        h5prov_tests::files_with_suffix(&dir.join("collected"), ".jsonl")
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| l.contains("\"type\":\"event\""))
+                    .count() as u64
+            })
+            .sum()
+    };
+    let t0 = Instant::now();
+    while collected() != total && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(collected(), total, "events in the collector's --out files");
 }
 
 #[test]

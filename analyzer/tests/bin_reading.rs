@@ -6,7 +6,7 @@
 mod common;
 use common::h5prov;
 use h5prov_analyzer::read::{bin_trace, ReadOptions};
-use h5prov_format::{TraceRecord, TraceRecordRef};
+use h5prov_format::{BinEncoder, TraceRecord, TraceRecordRef};
 use std::path::Path;
 
 fn records() -> Vec<TraceRecord> {
@@ -31,12 +31,13 @@ fn records() -> Vec<TraceRecord> {
 
 /// The file's bytes and the offset where each record starts.
 fn encode(recs: &[TraceRecord]) -> (Vec<u8>, Vec<usize>) {
-    let mut out = Vec::new();
+    let (mut out, mut enc) = (Vec::new(), BinEncoder::default());
     TraceRecordRef::write_bin_header(&mut out);
     let mut starts = Vec::new();
     for r in recs {
-        starts.push(out.len());
-        r.borrowed().write_bin(&mut out);
+        // The first record follows its block's 4-byte start.
+        starts.push(out.len() + if starts.is_empty() { 4 } else { 0 });
+        r.borrowed().write_bin(&mut out, &mut enc);
     }
     (out, starts)
 }
@@ -56,12 +57,14 @@ fn a_file_cut_inside_its_last_record_keeps_every_earlier_record() {
     let recs = records();
     let (data, starts) = encode(&recs);
     let last = *starts.last().unwrap();
+    // The data (what `bytes_written` counts) starts with the block's 4-byte start.
+    let data_start = starts[0] - 4;
     let p = tmp.join("h5prov-r0-p7.trace.bin");
     // Whole: no truncation, bytes of the records counted.
     std::fs::write(&p, &data).unwrap();
     let (got, d) = read(&p).unwrap();
     assert_eq!((got, d.truncated_line), (recs.clone(), None));
-    assert_eq!(d.data_bytes, (data.len() - starts[0]) as u64);
+    assert_eq!(d.data_bytes, (data.len() - data_start) as u64);
     for cut in last + 1..data.len() {
         std::fs::write(&p, &data[..cut]).unwrap();
         let (got, d) = read(&p).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
@@ -73,13 +76,13 @@ fn a_file_cut_inside_its_last_record_keeps_every_earlier_record() {
             "cut at {cut}"
         );
         assert_eq!(d.rows, recs.len() as u64 - 1);
-        assert_eq!(d.data_bytes, (last - starts[0]) as u64);
+        assert_eq!(d.data_bytes, (last - data_start) as u64);
     }
     // Cut at a record boundary: nothing truncated.
     std::fs::write(&p, &data[..last]).unwrap();
     assert_eq!(read(&p).unwrap().1.truncated_line, None);
     // Cut inside the header: no records, a truncated first line; empty: nothing at all.
-    for cut in [1, 8, 11, 12, starts[0] - 1] {
+    for cut in [1, 8, 11, 12, starts[0] - 5] {
         std::fs::write(&p, &data[..cut]).unwrap();
         let (got, d) = read(&p).unwrap();
         assert!(got.is_empty());
@@ -128,19 +131,20 @@ fn a_corrupt_length_is_an_error_naming_file_and_offset() {
         )) && e.contains("runs past the end of the file"),
         "{e}"
     );
-    // Non-UTF-8 text: the column is named, as in CSV.
+    // Non-UTF-8 text: the column is named, as in CSV. (Each record's path is new text in
+    // its block; its op, given an id in the first record, is not written again.)
     let mut d = data.clone();
-    let op = starts[2]
+    let path = starts[2]
         + d[starts[2]..]
-            .windows(13)
-            .position(|w| w == b"dataset.write")
+            .windows(4)
+            .position(|w| w == b"/d2\n")
             .unwrap();
-    d[op] = 0xff;
+    d[path] = 0xff;
     std::fs::write(&p, &d).unwrap();
     let e = read(&p).unwrap_err();
     assert!(
         e.ends_with(&format!(
-            ":4: malformed row: record at byte offset {}: column `op`: not valid UTF-8 \
+            ":4: malformed row: record at byte offset {}: column `path`: not valid UTF-8 \
              (rerun with --lenient to count and skip malformed rows)",
             starts[2]
         )),

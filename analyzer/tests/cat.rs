@@ -33,8 +33,9 @@ fn a_binary_trace_prints_as_the_csv_of_the_same_records() {
         format!("{}\n", TRACE_COLUMNS.join(",")).into_bytes(),
     );
     h5prov_format::TraceRecordRef::write_bin_header(&mut bin);
+    let mut enc = h5prov_format::BinEncoder::default();
     for r in records() {
-        r.borrowed().write_bin(&mut bin);
+        r.borrowed().write_bin(&mut bin, &mut enc);
         r.borrowed().write_csv(&mut csv);
     }
     let path = dir.join("h5prov-r0-p7.trace.bin");
@@ -75,7 +76,8 @@ fn objects_files_print_too_and_roles_are_not_mixed() {
         format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes(),
     );
     h5prov_format::ObjectSummaryRef::write_bin_header(&mut bin);
-    o.borrowed().write_bin(&mut bin);
+    o.borrowed()
+        .write_bin(&mut bin, &mut h5prov_format::BinEncoder::default());
     o.borrowed().write_csv(&mut csv);
     let objects = dir.join("h5prov-r1-p9.objects.bin");
     std::fs::write(&objects, &bin).unwrap();

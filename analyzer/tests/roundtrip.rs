@@ -81,10 +81,14 @@ fn trace_records_round_trip_through_the_encoders_and_the_readers() {
     let mut jsonl = Vec::new();
     let mut bin = Vec::new();
     h5prov_format::TraceRecordRef::write_bin_header(&mut bin);
-    for r in &recs {
+    let mut enc = h5prov_format::BinEncoder::default();
+    for (i, r) in recs.iter().enumerate() {
         r.borrowed().write_csv(&mut csv);
         r.borrowed().write_jsonl(&mut jsonl);
-        r.borrowed().write_bin(&mut bin);
+        r.borrowed().write_bin(&mut bin, &mut enc);
+        if i % 3 == 2 {
+            enc.new_block(); // as the connector's buffer is written out
+        }
     }
     let opts = ReadOptions::default();
     let mut got = Vec::new();
@@ -165,10 +169,14 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
     let mut jsonl = Vec::new();
     let mut bin = Vec::new();
     h5prov_format::ObjectSummaryRef::write_bin_header(&mut bin);
-    for o in &rows {
+    let mut enc = h5prov_format::BinEncoder::default();
+    for (i, o) in rows.iter().enumerate() {
         o.borrowed().write_csv(&mut csv);
         o.borrowed().write_jsonl(&mut jsonl);
-        o.borrowed().write_bin(&mut bin);
+        o.borrowed().write_bin(&mut bin, &mut enc);
+        if i % 3 == 2 {
+            enc.new_block();
+        }
     }
     let opts = ReadOptions::default();
     for (name, body, enc) in [

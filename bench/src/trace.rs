@@ -39,23 +39,14 @@ fn count_lines(path: &Path) -> io::Result<u64> {
 }
 
 /// Counts the whole records of a binary trace file: the length prefixes after the header
-/// (magic, `u32` LE header length, header).
+/// (magic, `u32` LE header length, header), as the connector counts its buffered ones.
 fn count_bin_records(path: &Path) -> io::Result<u64> {
     let data = fs::read(path)?;
-    let le = |p: usize| {
-        data.get(p..p + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    let Some(h) = data.get(8..12) else {
+        return Ok(0);
     };
-    let Some(h) = le(8) else { return Ok(0) };
-    let (mut p, mut n) = (12 + h, 0);
-    while let Some(l) = le(p) {
-        if p + 4 + l > data.len() {
-            break;
-        }
-        p += 4 + l;
-        n += 1;
-    }
-    Ok(n)
+    let h = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+    Ok(h5prov_format::bin_records(data.get(12 + h..).unwrap_or(&[])))
 }
 
 /// Walks `dir` recursively. A missing directory counts as empty.

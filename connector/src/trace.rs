@@ -15,7 +15,8 @@ use crate::stream::{self, Stream};
 use crate::subops;
 use crate::tree::{Io, Kind, Node};
 use h5prov_format::{
-    ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS,
+    BinEncoder, ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION, OBJECT_COLUMNS,
+    TRACE_COLUMNS,
 };
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
@@ -192,7 +193,7 @@ pub struct Session {
     anchor_wall_ns: u64,
     trace: Option<Mutex<File>>,
     /// The objects file and its pending rows (written in blocks, not a syscall per row).
-    objects: Option<Mutex<(File, Vec<u8>)>>,
+    objects: Option<Mutex<Objects>>,
     meta: Option<Mutex<(File, ProcessMeta)>>,
     records: AtomicU64,
     bytes: AtomicU64,
@@ -216,9 +217,22 @@ pub struct Session {
     coll_md_writes: AtomicBool,
 }
 
+/// The objects file and its pending rows.
+struct Objects {
+    file: File,
+    /// Encoded rows, whole rows only.
+    buf: Vec<u8>,
+    /// The binary encoding's block (`format=bin`): one per write of `buf`.
+    bin: BinEncoder,
+}
+
 /// A thread's pending records: encoded bytes, whole records only.
 struct Chunk {
     buf: Vec<u8>,
+    /// The binary encoding's block (`format=bin`): one per write of `buf`.
+    bin: BinEncoder,
+    /// Time spent recording since the last drain, ns (the session's `self_ns` then).
+    self_ns: u64,
     /// Pending stream messages (`stream=`).
     stream: stream::ThreadBuf,
 }
@@ -227,6 +241,8 @@ impl Chunk {
     fn new(cap: usize) -> Chunk {
         Chunk {
             buf: Vec::with_capacity(cap),
+            bin: BinEncoder::default(),
+            self_ns: 0,
             stream: stream::ThreadBuf::default(),
         }
     }
@@ -301,11 +317,19 @@ impl Session {
     fn drain(&self, chunk: &mut Chunk) {
         self.write_trace(&chunk.buf);
         chunk.buf.clear();
+        chunk.bin.new_block();
+        self.self_ns
+            .fetch_add(std::mem::take(&mut chunk.self_ns), Ordering::Relaxed);
     }
 
     /// Writes the pending object summary rows.
-    fn drain_objects(&self, objects: &mut (File, Vec<u8>)) {
-        let (file, pending) = objects;
+    fn drain_objects(&self, objects: &mut Objects) {
+        let Objects {
+            file,
+            buf: pending,
+            bin,
+        } = objects;
+        bin.new_block();
         let done = self.objects_bytes.load(Ordering::Relaxed);
         if self
             .fsize_cap
@@ -536,7 +560,13 @@ pub fn start(cfg: &Config, info: &str) {
         anchor_mono_ns,
         anchor_wall_ns,
         trace: trace.map(Mutex::new),
-        objects: objects.map(|f| Mutex::new((f, Vec::new()))),
+        objects: objects.map(|file| {
+            Mutex::new(Objects {
+                file,
+                buf: Vec::new(),
+                bin: BinEncoder::default(),
+            })
+        }),
         meta: meta_file.map(|f| Mutex::new((f, meta))),
         records: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
@@ -891,19 +921,23 @@ impl Span {
         if self.lvl == Level::Summary || self.lvl < min {
             return;
         }
-        let batch = u64::from(ev.batch.max(1));
+        // A multi-dataset call's records share its time (a division only then: it costs
+        // tens of cycles).
+        let (total_ns, under_ns) = match u64::from(ev.batch.max(1)) {
+            1 => (total, under.min(total)),
+            b => (total / b, (under / b).min(total / b)),
+        };
         let io = ev.io.copied().unwrap_or_default();
         let mut mem_type = [0u8; 40];
-        // `seq` and `tid` are filled in by `emit`.
         let op = op_name(self.op, self.sub);
         let rec = TraceRecordRef {
-            seq: 0,
+            seq: s.records.fetch_add(1, Ordering::Relaxed),
             start_ns,
-            total_ns: total / batch,
-            under_ns: (under / batch).min(total / batch),
+            total_ns,
+            under_ns,
             rank: s.rank,
             pid: s.pid,
-            tid: 0,
+            tid: sink.map_or_else(sys::gettid, |(_, tid)| tid),
             op,
             kind: ev.node.map_or(ev.kind, |n| n.kind).name(),
             file: ev.node.map_or("", |n| &n.file_name),
@@ -929,9 +963,7 @@ impl Span {
             blocks: io.blocks,
             bbox: ev.bbox,
         };
-        emit(s, sink, op, &rec);
-        let spent = clock::ns_between(t3, clock::now());
-        s.self_ns.fetch_add(spent, Ordering::Relaxed);
+        emit(s, sink, op, &rec, t3);
     }
 }
 
@@ -982,20 +1014,27 @@ fn op_name(op: Op, sub: u32) -> &'static str {
 /// Appends one trace record in the session's format (the encoders are generated from the
 /// record table in `h5prov_format`).
 #[inline]
-fn encode(out: &mut Vec<u8>, format: Format, r: &TraceRecordRef<'_>) {
+fn encode(out: &mut Vec<u8>, bin: &mut BinEncoder, format: Format, r: &TraceRecordRef<'_>) {
     match format {
         Format::Csv => r.write_csv(out),
         Format::Jsonl => r.write_jsonl(out),
-        Format::Bin => r.write_bin(out),
+        Format::Bin => r.write_bin(out, bin),
     }
 }
 
-fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, op: &'static str, r: &TraceRecordRef<'_>) {
-    let seq = s.records.fetch_add(1, Ordering::Relaxed);
+/// Writes record `r` (its `seq` and `tid` filled in) to the trace file (through the
+/// thread's buffer when it has one), the stream and stderr, as configured; `t3` is when
+/// the callback's own work ended, for the time spent recording (`self_ns`).
+fn emit(
+    s: &Session,
+    sink: Option<(&Mutex<Chunk>, u64)>,
+    op: &'static str,
+    r: &TraceRecordRef<'_>,
+    t3: Tick,
+) {
     if s.cfg.to_stderr {
         let mut w = Vec::new();
-        let tid = sys::gettid();
-        encode(&mut w, Format::Csv, &TraceRecordRef { seq, tid, ..*r });
+        encode(&mut w, &mut BinEncoder::default(), Format::Csv, r);
         let _ = std::io::stderr().write_all(&w);
     }
     let to_file = s.cfg.to_file && s.trace.is_some();
@@ -1003,32 +1042,35 @@ fn emit(s: &Session, sink: Option<(&Mutex<Chunk>, u64)>, op: &'static str, r: &T
         s.dropped.fetch_add(1, Ordering::Relaxed);
     }
     match sink {
-        Some((chunk, tid)) => {
-            let r = TraceRecordRef { seq, tid, ..*r };
+        Some((chunk, _)) => {
             let mut c = chunk.lock();
+            let c = &mut *c;
             // The stream gets every record, whether or not the trace file does, from the
             // same per-thread buffer under the same lock.
             if let Some(st) = &s.stream {
-                st.record(&mut c.stream, op, &r);
+                st.record(&mut c.stream, op, r);
             }
             if to_file {
-                encode(&mut c.buf, s.cfg.format, &r);
+                encode(&mut c.buf, &mut c.bin, s.cfg.format, r);
                 if c.buf.len() >= s.threshold {
-                    s.drain(&mut c);
+                    s.drain(c);
                 }
             }
+            // Summed into the session's `self_ns` when the buffer is drained: no atomic
+            // per record.
+            c.self_ns += clock::ns_between(t3, clock::now());
         }
         None => {
-            let tid = sys::gettid();
-            let r = TraceRecordRef { seq, tid, ..*r };
             if let Some(st) = &s.stream {
-                st.record_alone(op, &r);
+                st.record_alone(op, r);
             }
             if to_file {
                 let mut data = Vec::with_capacity(512);
-                encode(&mut data, s.cfg.format, &r);
+                encode(&mut data, &mut BinEncoder::default(), s.cfg.format, r);
                 s.write_trace(&data);
             }
+            let spent = clock::ns_between(t3, clock::now());
+            s.self_ns.fetch_add(spent, Ordering::Relaxed);
         }
     }
 }
@@ -1172,7 +1214,7 @@ struct Desc<'a> {
 /// Encodes one objects-file row straight into the pending block.
 fn write_summary(
     s: &Session,
-    objects: &Mutex<(File, Vec<u8>)>,
+    objects: &Mutex<Objects>,
     n: &Node,
     st: &crate::tree::Stats,
     d: &Desc<'_>,
@@ -1221,7 +1263,7 @@ fn write_summary(
         fs: d.fs,
     };
     let mut g = objects.lock();
-    let out = &mut g.1;
+    let Objects { buf: out, bin, .. } = &mut *g;
     match s.cfg.format {
         Format::Csv => {
             // `write_csv` is not inlined here and reads the row through a reference, so
@@ -1232,9 +1274,9 @@ fn write_summary(
             copy.write_csv(out)
         }
         Format::Jsonl => row.write_jsonl(out),
-        Format::Bin => row.write_bin(out),
+        Format::Bin => row.write_bin(out, bin),
     }
-    if g.1.len() >= s.threshold {
+    if g.buf.len() >= s.threshold {
         s.drain_objects(&mut g);
     }
 }
@@ -1314,11 +1356,14 @@ mod tests {
             path: "/a\nb",
             ..TraceRecordRef::default()
         };
-        let mut b = Vec::new();
+        let (mut b, mut enc) = (Vec::new(), BinEncoder::default());
         for _ in 0..3 {
-            encode(&mut b, Format::Bin, &r);
+            encode(&mut b, &mut enc, Format::Bin, &r);
         }
-        assert_eq!(count_records(Format::Bin, &b), 3);
+        // A second block: its zero length is no record.
+        enc.new_block();
+        encode(&mut b, &mut enc, Format::Bin, &r);
+        assert_eq!(count_records(Format::Bin, &b), 4);
         assert_eq!(count_records(Format::Bin, &[]), 0);
     }
 
@@ -1366,7 +1411,7 @@ mod tests {
             detail: "start=5,10;count=3,4",
             ..TraceRecordRef::default()
         };
-        encode(&mut w, Format::Csv, &r);
+        encode(&mut w, &mut BinEncoder::default(), Format::Csv, &r);
         let text = String::from_utf8(w.clone()).unwrap();
         let mut rd = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -1385,7 +1430,7 @@ mod tests {
         assert_eq!(rec.detail, "start=5,10;count=3,4", "a quoted last field");
 
         let mut j = Vec::new();
-        encode(&mut j, Format::Jsonl, &r);
+        encode(&mut j, &mut BinEncoder::default(), Format::Jsonl, &r);
         let line = String::from_utf8(j).unwrap();
         let back: h5prov_format::TraceRecord = serde_json::from_str(line.trim()).unwrap();
         assert_eq!(back, rec, "CSV and JSONL carry the same fields");

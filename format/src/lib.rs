@@ -14,8 +14,9 @@ mod field;
 mod table;
 
 pub use bin::{
-    bin_records, get_varint, put_varint, BinError, BinHeader, BinSource, BinValue, BIN_MAGIC,
-    BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
+    bin_records, get_varint, put_varint, BinBlock, BinDecoder, BinEncoder, BinError, BinSource,
+    BinValue, BIN_MAGIC, BIN_MAX_COLUMNS, BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_NUM_ROOM, BIN_SIGNED,
+    BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
 pub use table::{
     parse_i64, parse_u64, Column, ColumnKind, CsvFields, CsvHeader, CsvSource, FieldSink,

@@ -11,7 +11,7 @@
 //!
 //! From the table the macro generates the column names, the owned serde type, the borrowed
 //! type (`&'a str` text), its CSV, JSONL and binary encoders, the one parser of the CSV and
-//! binary encodings (through [`CsvHeader`] or [`BinHeader`](crate::BinHeader) and a
+//! binary encodings (through [`CsvHeader`] or [`BinDecoder`](crate::BinDecoder) and a
 //! [`FieldSource`]; JSONL through a `Cow` twin), and the conversions between the owned and
 //! borrowed types. Adding a field is adding a row.
 
@@ -129,8 +129,23 @@ pub trait Column<'a>: Sized + Copy {
     ) -> usize;
     /// The field's type code in a binary file header.
     const BIN: u8;
-    /// Appends the field's binary encoding.
-    fn put_bin(self, out: &mut Vec<u8>);
+    /// At most how many bytes the field's binary value takes, less its text's length.
+    const BIN_ROOM: usize = crate::bin::BIN_NUM_ROOM;
+    /// The length of the field's text (0 for numbers).
+    #[inline(always)]
+    fn bin_text_len(self) -> usize {
+        0
+    }
+    /// Writes the field's binary value, as column `col`, at `buf[p..]`, which has
+    /// [`BIN_ROOM`](Column::BIN_ROOM) and [`bin_text_len`](Column::bin_text_len) bytes
+    /// there; returns where it ends.
+    fn put_bin<B: crate::bin::BinBuf + ?Sized>(
+        self,
+        buf: &mut B,
+        p: usize,
+        col: usize,
+        block: &mut crate::BinBlock,
+    ) -> usize;
     /// Whether the value is the empty string (never, for numbers).
     fn is_empty_text(self) -> bool {
         false
@@ -164,8 +179,9 @@ macro_rules! unsigned_column {
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
-            fn put_bin(self, out: &mut Vec<u8>) {
-                $crate::bin::put_varint(out, u64::from(self));
+            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock)
+                -> usize {
+                enc.put_num(buf, p, col, u64::from(self))
             }
         }
     )*};
@@ -204,8 +220,9 @@ macro_rules! signed_column {
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
-            fn put_bin(self, out: &mut Vec<u8>) {
-                $crate::bin::put_varint(out, $crate::bin::zigzag(i64::from(self)));
+            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock)
+                -> usize {
+                enc.put_num(buf, p, col, i64::from(self) as u64)
             }
         }
     )*};
@@ -258,10 +275,21 @@ impl<'a> Column<'a> for &'a str {
         field::put_json_text(buf, at, lim, key, self.as_bytes(), special)
     }
     const BIN: u8 = crate::bin::BIN_TEXT;
+    /// The marker and the length (then the bytes).
+    const BIN_ROOM: usize = 1 + crate::bin::BIN_NUM_ROOM;
     #[inline(always)]
-    fn put_bin(self, out: &mut Vec<u8>) {
-        crate::bin::put_varint(out, self.len() as u64);
-        out.extend_from_slice(self.as_bytes());
+    fn bin_text_len(self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn put_bin<B: crate::bin::BinBuf + ?Sized>(
+        self,
+        buf: &mut B,
+        p: usize,
+        _col: usize,
+        enc: &mut crate::BinBlock,
+    ) -> usize {
+        enc.put_text(buf, p, self.as_bytes())
     }
     fn is_empty_text(self) -> bool {
         self.is_empty()
@@ -741,29 +769,53 @@ macro_rules! record_table {
                 $crate::bin::write_bin_header(out, $what, $COLUMNS, Self::BIN_TYPES);
             }
 
-            /// Appends the record in the binary encoding: its length (`u32` LE), then the
-            /// fields in column order (varints, text as varint length + bytes). Allocates
-            /// nothing beyond growing `out`.
+            /// Appends the record in the binary encoding, in the block `enc` is in (a new
+            /// block starts with its marker): its length (`u32` LE), then the fields in
+            /// column order (numbers as deltas, text by id; see `bin.rs`). Allocates
+            /// nothing once the encoder's buffers have grown.
             #[inline]
-            pub fn write_bin(&self, out: &mut Vec<u8>) {
-                let at = $crate::bin::bin_begin(out);
-                $( $crate::table::Column::put_bin(self.$field, out); )*
-                $crate::bin::bin_end(out, at);
+            pub fn write_bin(&self, out: &mut Vec<u8>, enc: &mut $crate::BinEncoder) {
+                const _: () = assert!($COLUMNS.len() <= $crate::bin::BIN_MAX_COLUMNS);
+                const FIXED: usize = 4 $( + <$crate::table::record_table!(@borrowed 'static $ty)
+                    as $crate::table::Column<'static>>::BIN_ROOM )*;
+                let room = FIXED $( + $crate::table::Column::bin_text_len(self.$field) )*;
+                let (block, window, big) = enc.begin(out, room);
+                if room <= $crate::bin::BIN_WINDOW {
+                    let end = self.put_bin_fields(window, block);
+                    $crate::bin::bin_end(out, window, end);
+                } else {
+                    let end = self.put_bin_fields(big, block);
+                    $crate::bin::bin_end(out, big, end);
+                }
+            }
+
+            /// Writes the fields after the record's length; returns where they end.
+            #[inline(always)]
+            fn put_bin_fields<B: $crate::bin::BinBuf + ?Sized>(
+                &self,
+                buf: &mut B,
+                block: &mut $crate::BinBlock,
+            ) -> usize {
+                #[allow(non_camel_case_types)]
+                enum C { $($field),* }
+                let p = 4;
+                $( let p = $crate::table::Column::put_bin(self.$field, buf, p, C::$field as usize, block); )*
+                p
             }
 
             /// Maps a binary header body (after the magic and its length) to this table's
-            /// columns.
-            pub fn bin_header(body: &[u8]) -> Result<$crate::bin::BinHeader, String> {
-                $crate::bin::BinHeader::new(body, $COLUMNS, Self::BIN_TYPES, Self::REQUIRED, $what)
+            /// columns: the decoder of the file's records.
+            pub fn bin_decoder(body: &[u8]) -> Result<$crate::BinDecoder, String> {
+                $crate::BinDecoder::new(body, $COLUMNS, Self::BIN_TYPES, Self::REQUIRED, $what)
             }
 
             /// Parses one binary record body `body`, already decoded into `vals` by
-            /// [`BinHeader::decode`]($crate::bin::BinHeader::decode).
+            /// [`BinDecoder::decode`]($crate::BinDecoder::decode).
             #[inline]
             pub fn from_bin(
-                h: &$crate::bin::BinHeader,
+                h: &'a $crate::BinDecoder,
                 body: &'a [u8],
-                vals: &[$crate::bin::BinValue],
+                vals: &'a [$crate::bin::BinValue],
             ) -> Result<Self, String> {
                 Self::from_source(&h.source(body, vals))
             }

@@ -2,8 +2,8 @@
 //! existed, and encoder/parser round trips on awkward values.
 
 use h5prov_format::{
-    CsvFields, ObjectSummary, ObjectSummaryJson, ObjectSummaryRef, TraceRecord, TraceRecordJson,
-    TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS,
+    BinEncoder, BinError, CsvFields, ObjectSummary, ObjectSummaryJson, ObjectSummaryRef,
+    TraceRecord, TraceRecordJson, TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS,
 };
 
 /// Records with every awkward value: separators, quotes, line breaks, non-ASCII, control
@@ -399,14 +399,16 @@ fn trace_records_round_trip_through_bin() {
     let recs = awkward_traces();
     let mut data = Vec::new();
     TraceRecordRef::write_bin_header(&mut data);
+    let mut enc = BinEncoder::default();
     for r in &recs {
-        r.borrowed().write_bin(&mut data);
+        r.borrowed().write_bin(&mut data, &mut enc);
     }
     let (header, bodies) = bin_split(&data);
-    let h = TraceRecordRef::bin_header(header).unwrap();
-    assert_eq!(bodies.len(), recs.len());
+    let mut h = TraceRecordRef::bin_decoder(header).unwrap();
+    assert!(bodies[0].is_empty(), "a block's start");
+    assert_eq!(bodies.len(), recs.len() + 1);
     let mut vals = Vec::new();
-    for (body, want) in bodies.iter().zip(&recs) {
+    for (body, want) in bodies[1..].iter().zip(&recs) {
         h.decode(body, &mut vals).unwrap();
         let got = TraceRecordRef::from_bin(&h, body, &vals).unwrap();
         assert_eq!(got.to_owned_record(), normalized(want.clone()));
@@ -416,7 +418,7 @@ fn trace_records_round_trip_through_bin() {
     ObjectSummaryRef::write_bin_header(&mut oh);
     let (oh, _) = bin_split(&oh);
     assert_eq!(
-        TraceRecordRef::bin_header(oh).unwrap_err(),
+        TraceRecordRef::bin_decoder(oh).unwrap_err(),
         "a binary objects file, expected trace"
     );
 }
@@ -426,20 +428,21 @@ fn object_summaries_round_trip_through_bin() {
     let s = awkward_summary();
     let mut data = Vec::new();
     ObjectSummaryRef::write_bin_header(&mut data);
-    s.borrowed().write_bin(&mut data);
-    s.borrowed().write_bin(&mut data);
+    let mut enc = BinEncoder::default();
+    s.borrowed().write_bin(&mut data, &mut enc);
+    s.borrowed().write_bin(&mut data, &mut enc);
     let (header, bodies) = bin_split(&data);
-    let h = ObjectSummaryRef::bin_header(header).unwrap();
+    let mut h = ObjectSummaryRef::bin_decoder(header).unwrap();
     let mut vals = Vec::new();
     let mut reused = ObjectSummary::default();
-    for body in bodies {
+    for body in bodies.into_iter().skip(1) {
         h.decode(body, &mut vals).unwrap();
         reused.set_from(&ObjectSummaryRef::from_bin(&h, body, &vals).unwrap());
         assert_eq!(reused, s);
     }
 }
 
-/// The layout of `docs/TRACE-FORMAT.md`, byte by byte, on a small record.
+/// The layout of `docs/TRACE-FORMAT.md`, byte by byte, on a block of two small records.
 #[test]
 fn bin_layout_is_the_documented_one() {
     let r = TraceRecord {
@@ -451,31 +454,47 @@ fn bin_layout_is_the_documented_one() {
         batch: 1,
         ..TraceRecord::default()
     };
-    let mut out = Vec::new();
-    r.borrowed().write_bin(&mut out);
-    let mut want = vec![0u8; 4];
-    want.extend_from_slice(&[0xac, 0x02]); // seq 300
-    want.extend_from_slice(&[5, 0, 0]); // start_ns, total_ns, under_ns
-    want.push(1); // rank -1, zigzag
-    want.extend_from_slice(&[0, 0]); // pid, tid
-    want.push(9);
-    want.extend_from_slice(b"file.open");
-    want.push(0); // kind
-    want.extend_from_slice(&[2, 0xc3, 0xa9]); // file
-    want.push(0); // path
-    want.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // status..npoints
-    want.extend_from_slice(&[0, 0, 0]); // sel, xfer, xfer_actual
-    want.push(1); // batch
-    want.push(0); // detail
-    want.extend_from_slice(&[0, 0, 0, 0, 0]); // mem_type, conv, file_bytes, blocks, bbox
-    let n = (want.len() - 4) as u32;
-    want[..4].copy_from_slice(&n.to_le_bytes());
+    let next = TraceRecord {
+        seq: 301,
+        start_ns: 3,
+        ..r.clone()
+    };
+    let (mut out, mut enc) = (Vec::new(), BinEncoder::default());
+    r.borrowed().write_bin(&mut out, &mut enc);
+    next.borrowed().write_bin(&mut out, &mut enc);
+    let mut first = vec![0u8; 4];
+    first.extend_from_slice(&[0xd8, 0x04]); // seq 300, zigzag
+    first.extend_from_slice(&[10, 0, 0]); // start_ns 5, total_ns, under_ns
+    first.push(1); // rank -1, zigzag
+    first.extend_from_slice(&[0, 0]); // pid, tid
+    first.extend_from_slice(&[1, 9]); // op: new text (id 0), 9 bytes
+    first.extend_from_slice(b"file.open");
+    first.push(0); // kind: empty
+    first.extend_from_slice(&[1, 2, 0xc3, 0xa9]); // file: new text (id 1)
+    first.push(0); // path
+    first.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // status..npoints
+    first.extend_from_slice(&[0, 0, 0]); // sel, xfer, xfer_actual
+    first.push(2); // batch 1, zigzag
+    first.push(0); // detail
+    first.extend_from_slice(&[0, 0, 0, 0, 0]); // mem_type, conv, file_bytes, blocks, bbox
+    let n = (first.len() - 4) as u32;
+    first[..4].copy_from_slice(&n.to_le_bytes());
+    let mut second = vec![0u8; 4];
+    second.extend_from_slice(&[2, 3, 0, 0]); // seq +1, start_ns -2, total_ns, under_ns
+    second.extend_from_slice(&[0, 0, 0]); // rank, pid, tid unchanged
+    second.extend_from_slice(&[2, 0, 3, 0]); // op id 0, kind, file id 1, path
+    second.extend_from_slice(&[0; 16]); // status .. bbox: unchanged or empty
+    let n = (second.len() - 4) as u32;
+    second[..4].copy_from_slice(&n.to_le_bytes());
+    let mut want = vec![0u8; 4]; // the block's start
+    want.extend_from_slice(&first);
+    want.extend_from_slice(&second);
     assert_eq!(out, want);
-    // The header: magic, length, version 1, "trace", 27 columns, each type + name.
+    // The header: magic, length, version 2, "trace", 27 columns, each type + name.
     let mut h = Vec::new();
     TraceRecordRef::write_bin_header(&mut h);
     assert_eq!(&h[..8], b"H5PROVB1");
-    assert_eq!(&h[12..20], b"\x01\x05trace\x1b");
+    assert_eq!(&h[12..20], b"\x02\x05trace\x1b");
     assert_eq!(&h[20..25], b"u\x03seq");
     assert_eq!(
         u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize,
@@ -483,11 +502,66 @@ fn bin_layout_is_the_documented_one() {
     );
 }
 
+/// Blocks decode on their own: the records of two writers' blocks, interleaved as threads'
+/// buffers are in a file, read back in file order; an id from another block is an error.
+#[test]
+fn bin_blocks_interleave_and_decode_on_their_own() {
+    let recs = awkward_traces();
+    let (mut a, mut b) = (BinEncoder::default(), BinEncoder::default());
+    let (mut file, mut want) = (Vec::new(), Vec::new());
+    TraceRecordRef::write_bin_header(&mut file);
+    let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
+    let (mut pend_a, mut pend_b) = (Vec::new(), Vec::new());
+    for (i, r) in recs.iter().cycle().take(6 * recs.len()).enumerate() {
+        let (buf, enc, pend) = if i % 3 == 0 {
+            (&mut buf_a, &mut a, &mut pend_a)
+        } else {
+            (&mut buf_b, &mut b, &mut pend_b)
+        };
+        r.borrowed().write_bin(buf, enc);
+        pend.push(normalized(r.clone()));
+        if i % 4 == 3 {
+            // This writer's buffer goes out: one block.
+            file.append(buf);
+            want.append(pend);
+            enc.new_block();
+        }
+    }
+    for (buf, pend) in [(&mut buf_a, &mut pend_a), (&mut buf_b, &mut pend_b)] {
+        file.append(buf);
+        want.append(pend);
+    }
+    let (header, bodies) = bin_split(&file);
+    let mut h = TraceRecordRef::bin_decoder(header).unwrap();
+    let mut vals = Vec::new();
+    let mut got = Vec::new();
+    for body in &bodies {
+        if body.is_empty() {
+            h.new_block();
+            continue;
+        }
+        h.decode(body, &mut vals).unwrap();
+        got.push(
+            TraceRecordRef::from_bin(&h, body, &vals)
+                .unwrap()
+                .to_owned_record(),
+        );
+    }
+    assert_eq!(got, want);
+    // A record that names a text by id, decoded at the start of another block.
+    let second = bodies.iter().filter(|b| !b.is_empty()).nth(1).unwrap();
+    h.new_block();
+    assert!(matches!(
+        h.decode(second, &mut vals),
+        Err(BinError::Bad(e)) if e.contains("is not defined in its block")
+    ));
+}
+
 /// Builds a binary header body by hand: `(type, name)` columns.
 fn bin_header_body(what: &str, cols: &[(u8, &str)]) -> Vec<u8> {
     use h5prov_format::put_varint;
     let mut h = Vec::new();
-    put_varint(&mut h, 1);
+    put_varint(&mut h, 2);
     put_varint(&mut h, what.len() as u64);
     h.extend_from_slice(what.as_bytes());
     put_varint(&mut h, cols.len() as u64);
@@ -515,22 +589,32 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
             (b'i', "status"),
         ],
     );
-    let h = TraceRecordRef::bin_header(&h).unwrap();
+    let mut h = TraceRecordRef::bin_decoder(&h).unwrap();
+    // Each row the first of its block: numbers are the zigzag values, text new or empty.
+    let text = |b: &mut Vec<u8>, s: &[u8]| {
+        if s.is_empty() {
+            b.push(0);
+        } else {
+            b.push(1);
+            put_varint(b, s.len() as u64);
+            b.extend_from_slice(s);
+        }
+    };
+    let zz = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
     let row = |extra: &[u8], op: &[u8], batch: u64, status: i64| {
         let mut b = Vec::new();
-        put_varint(&mut b, extra.len() as u64);
-        b.extend_from_slice(extra);
-        put_varint(&mut b, 5);
-        put_varint(&mut b, op.len() as u64);
-        b.extend_from_slice(op);
-        put_varint(&mut b, 7);
-        put_varint(&mut b, batch);
-        put_varint(&mut b, 5); // rank -3
-        put_varint(&mut b, ((status << 1) ^ (status >> 63)) as u64);
+        text(&mut b, extra);
+        put_varint(&mut b, zz(5));
+        text(&mut b, op);
+        put_varint(&mut b, zz(7));
+        put_varint(&mut b, zz(batch as i64));
+        put_varint(&mut b, zz(-3)); // rank
+        put_varint(&mut b, zz(status));
         b
     };
     let mut vals = Vec::new();
     let mut parse = |b: &[u8]| -> Result<TraceRecord, String> {
+        h.new_block();
         h.decode(b, &mut vals).map_err(|e| format!("{e:?}"))?;
         TraceRecordRef::from_bin(&h, b, &vals).map(|r| r.to_owned_record())
     };
@@ -554,7 +638,11 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
     );
     assert_eq!(
         parse(&row(b"", b"a", 1, 1 << 40)).unwrap_err(),
-        "column `status`: 2199023255552 is out of range"
+        "column `status`: 1099511627776 is out of range"
+    );
+    assert_eq!(
+        parse(&row(b"", b"a", 1, -(1 << 40))).unwrap_err(),
+        "column `status`: -1099511627776 is out of range"
     );
     // Bytes after the last field, or fields running past the body.
     let mut long = row(b"", b"a", 1, 0);
@@ -562,8 +650,15 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
     assert!(parse(&long).unwrap_err().contains("fields end after"));
     let short = row(b"", b"a", 1, 0);
     assert_eq!(parse(&short[..short.len() - 1]).unwrap_err(), "Short");
+    // A text id the block has not given.
+    let mut unknown = row(b"", b"a", 1, 0);
+    unknown[0] = 9;
+    assert_eq!(
+        parse(&unknown).unwrap_err(),
+        "Bad(\"text id 7 is not defined in its block (0 are)\")"
+    );
 
-    let missing = TraceRecordRef::bin_header(&bin_header_body(
+    let missing = TraceRecordRef::bin_decoder(&bin_header_body(
         "trace",
         &[(b's', "op"), (b'u', "start_ns")],
     ))
@@ -573,12 +668,18 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
         "{missing}"
     );
     assert_eq!(
-        TraceRecordRef::bin_header(&bin_header_body("trace", &[(b's', "seq")])).unwrap_err(),
+        TraceRecordRef::bin_decoder(&bin_header_body("trace", &[(b's', "seq")])).unwrap_err(),
         "column `seq` has type `s` in the file, the h5prov trace table has `u`"
     );
     let mut newer = bin_header_body("trace", &[]);
-    newer[0] = 2;
-    assert!(TraceRecordRef::bin_header(&newer)
+    newer[0] = 3;
+    assert!(TraceRecordRef::bin_decoder(&newer)
         .unwrap_err()
-        .starts_with("binary layout version 2"));
+        .starts_with("binary layout version 3"));
+    // Version 1 (plain varints and text, no blocks) is not read by this version.
+    let mut older = bin_header_body("trace", &[]);
+    older[0] = 1;
+    assert!(TraceRecordRef::bin_decoder(&older)
+        .unwrap_err()
+        .starts_with("binary layout version 1, this reader knows version 2"));
 }

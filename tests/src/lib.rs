@@ -533,7 +533,8 @@ pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The header body and the record bodies of a complete binary trace or objects file.
+/// The header body and the record bodies of a complete binary trace or objects file (an
+/// empty body is a block's start).
 pub fn bin_bodies(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
     assert_eq!(&data[..8], h5prov_format::BIN_MAGIC);
     let le = |p: usize| u32::from_le_bytes(data[p..p + 4].try_into().unwrap()) as usize;
@@ -554,15 +555,19 @@ pub fn read_bin_trace(f: &Path) -> Vec<h5prov_format::TraceRecord> {
     use h5prov_format::TraceRecordRef;
     let data = std::fs::read(f).unwrap();
     let (h, bodies) = bin_bodies(&data);
-    let h = TraceRecordRef::bin_header(h).unwrap();
+    let mut h = TraceRecordRef::bin_decoder(h).unwrap();
     let mut vals = Vec::new();
     bodies
         .iter()
-        .map(|b| {
+        .filter_map(|b| {
+            if b.is_empty() {
+                h.new_block();
+                return None;
+            }
             h.decode(b, &mut vals).unwrap();
-            TraceRecordRef::from_bin(&h, b, &vals)
-                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
-                .to_owned_record()
+            let r = TraceRecordRef::from_bin(&h, b, &vals)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            Some(r.to_owned_record())
         })
         .collect()
 }
@@ -572,15 +577,19 @@ pub fn read_bin_objects(f: &Path) -> Vec<h5prov_format::ObjectSummary> {
     use h5prov_format::ObjectSummaryRef;
     let data = std::fs::read(f).unwrap();
     let (h, bodies) = bin_bodies(&data);
-    let h = ObjectSummaryRef::bin_header(h).unwrap();
+    let mut h = ObjectSummaryRef::bin_decoder(h).unwrap();
     let mut vals = Vec::new();
     bodies
         .iter()
-        .map(|b| {
+        .filter_map(|b| {
+            if b.is_empty() {
+                h.new_block();
+                return None;
+            }
             h.decode(b, &mut vals).unwrap();
-            ObjectSummaryRef::from_bin(&h, b, &vals)
-                .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
-                .to_owned_record()
+            let r = ObjectSummaryRef::from_bin(&h, b, &vals)
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            Some(r.to_owned_record())
         })
         .collect()
 }

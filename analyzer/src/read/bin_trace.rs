@@ -11,7 +11,7 @@
 
 use super::{input, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
-use h5prov_format::{BinError, BinHeader, BinValue, BIN_MAGIC, BIN_MAX_HEADER, BIN_MAX_RECORD};
+use h5prov_format::{BinDecoder, BinError, BinValue, BIN_MAGIC, BIN_MAX_HEADER, BIN_MAX_RECORD};
 use std::io::Read;
 use std::path::Path;
 
@@ -58,13 +58,14 @@ impl Buf {
 }
 
 /// Drives a binary file: `on_header` gets the header body (after the magic and its
-/// length), then `on_row` one record body at a time with its line number (header = 1) and
-/// byte offset, the values decoded into the slice it is given.
+/// length) and gives the file's decoder, then `on_row` one record body at a time with its
+/// line number (header = 1), the values decoded into the slice it is given. A block's
+/// zero length resets the decoder and is no record.
 pub(crate) fn drive_bin<H>(
     path: &Path,
     opts: &ReadOptions,
-    on_header: impl FnOnce(&[u8]) -> Result<(H, BinHeader), String>,
-    mut on_row: impl FnMut(&H, &BinHeader, u64, &[u8], &[BinValue]) -> Result<(), String>,
+    on_header: impl FnOnce(&[u8]) -> Result<(H, BinDecoder), String>,
+    mut on_row: impl FnMut(&H, &BinDecoder, u64, &[u8], &[BinValue]) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
     let io = |e| Error::io(path, e);
     let malformed = |line: u64, reason: String| Error::Malformed {
@@ -107,7 +108,7 @@ pub(crate) fn drive_bin<H>(
         diag.truncated_line = Some(1);
         return Ok(diag);
     }
-    let (state, header) = on_header(&b.avail()[12..need]).map_err(|r| malformed(1, r))?;
+    let (state, mut header) = on_header(&b.avail()[12..need]).map_err(|r| malformed(1, r))?;
     b.lo += need;
     let mut offset = need as u64;
     let mut line = 1u64;
@@ -117,13 +118,20 @@ pub(crate) fn drive_bin<H>(
         if n == 0 {
             break;
         }
-        line += 1;
         if n < 4 {
-            diag.truncated_line = Some(line); // killed while writing a length
+            diag.truncated_line = Some(line + 1); // killed while writing a length
             break;
         }
         let a = b.avail();
         let len = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
+        if len == 0 {
+            header.new_block();
+            diag.data_bytes += 4;
+            b.lo += 4;
+            offset += 4;
+            continue;
+        }
+        line += 1;
         let at = |what: String| format!("record at byte offset {offset}: {what}");
         if len > BIN_MAX_RECORD {
             let reason = at(format!(
@@ -185,7 +193,7 @@ pub fn read_bin_trace_lines(
     drive_bin(
         path,
         opts,
-        |h| Ok(((), RecordRef::bin_header(h)?)),
+        |h| Ok(((), RecordRef::bin_decoder(h)?)),
         |_, header, line, body, vals| {
             sink(line, &RecordRef::from_bin(header, body, vals)?);
             Ok(())

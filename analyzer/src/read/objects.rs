@@ -32,7 +32,7 @@ pub fn read_objects(
         Encoding::Bin => drive_bin(
             path,
             opts,
-            |h| Ok(((), ObjectSummaryRef::bin_header(h)?)),
+            |h| Ok(((), ObjectSummaryRef::bin_decoder(h)?)),
             |_, header, _, body, vals| {
                 o.set_from(&ObjectSummaryRef::from_bin(header, body, vals)?);
                 sink(&o);

@@ -46,7 +46,9 @@ fn count_bin_records(path: &Path) -> io::Result<u64> {
         return Ok(0);
     };
     let h = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
-    Ok(h5prov_format::bin_records(data.get(12 + h..).unwrap_or(&[])))
+    Ok(h5prov_format::bin_records(
+        data.get(12 + h..).unwrap_or(&[]),
+    ))
 }
 
 /// Walks `dir` recursively. A missing directory counts as empty.

@@ -75,7 +75,11 @@ fn one_run(
             "-n".into(),
             iters.to_string(),
         ],
-        env: mode.env(&settings.plugin_path, &traces),
+        env: mode.env(
+            &settings.plugin_path,
+            &traces,
+            settings.collector.as_deref(),
+        ),
         procs: 1,
         wrapper: vec![
             "valgrind".into(),

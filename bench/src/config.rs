@@ -47,6 +47,29 @@ impl Format {
     }
 }
 
+/// h5prov's `stream=` to a collector the benchmark starts (`h5prov collect`), and its
+/// `stream_level=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stream {
+    /// No `stream=`.
+    Off,
+    /// `stream_level=event`: every record as a message.
+    Event,
+    /// `stream_level=interval`: per-operation sums every `stream_interval` (1 s).
+    Interval,
+}
+
+impl Stream {
+    /// The value given to `stream_level=`, or `None` when not streaming.
+    pub fn level(self) -> Option<&'static str> {
+        match self {
+            Stream::Off => None,
+            Stream::Event => Some("event"),
+            Stream::Interval => Some("interval"),
+        }
+    }
+}
+
 /// How HDF5 is run: which VOL connector stack sits above the native one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
@@ -60,6 +83,8 @@ pub enum Mode {
         level: Level,
         /// Trace file format.
         format: Format,
+        /// Streaming to the benchmark's collector.
+        stream: Stream,
     },
 }
 
@@ -83,26 +108,68 @@ pub const RANK_VARS: &[&str] = &[
 ];
 
 impl Mode {
-    /// Every mode, in the default order of a round.
+    /// Every mode, in the default order of a round: the streaming ones at
+    /// `level=dataset`, CSV, next to the same without streaming.
     pub fn all() -> Vec<Mode> {
         let mut v = vec![Mode::Native, Mode::PassThrough];
         for level in [Level::Summary, Level::Dataset, Level::Element] {
             for format in [Format::Csv, Format::Jsonl, Format::Bin] {
-                v.push(Mode::H5prov { level, format });
+                v.push(Mode::h5prov(level, format));
+                if (level, format) == (Level::Dataset, Format::Csv) {
+                    for stream in [Stream::Event, Stream::Interval] {
+                        v.push(Mode::H5prov {
+                            level,
+                            format,
+                            stream,
+                        });
+                    }
+                }
             }
         }
         v
     }
 
-    /// Stable name used on the command line and in reports, e.g. `h5prov-dataset-csv`.
+    /// h5prov at `level`, writing `format`, not streaming.
+    pub fn h5prov(level: Level, format: Format) -> Mode {
+        Mode::H5prov {
+            level,
+            format,
+            stream: Stream::Off,
+        }
+    }
+
+    /// Stable name used on the command line and in reports, e.g. `h5prov-dataset-csv`,
+    /// `h5prov-dataset-csv-stream-interval`.
     pub fn name(&self) -> String {
         match self {
             Mode::Native => "native".into(),
             Mode::PassThrough => "pass_through".into(),
-            Mode::H5prov { level, format } => {
-                format!("h5prov-{}-{}", level.as_str(), format.as_str())
+            Mode::H5prov {
+                level,
+                format,
+                stream,
+            } => {
+                let mut n = format!("h5prov-{}-{}", level.as_str(), format.as_str());
+                if let Some(s) = stream.level() {
+                    n.push_str("-stream-");
+                    n.push_str(s);
+                }
+                n
             }
         }
+    }
+
+    /// The same mode without streaming (itself when it does not stream).
+    pub fn without_stream(&self) -> Mode {
+        match *self {
+            Mode::H5prov { level, format, .. } => Mode::h5prov(level, format),
+            m => m,
+        }
+    }
+
+    /// Whether the mode streams to a collector.
+    pub fn streams(&self) -> bool {
+        matches!(self, Mode::H5prov { stream, .. } if *stream != Stream::Off)
     }
 
     /// Parses a name produced by [`Mode::name`].
@@ -122,7 +189,13 @@ impl Mode {
     }
 
     /// Environment changes for a child: `(name, Some(value))` sets, `(name, None)` removes.
-    pub fn env(&self, plugin_path: &Path, trace_dir: &Path) -> Vec<(String, Option<String>)> {
+    /// A streaming mode streams to `collector` (`HOST:PORT`; the run's [`Settings`] has it).
+    pub fn env(
+        &self,
+        plugin_path: &Path,
+        trace_dir: &Path,
+        collector: Option<&str>,
+    ) -> Vec<(String, Option<String>)> {
         match self {
             Mode::Native => vec![(VOL_VAR.into(), None), (PLUGIN_VAR.into(), None)],
             Mode::PassThrough => vec![
@@ -132,14 +205,22 @@ impl Mode {
                 ),
                 (PLUGIN_VAR.into(), None),
             ],
-            Mode::H5prov { level, format } => vec![
+            Mode::H5prov {
+                level,
+                format,
+                stream,
+            } => vec![
                 (
                     VOL_VAR.into(),
                     Some(format!(
-                        "h5prov under_vol=0;under_info={{}};path={};level={};format={}",
+                        "h5prov under_vol=0;under_info={{}};path={};level={};format={}{}",
                         trace_dir.display(),
                         level.as_str(),
-                        format.as_str()
+                        format.as_str(),
+                        match (stream.level(), collector) {
+                            (Some(l), Some(addr)) => format!(";stream={addr};stream_level={l}"),
+                            _ => String::new(),
+                        }
                     )),
                 ),
                 (PLUGIN_VAR.into(), Some(plugin_path.display().to_string())),
@@ -263,6 +344,9 @@ pub struct Settings {
     /// MPI mode: the `-mpi` workloads (one shared file, MPI-IO) against the parallel HDF5,
     /// each process group started as `mpirun -np N`.
     pub mpi: bool,
+    /// `HOST:PORT` of the collector the streaming modes stream to (started by
+    /// [`run`](crate::run) when a mode streams).
+    pub collector: Option<String>,
 }
 
 impl Settings {
@@ -270,5 +354,42 @@ impl Settings {
     pub fn program(&self, w: Workload) -> PathBuf {
         let suffix = if self.mpi { "-mpi" } else { "" };
         self.bin_dir.join(format!("{}{suffix}", w.program()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streaming_modes_parse_and_stream_to_the_collector() {
+        let names: Vec<String> = Mode::all().iter().map(Mode::name).collect();
+        for n in &names {
+            assert_eq!(&Mode::parse(n).unwrap().name(), n, "names round-trip");
+        }
+        let m = Mode::parse("h5prov-dataset-csv-stream-interval").unwrap();
+        assert!(m.streams());
+        assert_eq!(m.without_stream().name(), "h5prov-dataset-csv");
+        assert!(
+            names.contains(&m.without_stream().name()),
+            "its baseline runs too"
+        );
+        let vol = |m: Mode, c: Option<&str>| {
+            m.env(Path::new("/p"), Path::new("/t"), c)
+                .into_iter()
+                .find(|(k, _)| k == VOL_VAR)
+                .and_then(|(_, v)| v)
+                .unwrap()
+        };
+        assert!(vol(m, Some("127.0.0.1:9"))
+            .ends_with(";format=csv;stream=127.0.0.1:9;stream_level=interval"));
+        let event = Mode::parse("h5prov-dataset-csv-stream-event").unwrap();
+        assert!(vol(event, Some("h:1")).ends_with(";stream=h:1;stream_level=event"));
+        let off = Mode::parse("h5prov-dataset-csv").unwrap();
+        assert!(!off.streams());
+        assert!(
+            vol(off, Some("h:1")).ends_with(";format=csv"),
+            "no stream when off"
+        );
     }
 }

@@ -147,6 +147,20 @@ pub fn run(
     } else {
         settings
     };
+    // The streaming modes stream to one collector for the whole run, as a site's would
+    // run beside the jobs.
+    let collector;
+    let streaming;
+    let settings = if settings.modes.iter().any(Mode::streams) {
+        collector = Collector::start(settings, progress)?;
+        streaming = Settings {
+            collector: Some(collector.listen.clone()),
+            ..settings.clone()
+        };
+        &streaming
+    } else {
+        settings
+    };
     let mut cases = Vec::new();
     for &w in &settings.workloads {
         for &p in &settings.procs {
@@ -174,6 +188,61 @@ pub fn run(
         cases,
         callgrind,
     })
+}
+
+/// An `h5prov collect` for the streaming modes, stopped when dropped.
+struct Collector {
+    child: std::process::Child,
+    /// Its stdout, kept open: a collector whose stdout is closed stops at its next line.
+    _stdout: std::io::BufReader<std::process::ChildStdout>,
+    /// Its `--listen` address.
+    listen: String,
+}
+
+impl Collector {
+    /// Builds `h5prov` and starts `h5prov collect` on loopback ports the system picks.
+    fn start(settings: &Settings, progress: &mut dyn FnMut(&str)) -> Result<Collector, BenchError> {
+        use std::io::BufRead;
+        let exe = analyzer::build_h5prov(&settings.repo, true)?;
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "collect",
+                "--listen",
+                "127.0.0.1:0",
+                "--metrics",
+                "127.0.0.1:0",
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| BenchError::new(format!("cannot start {} collect: {e}", exe.display())))?;
+        let (mut first, mut second) = (String::new(), String::new());
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+        // `listen ADDR`, then `metrics ADDR`.
+        for line in [&mut first, &mut second] {
+            out.read_line(line)
+                .map_err(|e| BenchError::new(format!("h5prov collect: {e}")))?;
+        }
+        let Some(listen) = first.trim().strip_prefix("listen ") else {
+            let _ = child.kill();
+            return Err(BenchError::new(format!(
+                "h5prov collect did not say where it listens (said {first:?})"
+            )));
+        };
+        progress(&format!("[stream] h5prov collect listening on {listen}"));
+        Ok(Collector {
+            listen: listen.to_string(),
+            child,
+            _stdout: out,
+        })
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Size and modification time of the `libh5prov.so` that was measured.

@@ -229,6 +229,7 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
             callgrind: a.callgrind || a.callgrind_only,
             callgrind_iters,
             mpi: a.mpi,
+            collector: None,
         },
         a.require_h5prov,
     ))

@@ -34,6 +34,12 @@ pub struct ModeSummary {
     pub wall_ratio_native: Option<Summary>,
     /// Wall time / pass_through's, per round.
     pub wall_ratio_pass_through: Option<Summary>,
+    /// A streaming mode: the same mode without streaming, its baseline.
+    pub stream_off: Option<String>,
+    /// Kernel time / the same mode's without streaming, per round, then summarised.
+    pub ratio_stream_off: Option<Summary>,
+    /// Wall time / the same mode's without streaming, per round, then summarised.
+    pub wall_ratio_stream_off: Option<Summary>,
     /// Kernel ns per API call of one process (metadata-heavy).
     pub ns_per_call: Option<Summary>,
     /// Per round: (kernel ns − native's) / calls per process.
@@ -154,7 +160,12 @@ pub fn summarise(case: &CaseRuns) -> CaseReport {
         let trace_records =
             Summary::of(&traces.iter().map(|t| t.records as f64).collect::<Vec<_>>());
         let vol_calls = runs[0].vol_calls;
+        let off = mode.streams().then(|| mode.without_stream().name());
+        let off_runs = off.as_deref().and_then(|n| runs_of(case, n));
         modes.push(ModeSummary {
+            ratio_stream_off: paired(runs, off_runs.as_ref(), kernel_ratio),
+            wall_ratio_stream_off: paired(runs, off_runs.as_ref(), wall_ratio),
+            stream_off: off,
             mode: mode.name(),
             runs: runs.len(),
             wall_ms: col(&|r| r.wall_ns as f64 / 1e6),
@@ -292,6 +303,23 @@ pub fn markdown(r: &Report) -> String {
                 base_or(&m.mode, "native", &m.wall_ratio_native),
                 m.peak_rss_mib.median
             );
+        }
+        if c.modes.iter().any(|m| m.ratio_stream_off.is_some()) {
+            let _ = writeln!(
+                s,
+                "\n| streaming mode | against | kernel × stream off | wall × stream off |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|");
+            for m in c.modes.iter().filter(|m| m.ratio_stream_off.is_some()) {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    m.mode,
+                    m.stream_off.as_deref().unwrap_or(""),
+                    opt(&m.ratio_stream_off, 3),
+                    opt(&m.wall_ratio_stream_off, 3)
+                );
+            }
         }
         if c.modes.iter().any(|m| m.ns_per_call.is_some()) {
             let _ = writeln!(

@@ -135,7 +135,7 @@ pub fn prepare_bdcats_data(settings: &Settings, procs: usize) -> Result<PathBuf,
     let launch = Launch {
         program: settings.program(Workload::VpicWrite),
         args: workload_args(Workload::VpicWrite, settings, &dir, None),
-        env: Mode::Native.env(&settings.plugin_path, &dir),
+        env: Mode::Native.env(&settings.plugin_path, &dir, None),
         procs,
         wrapper: Vec::new(),
         mpi: settings.mpi,
@@ -156,7 +156,41 @@ pub fn check_trace(mode: Mode, dir: &Path) -> Result<TraceStats, BenchError> {
             dir.display()
         )));
     }
+    if mode.streams() {
+        check_streamed(mode, dir)?;
+    }
     Ok(stats)
+}
+
+/// A streaming mode's processes sent messages to the collector (`stream_sent` in each
+/// `meta.json`): otherwise the run did not measure streaming. (Drops are the design's
+/// answer to a slow collector, not an error.)
+fn check_streamed(mode: Mode, dir: &Path) -> Result<(), BenchError> {
+    let mut metas = 0;
+    for e in std::fs::read_dir(dir)?.flatten() {
+        let p = e.path();
+        if !p.to_string_lossy().ends_with(".meta.json") {
+            continue;
+        }
+        metas += 1;
+        let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&p)?)
+            .map_err(|e| BenchError::new(format!("{}: {e}", p.display())))?;
+        let sent = m["stream_sent"].as_u64();
+        if sent.unwrap_or(0) == 0 {
+            return Err(BenchError::new(format!(
+                "mode {mode}: {} says stream_sent={sent:?}: the process sent nothing to the \
+                 collector",
+                p.display()
+            )));
+        }
+    }
+    if metas == 0 {
+        return Err(BenchError::new(format!(
+            "mode {mode}: no meta.json in {}",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Runs `w` once in `mode` and measures it. The run's files are deleted
@@ -182,7 +216,11 @@ pub fn run_once(
     let launch = Launch {
         program: settings.program(w),
         args: workload_args(w, settings, &out_dir, data_dir),
-        env: mode.env(&settings.plugin_path, &trace_dir),
+        env: mode.env(
+            &settings.plugin_path,
+            &trace_dir,
+            settings.collector.as_deref(),
+        ),
         procs,
         wrapper: Vec::new(),
         mpi: settings.mpi,

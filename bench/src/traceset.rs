@@ -346,6 +346,7 @@ fn make_source(
         callgrind: false,
         callgrind_iters: (0, 0),
         mpi: false,
+        collector: None,
     };
     progress("[analyzer] building workloads/ for the source traces");
     crate::runner::build_workloads(&settings)?;
@@ -424,16 +425,13 @@ fn run_source(
         }
         fs::create_dir_all(d)?;
     }
-    let mode = Mode::H5prov {
-        level,
-        format: Format::Csv,
-    };
+    let mode = Mode::h5prov(level, Format::Csv);
     let mut full_args = vec!["-d".to_string(), out_dir.display().to_string()];
     full_args.extend(args.iter().cloned());
     let launch = Launch {
         program: settings.program(w),
         args: full_args,
-        env: mode.env(&settings.plugin_path, &trace_dir),
+        env: mode.env(&settings.plugin_path, &trace_dir, None),
         procs,
         wrapper: Vec::new(),
         mpi: false,

@@ -90,27 +90,26 @@ pub const BIN_WINDOW: usize = 1024;
 
 /// Where the generated `write_bin` builds a record: the encoder's window, or, for a
 /// record whose room does not fit it, a buffer of that room.
-pub trait BinBuf {
+pub trait BinBuf: AsMut<[u8]> {
     /// Stores byte `b` at `p`.
     fn put(&mut self, p: usize, b: u8);
     /// Stores `s` at `p..`.
-    fn put_bytes(&mut self, p: usize, s: &[u8]);
+    #[inline(always)]
+    fn put_bytes(&mut self, p: usize, s: &[u8]) {
+        self.as_mut()[p..p + s.len()].copy_from_slice(s);
+    }
     /// The first `n` bytes.
-    fn head(&mut self, n: usize) -> &mut [u8];
+    #[inline(always)]
+    fn head(&mut self, n: usize) -> &mut [u8] {
+        &mut self.as_mut()[..n]
+    }
 }
 
 impl BinBuf for [u8; BIN_WINDOW] {
+    /// The position masked to the window: no bounds check.
     #[inline(always)]
     fn put(&mut self, p: usize, b: u8) {
         self[p & (BIN_WINDOW - 1)] = b;
-    }
-    #[inline(always)]
-    fn put_bytes(&mut self, p: usize, s: &[u8]) {
-        self[p..p + s.len()].copy_from_slice(s);
-    }
-    #[inline(always)]
-    fn head(&mut self, n: usize) -> &mut [u8] {
-        &mut self[..n]
     }
 }
 
@@ -118,14 +117,6 @@ impl BinBuf for [u8] {
     #[inline(always)]
     fn put(&mut self, p: usize, b: u8) {
         self[p] = b;
-    }
-    #[inline(always)]
-    fn put_bytes(&mut self, p: usize, s: &[u8]) {
-        self[p..p + s.len()].copy_from_slice(s);
-    }
-    #[inline(always)]
-    fn head(&mut self, n: usize) -> &mut [u8] {
-        &mut self[..n]
     }
 }
 

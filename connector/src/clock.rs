@@ -147,7 +147,8 @@ pub fn now() -> Tick {
     }
 }
 
-/// Makes sure the calibration exists (the first one takes 0.25 ms); call at session start.
+/// Makes sure the calibration exists (the first one takes 0.25 ms): called when the
+/// connector is initialized, and again (a no-op then) at session start.
 pub fn init() {
     LazyLock::force(&WRITER);
 }

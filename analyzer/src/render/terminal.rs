@@ -135,6 +135,28 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
         run.objects_files,
         run.meta_files
     );
+    if let Some(sc) = &run.stream_capture {
+        let _ = writeln!(
+            o,
+            "  {} a stream capture (h5prov collect --out): {} message(s) from {} process(es) \
+             in {} capture file(s){}",
+            st.paint("33", "input:"),
+            sc.messages,
+            sc.processes,
+            sc.files,
+            if sc.without_hello > 0 {
+                format!(", {} without their hello", sc.without_hello)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            o,
+            "  not in a stream: columns {} (empty: VOL self time is the whole call); {}",
+            sc.missing_columns.join(", "),
+            sc.missing.join("; ")
+        );
+    }
     let _ = writeln!(
         o,
         "  wall {}, time in HDF5 calls {} (VOL self time {}), quantiles ±{}",

@@ -2302,9 +2302,38 @@ pub fn aggregate_all(
         }
         accs.push(acc);
     }
-    match err {
-        Some(e) => Err(e),
-        None => Ok(Accumulator::finish_all(accs)),
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let agg = Accumulator::finish_all(accs);
+    if !capture.processes.is_empty() {
+        refuse_twice_read(&agg)?;
+    }
+    Ok(agg)
+}
+
+/// An error when a process is in both a meta file and a stream capture (the collector's
+/// `--out` inside the trace directory): each of its calls would count twice.
+fn refuse_twice_read(agg: &Aggregate) -> Result<(), Error> {
+    let key = |m: &ProcessMeta| (m.job_id.clone(), m.host.clone(), m.pid);
+    let streamed: std::collections::BTreeSet<_> = agg
+        .metas
+        .iter()
+        .filter(|m| m.format == STREAM_FORMAT)
+        .map(key)
+        .collect();
+    match agg
+        .metas
+        .iter()
+        .find(|m| m.format != STREAM_FORMAT && streamed.contains(&key(m)))
+    {
+        Some(m) => Err(Error::Other(format!(
+            "process {} on host {} (job {:?}) is in both a trace (its meta.json) and a stream \
+             capture (collect-*.jsonl) of the input: each of its calls would count twice; \
+             report the trace files or the capture, not both",
+            m.pid, m.host, m.job_id
+        ))),
+        None => Ok(()),
     }
 }
 

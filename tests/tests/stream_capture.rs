@@ -180,6 +180,23 @@ fn report_and_export_read_a_collectors_capture() {
         "{text}"
     );
 
+    // A capture inside the trace directory would count every call twice: refused.
+    let both = capture.parent().unwrap().join("both");
+    let _ = std::fs::remove_dir_all(&both);
+    std::fs::create_dir_all(&both).unwrap();
+    for f in files_with_suffix(&traces, "")
+        .iter()
+        .chain(&files_with_suffix(&capture, ""))
+    {
+        std::fs::copy(f, both.join(f.file_name().unwrap())).unwrap();
+    }
+    let out = h5prov(&["report", "--no-progress", s(&both)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("count twice"),
+        "{err}"
+    );
+
     // Its Parquet export reads back as the same report (but for the input's name).
     let export = capture.parent().unwrap().join("export");
     let _ = std::fs::remove_dir_all(&export);

@@ -290,27 +290,23 @@ fn wall_ns() -> u64 {
 }
 
 /// One event line: the record's fields after the process's `prefix`, written by the
-/// format's JSON writer (the JSONL traces' word-at-a-time text writer).
+/// format's JSON writer (the JSONL traces' word-at-a-time text writer), in straight-line
+/// code.
 #[inline]
 fn encode_event(out: &mut Vec<u8>, prefix: &str, r: &TraceRecordRef<'_>) {
-    write_json_fields(
-        out,
-        prefix.as_bytes(),
-        &[
-            (b",\"seq\":", JsonValue::Unsigned(r.seq)),
-            (b",\"tid\":", JsonValue::Unsigned(r.tid)),
-            (b",\"start_ns\":", JsonValue::Unsigned(r.start_ns)),
-            (b",\"dur_ns\":", JsonValue::Unsigned(r.total_ns)),
-            (b",\"op\":", JsonValue::Text(r.op)),
-            (b",\"kind\":", JsonValue::Text(r.kind)),
-            (b",\"file\":", JsonValue::Text(r.file)),
-            (b",\"path\":", JsonValue::Text(r.path)),
-            (b",\"bytes\":", JsonValue::Unsigned(r.bytes)),
-            (b",\"xfer\":", JsonValue::Text(r.xfer)),
-            (b",\"status\":", JsonValue::Signed(r.status.into())),
-        ],
-        b"}\n",
-    );
+    h5prov_format::write_json_line!(out, prefix.as_bytes(), {
+        seq = r.seq,
+        tid = r.tid,
+        start_ns = r.start_ns,
+        dur_ns = r.total_ns,
+        op = r.op,
+        kind = r.kind,
+        file = r.file,
+        path = r.path,
+        bytes = r.bytes,
+        xfer = r.xfer,
+        status = r.status,
+    }, b"}\n");
 }
 
 enum Conn {

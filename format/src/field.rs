@@ -395,6 +395,77 @@ pub fn write_json_fields(
     }
 }
 
+macro_rules! json_value_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for JsonValue<'_> {
+            fn from(x: $t) -> Self {
+                JsonValue::$v(x.into())
+            }
+        }
+    )*};
+}
+json_value_from!(u64 => Unsigned, u32 => Unsigned, u8 => Unsigned, i64 => Signed, i32 => Signed);
+
+impl<'a> From<&'a str> for JsonValue<'a> {
+    fn from(s: &'a str) -> Self {
+        JsonValue::Text(s)
+    }
+}
+
+/// [`write_json_fields`] as straight-line code, for a hot path: after `head`, each
+/// `name = value` as `,"name":value` (each value evaluated once), then `tail`. The keys are
+/// constants and every field is written in place, as the record tables' generated
+/// `write_jsonl` writes its fields; a text that needs escapes makes it write the line
+/// again through [`write_json_fields`], so the bytes are `serde_json`'s.
+#[macro_export]
+macro_rules! write_json_line {
+    ($out:expr, $head:expr, { $($name:ident = $v:expr),+ $(,)? }, $tail:expr) => {{
+        let out: &mut Vec<u8> = $out;
+        let head: &[u8] = $head;
+        let tail: &[u8] = $tail;
+        $( let $name = $v; )+
+        let room = head.len() + tail.len() $(
+            + concat!(",\"", stringify!($name), "\":").len()
+            + $crate::Column::json_room($name)
+        )+;
+        let start = out.len();
+        out.resize(start + room + $crate::JSON_PAD, 0);
+        let buf = &mut out[start..];
+        buf[..head.len()].copy_from_slice(head);
+        let mut n = head.len();
+        let mut special = 0u64;
+        $(
+            n = $crate::Column::put_json(
+                $name,
+                buf,
+                n,
+                !0,
+                concat!(",\"", stringify!($name), "\":").as_bytes(),
+                &mut special,
+            );
+        )+
+        buf[n..n + tail.len()].copy_from_slice(tail);
+        if special == 0 {
+            out.truncate(start + n + tail.len());
+        } else {
+            out.truncate(start);
+            $crate::write_json_fields(
+                out,
+                head,
+                &[$( (
+                    concat!(",\"", stringify!($name), "\":").as_bytes(),
+                    $crate::JsonValue::from($name),
+                ) ),+],
+                tail,
+            );
+        }
+    }};
+}
+
+/// Scratch after a line's room that [`write_json_line!`] leaves to the field writers.
+#[doc(hidden)]
+pub const JSON_PAD: usize = PAD;
+
 /// [`write_json_fields`] when some text needs escapes.
 #[cold]
 #[inline(never)]
@@ -623,7 +694,18 @@ mod json_fields_tests {
             b"}\n",
         );
         assert_eq!(&out[..4], b"junk");
-        String::from_utf8(out[4..].to_vec()).unwrap()
+        let line = String::from_utf8(out[4..].to_vec()).unwrap();
+        // The macro writes the same bytes.
+        let mut out = b"junk".to_vec();
+        crate::write_json_line!(&mut out, b"{\"v\":1", {
+            seq = m.seq,
+            rank = m.rank,
+            op = m.op,
+            path = m.path,
+            status = m.status,
+        }, b"}\n");
+        assert_eq!(String::from_utf8(out[4..].to_vec()).unwrap(), line);
+        line
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::schema::{
 };
 use super::{job_dir, partition_exists};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
-use crate::read::stream_capture::read_capture;
+use crate::read::stream_capture::{read_capture, STREAM_FORMAT};
 use crate::read::{read_trace_lines, Error, FileDiag, InputFile, Inputs, ReadOptions};
 use arrow_array::builder::{
     BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
@@ -383,7 +383,8 @@ fn write_processes(path: &Path, metas: &[(String, ProcessMeta)]) -> Result<(), E
     let mut inc = BooleanBuilder::new();
     let mut src = StringBuilder::new();
     for (s, m) in metas {
-        inc.append_value(m.end_ns.is_none());
+        // A stream's `hello` has no end to miss.
+        inc.append_value(m.end_ns.is_none() && m.format != STREAM_FORMAT);
         src.append_value(s);
     }
     arrays.push(std::sync::Arc::new(inc.finish()));

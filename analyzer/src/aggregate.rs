@@ -11,6 +11,7 @@
 use crate::check::{self, Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
 use crate::collective::{self, Collectives, Recorder};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
+use crate::read::stream_capture::{read_capture, Capture, StreamProcess, STREAM_FORMAT};
 use crate::read::{Error, FileDiag, Inputs, ReadOptions};
 use crate::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::sketch::LogSketch;
@@ -664,6 +665,13 @@ pub struct Diagnostics {
     pub trace_facts: BTreeMap<String, TraceFacts>,
     /// What each meta file says, by stem (the smallest path, should two share a stem).
     pub meta_facts: BTreeMap<String, MetaFacts>,
+    /// Stream capture files read (`h5prov collect --out`).
+    pub stream_files: u64,
+    /// Messages in them (`hello`, `event` and `interval`).
+    pub stream_messages: u64,
+    /// Processes read from them, each as if it had a trace file (not counted in
+    /// `trace_files`).
+    pub stream_processes: u64,
 }
 
 impl Diagnostics {
@@ -673,6 +681,9 @@ impl Diagnostics {
         self.meta_files += o.meta_files;
         self.records += o.records;
         self.object_rows += o.object_rows;
+        self.stream_files += o.stream_files;
+        self.stream_messages += o.stream_messages;
+        self.stream_processes += o.stream_processes;
         self.truncated.extend(o.truncated);
         self.malformed_rows += o.malformed_rows;
         self.malformed_files += o.malformed_files;
@@ -1913,14 +1924,70 @@ impl Accumulator {
         path: &Path,
         read: impl FnOnce(&mut Builder<'_>) -> Result<FileDiag, Error>,
     ) -> Result<(), Error> {
+        self.add_records_with(path, false, read)
+    }
+
+    /// Adds one process of a stream capture ([`crate::read::stream_capture`]): its events
+    /// as the records of a trace named `p.source`, its `hello` as its meta.
+    pub fn add_stream_process(
+        &mut self,
+        p: &StreamProcess,
+        capture: &Capture,
+        opts: &ReadOptions,
+    ) -> Result<(), Error> {
+        self.add_stream_records_with(&p.source, |b| {
+            for i in 0..p.events.len() {
+                let (line, r) = p.record(i, capture)?;
+                b.add(line, &r);
+            }
+            Ok(FileDiag {
+                rows: p.events.len() as u64,
+                ..FileDiag::default()
+            })
+        })?;
+        if let Some(m) = &p.meta {
+            self.add_meta_read(&p.source, Ok(m.clone()), opts)?;
+        }
+        Ok(())
+    }
+
+    /// [`Accumulator::add_trace_with`] for the records of one process of a stream capture
+    /// (`source` names it): counted as a streamed process, not as a trace file.
+    pub fn add_stream_records_with(
+        &mut self,
+        source: &Path,
+        read: impl FnOnce(&mut Builder<'_>) -> Result<FileDiag, Error>,
+    ) -> Result<(), Error> {
+        self.add_records_with(source, true, read)
+    }
+
+    /// Counts one stream capture file and what reading it found (`d.rows`: messages).
+    pub fn add_stream_file(&mut self, path: &Path, d: &FileDiag) {
+        let diag = &mut self.agg.diag;
+        diag.stream_files += 1;
+        diag.stream_messages += d.rows;
+        diag.file(path, d);
+    }
+
+    fn add_records_with(
+        &mut self,
+        path: &Path,
+        streamed: bool,
+        read: impl FnOnce(&mut Builder<'_>) -> Result<FileDiag, Error>,
+    ) -> Result<(), Error> {
         let mut b = Builder::new(self);
         let d = read(&mut b)?;
         let checks = b.finish();
         let diag = &mut self.agg.diag;
-        diag.trace_files += 1;
         diag.records += d.rows;
         diag.file(path, &d);
         check::merge_issues(&mut diag.issues, checks.issues(path));
+        if streamed {
+            // No meta file to compare with: no trace facts.
+            diag.stream_processes += 1;
+            return Ok(());
+        }
+        diag.trace_files += 1;
         diag.trace_facts
             .entry(check::stem(path))
             .or_default()
@@ -2001,6 +2068,13 @@ impl Accumulator {
         opts: &ReadOptions,
     ) -> Result<(), Error> {
         let diag = &mut self.agg.diag;
+        if let Ok(m) = &meta {
+            if m.format == STREAM_FORMAT {
+                // A stream's `hello`, not a meta file: nothing to check it against.
+                self.agg.metas.push(m.clone());
+                return Ok(());
+            }
+        }
         diag.meta_files += 1;
         let p = path.display().to_string();
         match meta {
@@ -2147,8 +2221,23 @@ pub fn aggregate_all(
         Trace(&'a Path, Encoding, u64),
         Objects(&'a Path, Encoding, u64),
         Meta(&'a Path, u64),
+        Stream(&'a StreamProcess, u64),
     }
+    // Stream captures are read first: a process's messages may be in any of the files.
+    let capture = if inputs.streams.is_empty() {
+        Capture::default()
+    } else {
+        let c = read_capture(&inputs.streams, opts)?;
+        progress(inputs.streams.iter().map(|f| f.size).sum());
+        c
+    };
     let mut jobs: Vec<Job<'_>> = Vec::new();
+    jobs.extend(
+        capture
+            .processes
+            .iter()
+            .map(|p| Job::Stream(p, p.events.len() as u64 * 256)),
+    );
     jobs.extend(
         inputs
             .traces
@@ -2165,7 +2254,7 @@ pub fn aggregate_all(
     // Big files first: better load balance across threads.
     jobs.sort_by_key(|j| {
         Reverse(match j {
-            Job::Trace(_, _, s) | Job::Objects(_, _, s) | Job::Meta(_, s) => *s,
+            Job::Trace(_, _, s) | Job::Objects(_, _, s) | Job::Meta(_, s) | Job::Stream(_, s) => *s,
         })
     });
     // One worker per thread, each taking the next file from a shared counter into its own
@@ -2182,6 +2271,8 @@ pub fn aggregate_all(
                 Job::Trace(p, e, s) => (acc.add_trace(p, e, opts), s),
                 Job::Objects(p, e, s) => (acc.add_objects(p, e, opts), s),
                 Job::Meta(p, s) => (acc.add_meta_checked(p, opts), s),
+                // Its capture files were counted as they were read.
+                Job::Stream(p, _) => (acc.add_stream_process(p, &capture, opts), 0),
             };
             progress(size);
             if let Err(e) = r {
@@ -2204,9 +2295,45 @@ pub fn aggregate_all(
         }
         accs.push(acc);
     }
-    match err {
-        Some(e) => Err(e),
-        None => Ok(Accumulator::finish_all(accs)),
+    if !capture.files.is_empty() {
+        let mut acc = base.sharing();
+        for (p, d) in &capture.files {
+            acc.add_stream_file(p, d);
+        }
+        accs.push(acc);
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let agg = Accumulator::finish_all(accs);
+    if !capture.processes.is_empty() {
+        refuse_twice_read(&agg)?;
+    }
+    Ok(agg)
+}
+
+/// An error when a process is in both a meta file and a stream capture (the collector's
+/// `--out` inside the trace directory): each of its calls would count twice.
+fn refuse_twice_read(agg: &Aggregate) -> Result<(), Error> {
+    let key = |m: &ProcessMeta| (m.job_id.clone(), m.host.clone(), m.pid);
+    let streamed: std::collections::BTreeSet<_> = agg
+        .metas
+        .iter()
+        .filter(|m| m.format == STREAM_FORMAT)
+        .map(key)
+        .collect();
+    match agg
+        .metas
+        .iter()
+        .find(|m| m.format != STREAM_FORMAT && streamed.contains(&key(m)))
+    {
+        Some(m) => Err(Error::Other(format!(
+            "process {} on host {} (job {:?}) is in both a trace (its meta.json) and a stream \
+             capture (collect-*.jsonl) of the input: each of its calls would count twice; \
+             report the trace files or the capture, not both",
+            m.pid, m.host, m.job_id
+        ))),
+        None => Ok(()),
     }
 }
 

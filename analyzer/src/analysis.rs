@@ -6,6 +6,7 @@ use crate::aggregate::{Aggregate, SlowCall};
 use crate::check::TraceWarning;
 use crate::collective::CollectiveSkew;
 use crate::insights::{self, Insight, Thresholds};
+use crate::read::stream_capture::{not_carried, STREAM_FORMAT};
 use crate::record::{OpClass, ProcKey};
 use crate::sketch::{LogSketch, RELATIVE_ACCURACY};
 use crate::stats::{Robust, Spread};
@@ -128,6 +129,27 @@ pub struct RunInfo {
     pub coll_metadata_writes: bool,
     /// Relative error of every quantile in the report (0.01 = 1 %).
     pub quantile_relative_error: f64,
+    /// What was read from stream captures (`h5prov collect --out`); absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_capture: Option<StreamCaptureInfo>,
+}
+
+/// A report of a stream capture: what it held, and what a stream does not carry.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StreamCaptureInfo {
+    /// Capture files read.
+    pub files: u64,
+    /// Messages in them.
+    pub messages: u64,
+    /// Processes with messages, each read as if it had a trace file.
+    pub processes: u64,
+    /// Of them, processes whose `hello` the capture lacks (no executable, level, ...).
+    pub without_hello: u64,
+    /// Trace columns the stream does not carry: empty in every record, so e.g. time in
+    /// the under connector is unknown and `self_ns` is the whole call.
+    pub missing_columns: Vec<String>,
+    /// What else a trace directory has and a capture does not.
+    pub missing: Vec<String>,
 }
 
 /// Hot-function statistics of one operation.
@@ -613,7 +635,11 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
             .iter()
             .filter_map(|m| m.stream_dropped)
             .reduce(|a, b| a + b),
-        unfinished: ms.iter().filter(|m| m.end_ns.is_none()).count(),
+        // A stream's processes have no end to miss.
+        unfinished: ms
+            .iter()
+            .filter(|m| m.end_ns.is_none() && m.format != STREAM_FORMAT)
+            .count(),
         truncated: d
             .truncated
             .iter()
@@ -635,6 +661,22 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
         coll_metadata_reads: ms.iter().any(|m| m.coll_metadata_reads),
         coll_metadata_writes: ms.iter().any(|m| m.coll_metadata_writes),
         quantile_relative_error: RELATIVE_ACCURACY,
+        stream_capture: (d.stream_files > 0).then(|| StreamCaptureInfo {
+            files: d.stream_files,
+            messages: d.stream_messages,
+            processes: d.stream_processes,
+            without_hello: d
+                .stream_processes
+                .saturating_sub(ms.iter().filter(|m| m.format == STREAM_FORMAT).count() as u64),
+            missing_columns: not_carried().into_iter().map(String::from).collect(),
+            missing: [
+                "objects files (per-object summaries, dataset layouts)",
+                "meta files (HDF5 version, command line, recording time, dropped records)",
+                "interval messages (per-operation sums: not read)",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }),
     }
 }
 

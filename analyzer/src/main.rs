@@ -566,6 +566,7 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
         all.traces.extend(inputs.traces);
         all.objects.extend(inputs.objects);
         all.metas.extend(inputs.metas);
+        all.streams.extend(inputs.streams);
     }
     // Refuse before writing anything.
     for id in jobs.keys() {
@@ -585,6 +586,7 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
         inputs.traces.sort_by(|x, y| x.0.cmp(&y.0));
         inputs.objects.sort_by(|x, y| x.0.cmp(&y.0));
         inputs.metas.sort();
+        inputs.streams.sort();
         let pb = bar(&inputs, a.read.no_progress, &format!("exporting job {id}"));
         let stats = pool.install(|| {
             columnar::export_job(out, &id, &inputs, &opts, &|n| {

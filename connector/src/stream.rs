@@ -16,9 +16,9 @@
 
 use crate::config::{StreamLevel, StreamTarget};
 use crate::ffi::sys;
-use h5prov_format::TraceRecordRef;
+use h5prov_format::{write_json_fields, JsonValue, TraceRecordRef};
 use parking_lot::{Condvar, Mutex};
-use std::io::{self, Write as _};
+use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -82,7 +82,7 @@ pub type ForEachThread = Box<dyn Fn(&mut dyn FnMut(&mut ThreadBuf)) + Send + Syn
 /// One process's stream: the encoder's constant prefix, the queue and the counters.
 pub struct Stream {
     level: StreamLevel,
-    /// `{"type":"event","job_id":..,"rank":..,"pid":..,"host":..,`
+    /// `{"v":1,"type":"event","job_id":..,"rank":..,"pid":..,"host":..`
     event_prefix: Box<str>,
     tx: SyncSender<Msg>,
     shared: Arc<Shared>,
@@ -117,33 +117,8 @@ impl Stream {
         id: &Identity<'_>,
         threads: ForEachThread,
     ) -> io::Result<Stream> {
-        let mut ident = Vec::new();
-        ident.extend_from_slice(b"\"job_id\":");
-        json_str(&mut ident, id.job_id);
-        ident.extend_from_slice(b",\"rank\":");
-        ident.extend_from_slice(itoa::Buffer::new().format(id.rank).as_bytes());
-        ident.extend_from_slice(b",\"pid\":");
-        ident.extend_from_slice(itoa::Buffer::new().format(id.pid).as_bytes());
-        ident.extend_from_slice(b",\"host\":");
-        json_str(&mut ident, id.host);
-        let ident = String::from_utf8(ident).unwrap_or_default();
-        let mut hello = format!(
-            "{{\"v\":1,\"type\":\"hello\",{ident},\"world_size\":{},\"uid\":{},\"exe\":",
-            id.world_size, id.uid
-        )
-        .into_bytes();
-        json_str(&mut hello, id.exe);
-        hello.extend_from_slice(b",\"level\":");
-        json_str(&mut hello, id.level);
-        hello.extend_from_slice(b",\"stream_level\":");
-        json_str(
-            &mut hello,
-            match level {
-                StreamLevel::Event => "event",
-                StreamLevel::Interval => "interval",
-            },
-        );
-        hello.extend_from_slice(b"}\n");
+        let ident = ident_json(id);
+        let hello = hello_line(&ident, id, level);
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let shared = Arc::new(Shared::default());
         let sender = Sender {
@@ -151,7 +126,7 @@ impl Stream {
             conn: None,
             next_try: Instant::now(),
             hello,
-            interval_prefix: format!("{{\"v\":1,\"type\":\"interval\",{ident},"),
+            interval_prefix: format!("{{\"v\":1,\"type\":\"interval\",{ident}"),
             shared: shared.clone(),
             threads,
             interval,
@@ -164,7 +139,7 @@ impl Stream {
             .spawn(move || sender.run(rx))?;
         Ok(Stream {
             level,
-            event_prefix: format!("{{\"v\":1,\"type\":\"event\",{ident},").into_boxed_str(),
+            event_prefix: format!("{{\"v\":1,\"type\":\"event\",{ident}").into_boxed_str(),
             tx,
             shared,
         })
@@ -266,6 +241,47 @@ impl Stream {
     }
 }
 
+/// `"job_id":..,"rank":..,"pid":..,"host":..` (no braces): every message's start.
+fn ident_json(id: &Identity<'_>) -> String {
+    let mut ident = Vec::new();
+    write_json_fields(
+        &mut ident,
+        b"",
+        &[
+            (b"\"job_id\":", JsonValue::Text(id.job_id)),
+            (b",\"rank\":", JsonValue::Signed(id.rank)),
+            (b",\"pid\":", JsonValue::Unsigned(id.pid.into())),
+            (b",\"host\":", JsonValue::Text(id.host)),
+        ],
+        b"",
+    );
+    String::from_utf8(ident).unwrap_or_default()
+}
+
+/// The `hello` line.
+fn hello_line(ident: &str, id: &Identity<'_>, level: StreamLevel) -> Vec<u8> {
+    let mut hello = Vec::new();
+    write_json_fields(
+        &mut hello,
+        format!("{{\"v\":1,\"type\":\"hello\",{ident}").as_bytes(),
+        &[
+            (b",\"world_size\":", JsonValue::Signed(id.world_size)),
+            (b",\"uid\":", JsonValue::Unsigned(id.uid.into())),
+            (b",\"exe\":", JsonValue::Text(id.exe)),
+            (b",\"level\":", JsonValue::Text(id.level)),
+            (
+                b",\"stream_level\":",
+                JsonValue::Text(match level {
+                    StreamLevel::Event => "event",
+                    StreamLevel::Interval => "interval",
+                }),
+            ),
+        ],
+        b"}\n",
+    );
+    hello
+}
+
 fn wall_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -273,59 +289,24 @@ fn wall_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// Appends `s` as a JSON string.
-fn json_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    let mut start = 0;
-    let b = s.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&b[start..i]);
-        if esc.is_empty() {
-            let _ = write!(out, "\\u{:04x}", c);
-        } else {
-            out.extend_from_slice(esc);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&b[start..]);
-    out.push(b'"');
-}
-
-fn num(out: &mut Vec<u8>, key: &[u8], v: u64) {
-    out.extend_from_slice(key);
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-}
-
-/// One event line.
+/// One event line: the record's fields after the process's `prefix`, written by the
+/// format's JSON writer (the JSONL traces' word-at-a-time text writer), in straight-line
+/// code.
+#[inline]
 fn encode_event(out: &mut Vec<u8>, prefix: &str, r: &TraceRecordRef<'_>) {
-    out.extend_from_slice(prefix.as_bytes());
-    num(out, b"\"seq\":", r.seq);
-    num(out, b",\"tid\":", r.tid);
-    num(out, b",\"start_ns\":", r.start_ns);
-    num(out, b",\"dur_ns\":", r.total_ns);
-    out.extend_from_slice(b",\"op\":");
-    json_str(out, r.op);
-    out.extend_from_slice(b",\"kind\":");
-    json_str(out, r.kind);
-    out.extend_from_slice(b",\"file\":");
-    json_str(out, r.file);
-    out.extend_from_slice(b",\"path\":");
-    json_str(out, r.path);
-    num(out, b",\"bytes\":", r.bytes);
-    out.extend_from_slice(b",\"xfer\":");
-    json_str(out, r.xfer);
-    out.extend_from_slice(b",\"status\":");
-    out.extend_from_slice(itoa::Buffer::new().format(r.status).as_bytes());
-    out.extend_from_slice(b"}\n");
+    h5prov_format::write_json_line!(out, prefix.as_bytes(), {
+        seq = r.seq,
+        tid = r.tid,
+        start_ns = r.start_ns,
+        dur_ns = r.total_ns,
+        op = r.op,
+        kind = r.kind,
+        file = r.file,
+        path = r.path,
+        bytes = r.bytes,
+        xfer = r.xfer,
+        status = r.status,
+    }, b"}\n");
 }
 
 enum Conn {
@@ -454,18 +435,22 @@ impl Sender {
         if !sums.is_empty() {
             let mut out = Vec::with_capacity(256 * sums.len());
             for s in &sums {
-                out.extend_from_slice(self.interval_prefix.as_bytes());
-                num(&mut out, b"\"seq\":", self.seq);
+                write_json_fields(
+                    &mut out,
+                    self.interval_prefix.as_bytes(),
+                    &[
+                        (b",\"seq\":", JsonValue::Unsigned(self.seq)),
+                        (b",\"start_ns\":", JsonValue::Unsigned(self.last_sweep_ns)),
+                        (b",\"end_ns\":", JsonValue::Unsigned(now)),
+                        (b",\"op\":", JsonValue::Text(s.op)),
+                        (b",\"count\":", JsonValue::Unsigned(s.count)),
+                        (b",\"bytes\":", JsonValue::Unsigned(s.bytes)),
+                        (b",\"dur_ns\":", JsonValue::Unsigned(s.dur_ns)),
+                        (b",\"max_ns\":", JsonValue::Unsigned(s.max_ns)),
+                    ],
+                    b"}\n",
+                );
                 self.seq += 1;
-                num(&mut out, b",\"start_ns\":", self.last_sweep_ns);
-                num(&mut out, b",\"end_ns\":", now);
-                out.extend_from_slice(b",\"op\":");
-                json_str(&mut out, s.op);
-                num(&mut out, b",\"count\":", s.count);
-                num(&mut out, b",\"bytes\":", s.bytes);
-                num(&mut out, b",\"dur_ns\":", s.dur_ns);
-                num(&mut out, b",\"max_ns\":", s.max_ns);
-                out.extend_from_slice(b"}\n");
             }
             let n = sums.len() as u64;
             self.shared.made.fetch_add(n, Ordering::Relaxed);
@@ -519,7 +504,7 @@ mod tests {
         };
         encode_event(
             &mut out,
-            "{\"v\":1,\"type\":\"event\",\"job_id\":\"7\",\"rank\":2,\"pid\":9,\"host\":\"n\",",
+            "{\"v\":1,\"type\":\"event\",\"job_id\":\"7\",\"rank\":2,\"pid\":9,\"host\":\"n\"",
             &r,
         );
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -535,5 +520,122 @@ mod tests {
             (Some(2), Some("collective"))
         );
         assert!(out.ends_with(b"}\n"));
+    }
+
+    /// The messages are byte for byte what `serde_json` writes for the same fields.
+    #[test]
+    fn messages_are_serde_json_bytes() {
+        #[derive(serde::Serialize)]
+        struct Hello<'a> {
+            v: u32,
+            r#type: &'a str,
+            job_id: &'a str,
+            rank: i64,
+            pid: u32,
+            host: &'a str,
+            world_size: i64,
+            uid: u32,
+            exe: &'a str,
+            level: &'a str,
+            stream_level: &'a str,
+        }
+        #[derive(serde::Serialize)]
+        struct Event<'a> {
+            v: u32,
+            r#type: &'a str,
+            job_id: &'a str,
+            rank: i64,
+            pid: u32,
+            host: &'a str,
+            seq: u64,
+            tid: u64,
+            start_ns: u64,
+            dur_ns: u64,
+            op: &'a str,
+            kind: &'a str,
+            file: &'a str,
+            path: &'a str,
+            bytes: u64,
+            xfer: &'a str,
+            status: i32,
+        }
+        let awkward = [
+            "",
+            "plain",
+            "a\"b\\c\n\r\t.h5",
+            "\u{0}\u{1}\u{8}\u{c}\u{1f}\u{7f}",
+            "é 日本 😀 \u{2028}",
+            "/a/very/long/path/that/goes/on/and/on/through/many/groups/of/the/file/to/take/more/than/the/window/of/two/hundred/bytes/that/the/fast/path/has/for/its/text/so/the/other/branch/runs/too/x",
+        ];
+        for (i, s) in awkward.iter().enumerate() {
+            let id = Identity {
+                job_id: s,
+                rank: -1,
+                world_size: -1,
+                pid: u32::MAX,
+                host: awkward[(i + 1) % awkward.len()],
+                exe: s,
+                uid: 0,
+                level: "dataset",
+            };
+            let ident = ident_json(&id);
+            let want = serde_json::to_string(&Hello {
+                v: 1,
+                r#type: "hello",
+                job_id: id.job_id,
+                rank: id.rank,
+                pid: id.pid,
+                host: id.host,
+                world_size: id.world_size,
+                uid: id.uid,
+                exe: id.exe,
+                level: id.level,
+                stream_level: "interval",
+            })
+            .unwrap();
+            let got = hello_line(&ident, &id, StreamLevel::Interval);
+            assert_eq!(String::from_utf8(got).unwrap(), want + "\n");
+            let r = TraceRecordRef {
+                seq: u64::MAX,
+                tid: 12,
+                start_ns: 1_700_000_000_000_000_000,
+                total_ns: 0,
+                op: "dataset.write",
+                kind: s,
+                file: awkward[(i + 2) % awkward.len()],
+                path: s,
+                bytes: 1 << 40,
+                xfer: "",
+                status: -1,
+                ..TraceRecordRef::default()
+            };
+            let mut got = Vec::new();
+            encode_event(
+                &mut got,
+                &format!("{{\"v\":1,\"type\":\"event\",{ident}"),
+                &r,
+            );
+            let want = serde_json::to_string(&Event {
+                v: 1,
+                r#type: "event",
+                job_id: id.job_id,
+                rank: id.rank,
+                pid: id.pid,
+                host: id.host,
+                seq: r.seq,
+                tid: r.tid,
+                start_ns: r.start_ns,
+                dur_ns: r.total_ns,
+                op: r.op,
+                kind: r.kind,
+                file: r.file,
+                path: r.path,
+                bytes: r.bytes,
+                xfer: r.xfer,
+                status: r.status,
+            })
+            .unwrap();
+            assert_eq!(String::from_utf8(got).unwrap(), want + "\n");
+        }
     }
 }

@@ -341,6 +341,153 @@ pub(crate) fn put_json_end(buf: &mut [u8], at: usize, lim: usize, end: &[u8]) ->
     at + end.len()
 }
 
+/// A value of a JSON object written by [`write_json_fields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonValue<'a> {
+    /// A number.
+    Unsigned(u64),
+    /// A signed number.
+    Signed(i64),
+    /// A string, escaped as `serde_json` escapes it.
+    Text(&'a str),
+}
+
+/// Appends `head` (JSON text, as is), then each field as `key` (its punctuation included:
+/// `,"name":`) and its value, then `tail` (as is): the record tables' JSONL writer for
+/// objects that are not a table's records (the connector's stream messages). Text is
+/// written by the same word-at-a-time writer, and a text that needs escapes (rare) makes
+/// it write the fields again through `serde_json`, so the bytes are `serde_json`'s.
+/// Allocates nothing beyond growing `out`, once.
+#[inline]
+pub fn write_json_fields(
+    out: &mut Vec<u8>,
+    head: &[u8],
+    fields: &[(&[u8], JsonValue<'_>)],
+    tail: &[u8],
+) {
+    let start = out.len();
+    let mut room = head.len() + tail.len();
+    for (k, v) in fields {
+        room += k.len()
+            + match v {
+                JsonValue::Unsigned(_) | JsonValue::Signed(_) => SPAN_64,
+                JsonValue::Text(s) => s.len() + 2,
+            };
+    }
+    out.resize(start + room + PAD, 0);
+    let buf = &mut out[start..];
+    buf[..head.len()].copy_from_slice(head);
+    let mut n = head.len();
+    let mut special = 0;
+    for (k, v) in fields {
+        n = match *v {
+            JsonValue::Unsigned(x) => put_json_unsigned::<SPAN_64>(buf, n, !0, k, x),
+            JsonValue::Signed(x) => put_json_signed::<SPAN_64>(buf, n, !0, k, x),
+            JsonValue::Text(s) => put_json_text(buf, n, !0, k, s.as_bytes(), &mut special),
+        };
+    }
+    n = put_json_end(buf, n, !0, tail);
+    if special == 0 {
+        out.truncate(start + n);
+    } else {
+        out.truncate(start);
+        write_json_fields_escaped(out, head, fields, tail);
+    }
+}
+
+macro_rules! json_value_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for JsonValue<'_> {
+            fn from(x: $t) -> Self {
+                JsonValue::$v(x.into())
+            }
+        }
+    )*};
+}
+json_value_from!(u64 => Unsigned, u32 => Unsigned, u8 => Unsigned, i64 => Signed, i32 => Signed);
+
+impl<'a> From<&'a str> for JsonValue<'a> {
+    fn from(s: &'a str) -> Self {
+        JsonValue::Text(s)
+    }
+}
+
+/// [`write_json_fields`] as straight-line code, for a hot path: after `head`, each
+/// `name = value` as `,"name":value` (each value evaluated once), then `tail`. The keys are
+/// constants and every field is written in place, as the record tables' generated
+/// `write_jsonl` writes its fields; a text that needs escapes makes it write the line
+/// again through [`write_json_fields`], so the bytes are `serde_json`'s.
+#[macro_export]
+macro_rules! write_json_line {
+    ($out:expr, $head:expr, { $($name:ident = $v:expr),+ $(,)? }, $tail:expr) => {{
+        let out: &mut Vec<u8> = $out;
+        let head: &[u8] = $head;
+        let tail: &[u8] = $tail;
+        $( let $name = $v; )+
+        let room = head.len() + tail.len() $(
+            + concat!(",\"", stringify!($name), "\":").len()
+            + $crate::Column::json_room($name)
+        )+;
+        let start = out.len();
+        out.resize(start + room + $crate::JSON_PAD, 0);
+        let buf = &mut out[start..];
+        buf[..head.len()].copy_from_slice(head);
+        let mut n = head.len();
+        let mut special = 0u64;
+        $(
+            n = $crate::Column::put_json(
+                $name,
+                buf,
+                n,
+                !0,
+                concat!(",\"", stringify!($name), "\":").as_bytes(),
+                &mut special,
+            );
+        )+
+        buf[n..n + tail.len()].copy_from_slice(tail);
+        if special == 0 {
+            out.truncate(start + n + tail.len());
+        } else {
+            out.truncate(start);
+            $crate::write_json_fields(
+                out,
+                head,
+                &[$( (
+                    concat!(",\"", stringify!($name), "\":").as_bytes(),
+                    $crate::JsonValue::from($name),
+                ) ),+],
+                tail,
+            );
+        }
+    }};
+}
+
+/// Scratch after a line's room that [`write_json_line!`] leaves to the field writers.
+#[doc(hidden)]
+pub const JSON_PAD: usize = PAD;
+
+/// [`write_json_fields`] when some text needs escapes.
+#[cold]
+#[inline(never)]
+fn write_json_fields_escaped(
+    out: &mut Vec<u8>,
+    head: &[u8],
+    fields: &[(&[u8], JsonValue<'_>)],
+    tail: &[u8],
+) {
+    out.extend_from_slice(head);
+    for (k, v) in fields {
+        out.extend_from_slice(k);
+        let r = match *v {
+            JsonValue::Unsigned(x) => serde_json::to_writer(&mut *out, &x),
+            JsonValue::Signed(x) => serde_json::to_writer(&mut *out, &x),
+            JsonValue::Text(s) => serde_json::to_writer(&mut *out, s),
+        };
+        r.expect("writing to a Vec cannot fail");
+    }
+    out.extend_from_slice(tail);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,6 +660,91 @@ mod tests {
                 put_json_text(buf, at, lim, key, s.as_bytes(), &mut special)
             });
             assert_eq!((special, got), (0, format!("{{\"k\":\"{s}\"")));
+        }
+    }
+}
+
+#[cfg(test)]
+mod json_fields_tests {
+    use super::*;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Msg<'a> {
+        v: u32,
+        seq: u64,
+        rank: i64,
+        op: &'a str,
+        path: &'a str,
+        status: i32,
+    }
+
+    fn ours(m: &Msg<'_>) -> String {
+        let mut out = b"junk".to_vec();
+        write_json_fields(
+            &mut out,
+            b"{\"v\":1",
+            &[
+                (b",\"seq\":", JsonValue::Unsigned(m.seq)),
+                (b",\"rank\":", JsonValue::Signed(m.rank)),
+                (b",\"op\":", JsonValue::Text(m.op)),
+                (b",\"path\":", JsonValue::Text(m.path)),
+                (b",\"status\":", JsonValue::Signed(m.status.into())),
+            ],
+            b"}\n",
+        );
+        assert_eq!(&out[..4], b"junk");
+        let line = String::from_utf8(out[4..].to_vec()).unwrap();
+        // The macro writes the same bytes.
+        let mut out = b"junk".to_vec();
+        crate::write_json_line!(&mut out, b"{\"v\":1", {
+            seq = m.seq,
+            rank = m.rank,
+            op = m.op,
+            path = m.path,
+            status = m.status,
+        }, b"}\n");
+        assert_eq!(String::from_utf8(out[4..].to_vec()).unwrap(), line);
+        line
+    }
+
+    #[test]
+    fn byte_for_byte_serde_json() {
+        let long = "x".repeat(300);
+        let long_esc = format!("{}\"{}", "y".repeat(150), "z".repeat(150));
+        let mut texts: Vec<String> = vec![
+            "".into(),
+            "dataset.write".into(),
+            "a\"b\\c\n.h5".into(),
+            "/g/\u{1}d".into(),
+            "\u{8}\u{c}\t\r\u{1f}\u{7f}".into(),
+            "é ü 日本 😀 \u{2028}\u{2029}".into(),
+            "</script>&'".into(),
+            long,
+            long_esc,
+        ];
+        // Each control character, quote and backslash alone and amid text.
+        for b in (0u8..0x20).chain([b'"', b'\\']) {
+            let c = char::from(b);
+            texts.push(c.to_string());
+            texts.push(format!("abcdefgh{c}ijklmnopq"));
+        }
+        for op in &texts {
+            for path in ["/plain", op.as_str()] {
+                for (seq, rank, status) in [(0, -1, 0), (u64::MAX, i64::MIN, -1), (7, 3, i32::MAX)]
+                {
+                    let m = Msg {
+                        v: 1,
+                        seq,
+                        rank,
+                        op,
+                        path,
+                        status,
+                    };
+                    let want = serde_json::to_string(&m).unwrap() + "\n";
+                    assert_eq!(ours(&m), want);
+                }
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ pub use bin::{
     BinValue, BIN_MAGIC, BIN_MAX_COLUMNS, BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_NUM_ROOM, BIN_SIGNED,
     BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
+pub use field::{write_json_fields, JsonValue, JSON_PAD};
 pub use table::{
     parse_i64, parse_u64, Column, ColumnKind, CsvFields, CsvHeader, CsvSource, FieldSink,
     FieldSource, JsonField,

@@ -82,14 +82,23 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
 /// `anchor_wall_ns` (decimal), host and executable, the same every time the run is
 /// exported. An error when the metas name several jobs, or there is no readable meta.
 pub fn job_id_of(root: &Path, inputs: &Inputs) -> Result<String, Error> {
-    let metas: Vec<_> = inputs
+    let mut metas: Vec<_> = inputs
         .metas
         .iter()
         .filter_map(|f| read_meta_checked(&f.path).ok())
         .collect();
+    let mut stream_ids: Vec<String> = Vec::new();
+    if !inputs.streams.is_empty() {
+        // A stream capture's processes name their job in every message.
+        let lenient = crate::read::ReadOptions { lenient: true };
+        let cap = crate::read::stream_capture::read_capture(&inputs.streams, &lenient)?;
+        stream_ids.extend(cap.processes.iter().map(|p| p.job_id.clone()));
+        metas.extend(cap.processes.into_iter().filter_map(|p| p.meta));
+    }
     let mut ids: Vec<&str> = metas
         .iter()
         .map(|m| m.job_id.as_str())
+        .chain(stream_ids.iter().map(String::as_str))
         .filter(|s| !s.is_empty())
         .collect();
     ids.sort_unstable();

@@ -296,11 +296,10 @@ impl Cursor {
     }
 }
 
-fn diag_of(
-    files: &BTreeMap<String, FileDiag>,
-    source: &str,
-    path: &Path,
-) -> Result<FileDiag, Error> {
+/// Per source of rows, what reading it found, and whether it is a streamed process.
+type Diags = BTreeMap<String, (FileDiag, bool)>;
+
+fn diag_of(files: &Diags, source: &str, path: &Path) -> Result<(FileDiag, bool), Error> {
     files.get(source).cloned().ok_or_else(|| {
         Error::Other(format!(
             "{}: rows of {source}, which the export's `files` table does not list",
@@ -313,13 +312,13 @@ fn diag_of(
 fn read_records(
     acc: &mut Accumulator,
     path: &Path,
-    files: &BTreeMap<String, FileDiag>,
+    files: &Diags,
 ) -> Result<BTreeSet<String>, Error> {
     let mut cur = Cursor::open(path)?;
     let mut seen = BTreeSet::new();
     while let Some(source) = cur.source()? {
-        let diag = diag_of(files, &source, path)?;
-        acc.add_trace_with(Path::new(&source), |b| {
+        let (diag, streamed) = diag_of(files, &source, path)?;
+        let read = |b: &mut crate::aggregate::Builder<'_>| {
             while let Some(batch) = cur.batch()? {
                 let cols = table_cols(
                     &batch,
@@ -343,7 +342,12 @@ fn read_records(
                 }
             }
             Ok(diag)
-        })?;
+        };
+        if streamed {
+            acc.add_stream_records_with(Path::new(&source), read)?;
+        } else {
+            acc.add_trace_with(Path::new(&source), read)?;
+        }
         seen.insert(source);
     }
     Ok(seen)
@@ -353,13 +357,13 @@ fn read_records(
 fn read_objects(
     acc: &mut Accumulator,
     path: &Path,
-    files: &BTreeMap<String, FileDiag>,
+    files: &Diags,
 ) -> Result<BTreeSet<String>, Error> {
     let mut cur = Cursor::open(path)?;
     let mut seen = BTreeSet::new();
     let mut o = ObjectSummary::default();
     while let Some(source) = cur.source()? {
-        let diag = diag_of(files, &source, path)?;
+        let (diag, _) = diag_of(files, &source, path)?;
         acc.add_objects_with(Path::new(&source), |sink| {
             while let Some(batch) = cur.batch()? {
                 let cols = table_cols(
@@ -522,10 +526,12 @@ pub fn load(
     use rayon::prelude::*;
     let files = read_files(dir, job)?;
     let procs = read_processes(dir, job)?;
-    let mut diags: BTreeMap<String, FileDiag> = BTreeMap::new();
+    let mut diags: Diags = BTreeMap::new();
     let mut acc = Accumulator::default();
     for f in &files {
-        if f.role == "meta" {
+        if f.role == "capture" {
+            acc.add_stream_file(Path::new(&f.source), &f.diag);
+        } else if f.role == "meta" {
             let m = match &f.meta_error {
                 Some(e) => Err(e.clone()),
                 None => match procs.get(&f.source) {
@@ -537,7 +543,7 @@ pub fn load(
             };
             acc.add_meta_read(Path::new(&f.source), m, opts)?;
         } else {
-            diags.insert(f.source.clone(), f.diag.clone());
+            diags.insert(f.source.clone(), (f.diag.clone(), f.role == "stream"));
         }
     }
     let mut parts: Vec<(PathBuf, u64, bool)> = Vec::new();
@@ -590,9 +596,11 @@ pub fn load(
     }
     // Files without rows (an empty trace, an objects file with only its header).
     for f in &files {
-        if f.role != "meta" && !seen.contains(&f.source) {
+        if !matches!(f.role.as_str(), "meta" | "capture") && !seen.contains(&f.source) {
             let d = f.diag.clone();
-            if f.role == "trace" {
+            if f.role == "stream" {
+                acc.add_stream_records_with(Path::new(&f.source), |_| Ok(d))?;
+            } else if f.role == "trace" {
                 acc.add_trace_with(Path::new(&f.source), |_| Ok(d))?;
             } else {
                 acc.add_objects_with(Path::new(&f.source), |_| Ok(d))?;

@@ -6,6 +6,7 @@ use super::schema::{
 };
 use super::{job_dir, partition_exists};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
+use crate::read::stream_capture::{read_capture, STREAM_FORMAT};
 use crate::read::{read_trace_lines, Error, FileDiag, InputFile, Inputs, ReadOptions};
 use arrow_array::builder::{
     BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
@@ -382,7 +383,8 @@ fn write_processes(path: &Path, metas: &[(String, ProcessMeta)]) -> Result<(), E
     let mut inc = BooleanBuilder::new();
     let mut src = StringBuilder::new();
     for (s, m) in metas {
-        inc.append_value(m.end_ns.is_none());
+        // A stream's `hello` has no end to miss.
+        inc.append_value(m.end_ns.is_none() && m.format != STREAM_FORMAT);
         src.append_value(s);
     }
     arrays.push(std::sync::Arc::new(inc.finish()));
@@ -492,6 +494,61 @@ pub fn export_job(
     r
 }
 
+/// The stream captures of `inputs` into `records/part-stream.parquet`: each process's
+/// events as the records of its source (`role` `stream` in `files`), its `hello` as its
+/// meta, and a `files` row per capture file (`role` `capture`). Returns the records written.
+fn export_capture(
+    tmp: &Path,
+    inputs: &Inputs,
+    opts: &ReadOptions,
+    file_rows: &mut Vec<FileRow>,
+    metas: &mut Vec<(String, ProcessMeta)>,
+) -> Result<u64, Error> {
+    let cap = read_capture(&inputs.streams, opts)?;
+    let mut rec = TableWriter::create(
+        tmp.join("records").join("part-stream.parquet"),
+        records_schema(),
+        &["seq", "start_ns", LINE],
+    )?;
+    for p in &cap.processes {
+        let source = p.source.display().to_string();
+        for i in 0..p.events.len() {
+            let (line, r) = p.record(i, &cap)?;
+            r.write_fields(&mut rec);
+            rec.end_row(&source, Some(line))?;
+        }
+        file_rows.push(FileRow {
+            source: source.clone(),
+            role: "stream",
+            encoding: "jsonl",
+            diag: FileDiag {
+                rows: p.events.len() as u64,
+                ..FileDiag::default()
+            },
+            meta_error: None,
+        });
+        if let Some(m) = &p.meta {
+            metas.push((source.clone(), m.clone()));
+            file_rows.push(FileRow {
+                source,
+                role: "meta",
+                encoding: "json",
+                ..FileRow::default()
+            });
+        }
+    }
+    for (p, d) in &cap.files {
+        file_rows.push(FileRow {
+            source: p.display().to_string(),
+            role: "capture",
+            encoding: "jsonl",
+            diag: d.clone(),
+            meta_error: None,
+        });
+    }
+    rec.close()
+}
+
 fn export_into(
     tmp: &Path,
     job: &str,
@@ -565,7 +622,11 @@ fn export_into(
     if let Some(e) = err {
         return Err(e);
     }
-    file_rows.sort_by(|a, b| a.source.cmp(&b.source));
+    if !inputs.streams.is_empty() {
+        stats.records += export_capture(tmp, inputs, opts, &mut file_rows, &mut metas)?;
+        progress(inputs.streams.iter().map(|f| f.size).sum());
+    }
+    file_rows.sort_by(|a, b| (&a.source, a.role).cmp(&(&b.source, b.role)));
     for r in &file_rows {
         if let Some(l) = r.diag.truncated_line {
             stats.truncated.push((r.source.clone(), l));

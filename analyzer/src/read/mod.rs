@@ -18,6 +18,7 @@ pub mod input;
 pub mod jsonl_trace;
 pub mod merged;
 pub mod objects;
+pub mod stream_capture;
 mod swar;
 
 use h5prov_format::{Encoding, FileRole};
@@ -96,8 +97,8 @@ impl fmt::Display for Error {
             Error::NoInput { path } => write!(
                 f,
                 "{}: no h5prov files found (expected *.trace.csv, *.trace.jsonl, *.trace.bin, \
-                 *.objects.csv, *.objects.jsonl, *.objects.bin or *.meta.json, optionally .zst \
-                 or .gz, searched recursively)",
+                 *.objects.csv, *.objects.jsonl, *.objects.bin, *.meta.json or stream \
+                 captures collect-*.jsonl, optionally .zst or .gz, searched recursively)",
                 path.display()
             ),
             Error::Other(s) => f.write_str(s),
@@ -220,6 +221,8 @@ pub struct Inputs {
     pub objects: Vec<(InputFile, Encoding)>,
     /// `meta.json` files.
     pub metas: Vec<InputFile>,
+    /// Stream captures (`collect-*.jsonl`, written by `h5prov collect --out`).
+    pub streams: Vec<InputFile>,
 }
 
 impl Inputs {
@@ -228,6 +231,7 @@ impl Inputs {
         self.traces.iter().map(|(f, _)| f.size).sum::<u64>()
             + self.objects.iter().map(|(f, _)| f.size).sum::<u64>()
             + self.metas.iter().map(|f| f.size).sum::<u64>()
+            + self.streams.iter().map(|f| f.size).sum::<u64>()
     }
 }
 
@@ -251,6 +255,11 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
                     (m.role, m.encoding),
                 );
             }
+        } else if stream_capture::is_capture(root) {
+            inputs.streams.push(InputFile {
+                path: root.to_path_buf(),
+                size: meta.len(),
+            });
         } else if let Some(class) = classify_input(root) {
             add_input(&mut inputs, root.to_path_buf(), meta.len(), class);
         } else {
@@ -260,15 +269,19 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
                     io::ErrorKind::InvalidInput,
                     "not an h5prov file: expected a trace directory, a merged file \
                      (`h5prov merge`), or a *.trace.csv, *.trace.jsonl, *.trace.bin, \
-                     *.objects.csv, *.objects.jsonl, *.objects.bin or *.meta.json file \
-                     (optionally .zst or .gz)",
+                     *.objects.csv, *.objects.jsonl, *.objects.bin or *.meta.json file, \
+                     or a stream capture collect-*.jsonl (optionally .zst or .gz)",
                 ),
             ));
         }
     } else {
         walk(root, &mut inputs)?;
     }
-    if inputs.traces.is_empty() && inputs.objects.is_empty() && inputs.metas.is_empty() {
+    if inputs.traces.is_empty()
+        && inputs.objects.is_empty()
+        && inputs.metas.is_empty()
+        && inputs.streams.is_empty()
+    {
         return Err(Error::NoInput {
             path: root.to_path_buf(),
         });
@@ -276,6 +289,7 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
     inputs.traces.sort_by(|a, b| a.0.cmp(&b.0));
     inputs.objects.sort_by(|a, b| a.0.cmp(&b.0));
     inputs.metas.sort();
+    inputs.streams.sort();
     Ok(inputs)
 }
 
@@ -297,6 +311,17 @@ fn walk(dir: &Path, inputs: &mut Inputs) -> Result<(), Error> {
         if ft.is_dir() {
             walk(&path, inputs)?;
         } else if ft.is_file() || ft.is_symlink() {
+            if stream_capture::is_capture(&path) {
+                if let Ok(m) = std::fs::metadata(&path) {
+                    if m.is_file() {
+                        inputs.streams.push(InputFile {
+                            path,
+                            size: m.len(),
+                        });
+                    }
+                }
+                continue;
+            }
             let Some(class) = classify_input(&path) else {
                 continue;
             };

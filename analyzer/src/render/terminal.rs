@@ -135,19 +135,52 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
         run.objects_files,
         run.meta_files
     );
+    if let Some(sc) = &run.stream_capture {
+        let _ = writeln!(
+            o,
+            "  {} a stream capture (h5prov collect --out): {} message(s) from {} process(es) \
+             in {} capture file(s){}",
+            st.paint("33", "input:"),
+            sc.messages,
+            sc.processes,
+            sc.files,
+            if sc.without_hello > 0 {
+                format!(", {} without their hello", sc.without_hello)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            o,
+            "  not in a stream: columns {} (empty: VOL self time is the whole call); {}",
+            sc.missing_columns.join(", "),
+            sc.missing.join("; ")
+        );
+    }
+    // A capture alone has no `under_ns`: its self time would be the whole call.
+    let self_time = if run.stream_capture.is_some() && run.trace_files == 0 {
+        "not in a stream".to_string()
+    } else {
+        fmt_ns(run.self_ns)
+    };
     let _ = writeln!(
         o,
-        "  wall {}, time in HDF5 calls {} (VOL self time {}), quantiles ±{}",
+        "  wall {}, time in HDF5 calls {} (VOL self time {self_time}), quantiles ±{}",
         fmt_ns(run.wall_ns),
         fmt_ns(run.call_ns),
-        fmt_ns(run.self_ns),
         pct(run.quantile_relative_error)
     );
     if !run.hdf5_versions.is_empty() || !run.levels.is_empty() {
         let _ = writeln!(
             o,
             "  HDF5 {}; level {}; {}",
-            run.hdf5_versions.join("/"),
+            if run.hdf5_versions.is_empty() {
+                "version not known"
+            } else {
+                ""
+            }
+            .to_string()
+                + &run.hdf5_versions.join("/"),
             run.levels.join("/"),
             run.executables.join(" ")
         );

@@ -26,6 +26,7 @@ pub mod export;
 pub mod insights;
 pub mod insights_dataset;
 pub mod insights_mpi;
+pub mod live;
 pub mod read;
 pub mod record;
 pub mod render;

@@ -444,11 +444,16 @@ impl Collector {
                 self.metrics.encode(),
             ),
             b"/top.json" if get => {
-                let snap = self.live.snapshot(
-                    now_ns(),
-                    self.metrics.open.get(),
-                    self.metrics.malformed.get(),
-                );
+                let mut snap = self.live.snapshot(now_ns());
+                snap.connections_open = self.metrics.open.get();
+                snap.malformed = self.metrics.malformed.get();
+                snap.messages = ["hello", "event", "interval"]
+                    .map(|t| {
+                        let l = TypeLabels { r#type: t.into() };
+                        self.metrics.messages.get_or_create(&l).get()
+                    })
+                    .iter()
+                    .sum();
                 (
                     "200 OK",
                     "application/json",
@@ -579,7 +584,7 @@ mod tests {
         assert!(t.contains("h5prov_stream_malformed_total 2"), "{t}");
         assert!(t.contains(r#"h5prov_op_duration_seconds_count{job_id="7",op="dataset.write"} 2"#));
         // The live view: both processes, the event's object, the interval's longest call.
-        let s = live.snapshot(1_500_000_000, 0, 2);
+        let s = live.snapshot(1_500_000_000);
         let j = &s.jobs[0];
         let ranks: Vec<&str> = j.ranks.iter().map(|r| r.rank.as_str()).collect();
         assert_eq!(ranks, ["1", "p9"]);

@@ -33,6 +33,7 @@ pub mod render;
 pub mod sketch;
 pub mod stats;
 pub mod timeline;
+pub mod top;
 
 use std::path::Path;
 

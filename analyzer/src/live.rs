@@ -148,8 +148,9 @@ impl Live {
         }
     }
 
-    /// The state at `now_s` (collector clock), for `GET /top.json`.
-    pub fn snapshot(&self, now_ns: u64, connections_open: i64, malformed: u64) -> Snapshot {
+    /// The state at `now_ns` (collector clock), for `GET /top.json`; the collector fills
+    /// in its connection and message counters.
+    pub fn snapshot(&self, now_ns: u64) -> Snapshot {
         let now_s = now_ns / 1_000_000_000;
         let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<JobSnapshot> = jobs
@@ -190,7 +191,7 @@ impl Live {
                     .filter(|c| recent(c, now_s))
                     .cloned()
                     .collect();
-                slowest.sort_by(|a, b| b.dur_ns.cmp(&a.dur_ns));
+                slowest.sort_by_key(|c| std::cmp::Reverse(c.dur_ns));
                 JobSnapshot {
                     job_id: id.clone(),
                     ranks,
@@ -204,8 +205,9 @@ impl Live {
         Snapshot {
             v: 1,
             now_ns,
-            connections_open,
-            malformed,
+            connections_open: 0,
+            messages: 0,
+            malformed: 0,
             jobs: out,
         }
     }
@@ -260,6 +262,8 @@ pub struct Snapshot {
     pub now_ns: u64,
     /// Stream connections open now.
     pub connections_open: i64,
+    /// Messages accepted since the collector started.
+    pub messages: u64,
     /// Lines skipped as not a message, since the collector started.
     pub malformed: u64,
     /// Jobs by job id.
@@ -330,7 +334,7 @@ mod tests {
             live.add(&W, "dataset.write", 1, 100, d, call(d), 1000);
         }
         live.add(&W, "file.open", 1, 0, 500, None, 1001);
-        let s = live.snapshot(1001 * 1_000_000_000 + 5, 0, 0);
+        let s = live.snapshot(1001 * 1_000_000_000 + 5);
         let j = &s.jobs[0];
         let durs: Vec<u64> = j.slowest.iter().map(|c| c.dur_ns).collect();
         assert_eq!(durs, (6..=15).rev().collect::<Vec<_>>());
@@ -341,7 +345,7 @@ mod tests {
         assert_eq!(j.ops[1].totals.op_ns, 500);
         // A minute later the old slow calls and seconds are gone; a fast call gets in.
         live.add(&W, "dataset.write", 1, 7, 2, call(2), 1100);
-        let s = live.snapshot(1100 * 1_000_000_000, 0, 0);
+        let s = live.snapshot(1100 * 1_000_000_000);
         let j = &s.jobs[0];
         assert_eq!(j.slowest.len(), 1);
         assert_eq!(j.bytes_per_s.iter().sum::<u64>(), 7);

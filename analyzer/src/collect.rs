@@ -1,7 +1,7 @@
 //! `h5prov collect`: receives the JSON-line streams of processes traced with `stream=`
 //! (`docs/STREAMING.md`), over TCP and Unix sockets, aggregates them live, serves them as
-//! Prometheus metrics at `/metrics`, and optionally writes every message it accepted to
-//! rolling JSONL files.
+//! Prometheus metrics at `/metrics` and to `h5prov top` at `/top.json` ([`crate::live`]),
+//! and optionally writes every message it accepted to rolling JSONL files.
 //!
 //! One thread per connection. A line that is not a message is counted
 //! (`h5prov_stream_malformed_total`) and skipped; a connection that ends or breaks ends its
@@ -246,6 +246,7 @@ impl Metrics {
                     dur_ns: e.dur_ns,
                     file: &e.file,
                     path: &e.path,
+                    interval: false,
                 };
                 live.add(
                     &who(&l, &e.process.host),
@@ -275,6 +276,7 @@ impl Metrics {
                     dur_ns: i.max_ns,
                     file: "",
                     path: "",
+                    interval: true,
                 };
                 live.add(
                     &who(&l, &i.process.host),

@@ -49,6 +49,8 @@ pub struct SlowCall {
     pub path: String,
     /// Duration, ns.
     pub dur_ns: u64,
+    /// The longest call of an `interval` message (no file or path), not an `event`.
+    pub interval: bool,
     /// When the collector received it, seconds since the Unix epoch.
     pub at_s: u64,
 }
@@ -61,6 +63,8 @@ pub struct Call<'a> {
     pub file: &'a str,
     /// Object path.
     pub path: &'a str,
+    /// An `interval` message's `max_ns`.
+    pub interval: bool,
 }
 
 #[derive(Default)]
@@ -234,6 +238,7 @@ fn offer(list: &mut Vec<SlowCall>, rank: &str, op: &str, c: &Call<'_>, now_s: u6
         file: c.file.to_string(),
         path: c.path.to_string(),
         dur_ns: c.dur_ns,
+        interval: c.interval,
         at_s: now_s,
     };
     match slot {
@@ -323,6 +328,7 @@ mod tests {
             dur_ns,
             file: "f.h5",
             path: "/d",
+            interval: false,
         })
     }
 

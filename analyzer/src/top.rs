@@ -401,7 +401,7 @@ fn draw_slowest(f: &mut Frame, area: Rect, snap: &Snapshot, job: &JobSnapshot) {
         .slowest
         .iter()
         .map(|c| {
-            let at = if c.file.is_empty() && c.path.is_empty() {
+            let at = if c.interval {
                 "(longest call of an interval)".to_string()
             } else {
                 format!("{}:{}", c.file, c.path)
@@ -553,6 +553,7 @@ mod tests {
             dur_ns: 3_500_000,
             file: "out.h5",
             path: "/Timestep_0/x",
+            interval: false,
         });
         live.add(&who("0"), "dataset.write", 1, 1 << 20, 1_000_000, None, 100);
         let mut app = App::new("127.0.0.1:9464", Duration::from_secs(1));

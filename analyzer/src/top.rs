@@ -594,6 +594,11 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("out.h5"), "{s}");
+        // Small terminals get what fits (no panic, the header first).
+        for (w, h) in [(80, 24), (30, 8), (1, 1)] {
+            let head = "h5prov top";
+            assert!(screen(&app, w, h).starts_with(&head[..head.len().min(w as usize)]));
+        }
     }
 
     #[test]

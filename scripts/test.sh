@@ -12,6 +12,8 @@ need_pkgs openjdk-17-jre-headless
 # tests/tests/stream.rs starts Debian's Prometheus on a loopback port to scrape
 # `h5prov collect` while an MPI job streams to it.
 need_pkgs prometheus
+# tests/tests/top.rs runs `h5prov top` in a detached tmux session and reads its screen.
+need_pkgs tmux
 export H5PROV_REQUIRE_CHROMIUM=1
 
 step "cargo fmt --check"

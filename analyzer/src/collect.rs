@@ -1,13 +1,14 @@
 //! `h5prov collect`: receives the JSON-line streams of processes traced with `stream=`
 //! (`docs/STREAMING.md`), over TCP and Unix sockets, aggregates them live, serves them as
-//! Prometheus metrics at `/metrics`, and optionally writes every message it accepted to
-//! rolling JSONL files.
+//! Prometheus metrics at `/metrics` and to `h5prov top` at `/top.json` ([`crate::live`]),
+//! and optionally writes every message it accepted to rolling JSONL files.
 //!
 //! One thread per connection. A line that is not a message is counted
 //! (`h5prov_stream_malformed_total`) and skipped; a connection that ends or breaks ends its
 //! thread only. Counters start at zero when the collector restarts (Prometheus handles the
 //! reset) and the connectors reconnect within a second.
 
+use crate::live::{Call, Live, Sent};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -15,6 +16,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
@@ -134,11 +136,12 @@ impl Default for Metrics {
 /// A stream message (`docs/STREAMING.md`); unknown fields are ignored.
 #[derive(Deserialize, Debug)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum Message {
+pub enum Message<'a> {
     /// Sent once per connection.
     Hello(Process),
     /// One trace record.
-    Event(EventMsg),
+    #[serde(borrow)]
+    Event(EventMsg<'a>),
     /// One operation's sums over an interval.
     Interval(IntervalMsg),
 }
@@ -158,7 +161,7 @@ pub struct Process {
 
 /// An `event` message.
 #[derive(Deserialize, Debug)]
-pub struct EventMsg {
+pub struct EventMsg<'a> {
     /// The process.
     #[serde(flatten)]
     pub process: Process,
@@ -170,6 +173,12 @@ pub struct EventMsg {
     pub bytes: u64,
     /// Start, wall-clock ns since the epoch.
     pub start_ns: u64,
+    /// The HDF5 file as opened (borrowed from the line unless it has escapes).
+    #[serde(borrow, default)]
+    pub file: Cow<'a, str>,
+    /// Object path.
+    #[serde(borrow, default)]
+    pub path: Cow<'a, str>,
 }
 
 /// An `interval` message.
@@ -186,6 +195,9 @@ pub struct IntervalMsg {
     pub bytes: u64,
     /// Summed duration, ns.
     pub dur_ns: u64,
+    /// Longest call, ns.
+    #[serde(default)]
+    pub max_ns: u64,
 }
 
 impl Process {
@@ -202,9 +214,19 @@ impl Process {
     }
 }
 
+/// The live view's key of the process (borrowed from the labels).
+fn who<'a>(l: &'a OpLabels, host: &'a str) -> Sent<'a> {
+    Sent {
+        job_id: &l.job_id,
+        rank: &l.rank,
+        host,
+    }
+}
+
 impl Metrics {
-    /// Takes one line; `Err` when it is not a message (counted as malformed).
-    pub fn take(&self, line: &[u8]) -> Result<(), serde_json::Error> {
+    /// Takes one line into the metrics and `live` (received at second `now_s`); `Err`
+    /// when it is not a message (counted as malformed).
+    pub fn take(&self, line: &[u8], live: &Live, now_s: u64) -> Result<(), serde_json::Error> {
         let msg: Message = match serde_json::from_slice(line) {
             Ok(m) => m,
             Err(e) => {
@@ -213,9 +235,28 @@ impl Metrics {
             }
         };
         let kind = match msg {
-            Message::Hello(_) => "hello",
+            Message::Hello(p) => {
+                let l = p.labels("");
+                live.add(&who(&l, &p.host), "", 0, 0, 0, None, now_s);
+                "hello"
+            }
             Message::Event(e) => {
                 let l = e.process.labels(&e.op);
+                let call = Call {
+                    dur_ns: e.dur_ns,
+                    file: &e.file,
+                    path: &e.path,
+                    interval: false,
+                };
+                live.add(
+                    &who(&l, &e.process.host),
+                    &l.op,
+                    1,
+                    e.bytes,
+                    e.dur_ns,
+                    Some(call),
+                    now_s,
+                );
                 self.ops.get_or_create(&l).inc();
                 self.bytes.get_or_create(&l).inc_by(e.bytes);
                 self.seconds
@@ -231,6 +272,21 @@ impl Metrics {
             }
             Message::Interval(i) => {
                 let l = i.process.labels(&i.op);
+                let call = Call {
+                    dur_ns: i.max_ns,
+                    file: "",
+                    path: "",
+                    interval: true,
+                };
+                live.add(
+                    &who(&l, &i.process.host),
+                    &l.op,
+                    i.count,
+                    i.bytes,
+                    i.dur_ns,
+                    (i.count > 0).then_some(call),
+                    now_s,
+                );
                 self.ops.get_or_create(&l).inc_by(i.count);
                 self.bytes.get_or_create(&l).inc_by(i.bytes);
                 self.seconds
@@ -312,6 +368,15 @@ pub struct Collector {
     pub metrics: Metrics,
     /// `--out`.
     pub out: Option<Mutex<Rolling>>,
+    /// What `GET /top.json` serves.
+    pub live: Live,
+}
+
+/// Wall clock, ns since the Unix epoch.
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 impl Collector {
@@ -341,7 +406,8 @@ impl Collector {
             if line.trim_ascii().is_empty() {
                 continue;
             }
-            if self.metrics.take(&line).is_ok() {
+            let now_s = now_ns() / 1_000_000_000;
+            if self.metrics.take(&line, &self.live, now_s).is_ok() {
                 if let Some(out) = &self.out {
                     let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
                     if let Err(e) = o.write(&line) {
@@ -358,7 +424,7 @@ impl Collector {
         self.metrics.open.dec();
     }
 
-    /// Answers one HTTP request: `GET /metrics`, else 404.
+    /// Answers one HTTP request: `GET /metrics`, `GET /top.json`, else 404.
     pub fn http(&self, mut s: TcpStream) {
         let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
         let mut head = Vec::new();
@@ -371,16 +437,36 @@ impl Collector {
         }
         let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
         let path = first.split(|&b| b == b' ').nth(1).unwrap_or(b"");
-        let (status, ctype, body) = if first.starts_with(b"GET ")
-            && (path == b"/metrics" || path.starts_with(b"/metrics?"))
-        {
-            (
+        let path = path.split(|&b| b == b'?').next().unwrap_or(b"");
+        let get = first.starts_with(b"GET ");
+        let (status, ctype, body) = match path {
+            b"/metrics" if get => (
                 "200 OK",
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
                 self.metrics.encode(),
-            )
-        } else {
-            ("404 Not Found", "text/plain", "try /metrics\n".to_string())
+            ),
+            b"/top.json" if get => {
+                let mut snap = self.live.snapshot(now_ns());
+                snap.connections_open = self.metrics.open.get();
+                snap.malformed = self.metrics.malformed.get();
+                snap.messages = ["hello", "event", "interval"]
+                    .map(|t| {
+                        let l = TypeLabels { r#type: t.into() };
+                        self.metrics.messages.get_or_create(&l).get()
+                    })
+                    .iter()
+                    .sum();
+                (
+                    "200 OK",
+                    "application/json",
+                    serde_json::to_string(&snap).unwrap_or_default(),
+                )
+            }
+            _ => (
+                "404 Not Found",
+                "text/plain",
+                "try /metrics or /top.json\n".to_string(),
+            ),
         };
         let _ = write!(
             s,
@@ -447,6 +533,7 @@ pub fn run(listen: &[String], metrics: &str, out: Option<&Path>, roll: u64) -> i
         out: out
             .map(|d| Rolling::new(d, roll).map(Mutex::new))
             .transpose()?,
+        live: Live::default(),
     });
     let http = TcpListener::bind(metrics)?;
     let mut stdout = io::stdout().lock();
@@ -481,13 +568,14 @@ mod tests {
     #[test]
     fn events_and_intervals_become_metrics_and_junk_is_counted() {
         let m = Metrics::default();
+        let live = Live::default();
         let ev = br#"{"v":1,"type":"event","job_id":"7","rank":1,"pid":9,"host":"h","seq":0,"tid":1,"start_ns":5,"dur_ns":2000,"op":"dataset.write","kind":"dataset","file":"f","path":"/x","bytes":800,"xfer":"","status":0}"#;
-        m.take(ev).unwrap();
-        m.take(ev).unwrap();
+        m.take(ev, &live, 1).unwrap();
+        m.take(ev, &live, 1).unwrap();
         let iv = br#"{"v":1,"type":"interval","job_id":"7","rank":-1,"pid":9,"host":"h","seq":0,"start_ns":1,"end_ns":2,"op":"file.open","count":3,"bytes":0,"dur_ns":30,"max_ns":10}"#;
-        m.take(iv).unwrap();
-        assert!(m.take(b"{not json").is_err());
-        assert!(m.take(br#"{"type":"event"}"#).is_err());
+        m.take(iv, &live, 1).unwrap();
+        assert!(m.take(b"{not json", &live, 1).is_err());
+        assert!(m.take(br#"{"type":"event"}"#, &live, 1).is_err());
         let t = m.encode();
         assert!(
             t.contains(r#"h5prov_ops_total{job_id="7",rank="1",op="dataset.write"} 2"#),
@@ -497,5 +585,25 @@ mod tests {
         assert!(t.contains(r#"h5prov_ops_total{job_id="7",rank="p9",op="file.open"} 3"#));
         assert!(t.contains("h5prov_stream_malformed_total 2"), "{t}");
         assert!(t.contains(r#"h5prov_op_duration_seconds_count{job_id="7",op="dataset.write"} 2"#));
+        // The live view: both processes, the event's object, the interval's longest call.
+        let s = live.snapshot(1_500_000_000);
+        let j = &s.jobs[0];
+        let ranks: Vec<&str> = j.ranks.iter().map(|r| r.rank.as_str()).collect();
+        assert_eq!(ranks, ["1", "p9"]);
+        assert_eq!(j.ops[0].totals.bytes, 1600);
+        assert_eq!(j.bytes_per_s.last(), Some(&1600));
+        let slow: Vec<(&str, &str, u64)> = j
+            .slowest
+            .iter()
+            .map(|c| (c.op.as_str(), c.path.as_str(), c.dur_ns))
+            .collect();
+        assert_eq!(
+            slow,
+            [
+                ("dataset.write", "/x", 2000),
+                ("dataset.write", "/x", 2000),
+                ("file.open", "", 10)
+            ]
+        );
     }
 }

@@ -26,12 +26,14 @@ pub mod export;
 pub mod insights;
 pub mod insights_dataset;
 pub mod insights_mpi;
+pub mod live;
 pub mod read;
 pub mod record;
 pub mod render;
 pub mod sketch;
 pub mod stats;
 pub mod timeline;
+pub mod top;
 
 use std::path::Path;
 

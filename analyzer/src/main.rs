@@ -41,8 +41,23 @@ enum Cmd {
     /// `format=bin` trace is read with other tools.
     Cat(CatArgs),
     /// Receive the live streams of jobs traced with `stream=` (TCP and Unix sockets) and
-    /// serve them as Prometheus metrics at http://METRICS/metrics.
+    /// serve them as Prometheus metrics at http://METRICS/metrics (and to `h5prov top` at
+    /// /top.json).
     Collect(CollectArgs),
+    /// A live terminal view of a collector: jobs, per-rank and per-operation rates, the
+    /// slowest recent calls, bytes per second over the last minute. `q` quits.
+    Top(TopArgs),
+}
+
+#[derive(Args)]
+struct TopArgs {
+    /// The collector's --metrics address, HOST:PORT.
+    #[arg(long, value_name = "ADDR")]
+    collector: String,
+    /// Milliseconds between polls (and the window of the rates).
+    #[arg(long, value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    interval: u64,
 }
 
 #[derive(Args)]
@@ -747,6 +762,10 @@ fn main() -> ExitCode {
             a.roll_mib.max(1) << 20,
         )
         .map_err(|e| Error::Other(format!("collect: {e}"))),
+        Cmd::Top(a) => {
+            h5prov_analyzer::top::run(&a.collector, std::time::Duration::from_millis(a.interval))
+                .map_err(|e| Error::Other(format!("top: {e}")))
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -2011,7 +2011,7 @@ impl Accumulator {
             }
             dio.add_summary(o);
         })?;
-        lock(&self.datasets).merge(datasets);
+        lock(&self.datasets).merge(datasets.packed());
         self.agg.diag.objects_files += 1;
         self.agg.diag.object_rows += d.rows;
         self.agg.diag.file(path, &d);

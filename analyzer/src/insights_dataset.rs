@@ -283,6 +283,17 @@ impl DatasetsIo {
         }
     }
 
+    /// The same facts in trees with full nodes. Filled by [`DatasetsIo::add_summary`] in
+    /// the order of an objects file's rows, a tree keeps about half of its room empty; an
+    /// objects file's trees are moved whole into the read's, which holds every dataset.
+    pub fn packed(mut self) -> Self {
+        for m in self.datasets.values_mut() {
+            // Taken in key order and collected: built in bulk, node by node.
+            *m = std::mem::take(m).into_iter().collect();
+        }
+        self
+    }
+
     /// Time in data accesses smaller than `limit` (a power of two), ns.
     pub fn small_ns(&self, limit: u64) -> u64 {
         let lb = SizeHist::bucket(limit.next_power_of_two());

@@ -27,6 +27,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// The kinds of objects whose summary rows are added up ([`Aggregate::summaries`]): the
+/// report reads file and dataset rows only. Groups, attributes and datatypes made a third
+/// of the summaries of an object-heavy run, and no part of the report looked at them.
+pub const SUMMARY_KINDS: [&str; 2] = ["dataset", "file"];
+
 /// Slowest calls kept per operation (the straggler-call candidates).
 pub const SLOW_CALLS_KEPT: usize = 10;
 
@@ -193,15 +198,29 @@ fn min_nonzero(a: u64, b: u64) -> u64 {
     }
 }
 
-/// The processes that touched an object or file. Nearly always one: that one is kept
-/// inline, so adding a record's process (once per object record) reads no other memory
-/// and a new object allocates nothing; more go to a sorted vector.
+/// The number of process `p` in this program: every process key seen is numbered once, in
+/// the order first seen, so that the numbers mean the same in every [`Accumulator`] and
+/// [`Aggregate`] (their merges compare them). A [`ProcSet`] holds these 4-byte numbers
+/// rather than 16-byte keys: an object touched by many processes holds one number each,
+/// and objects × processes was the largest part of the analyzer's memory after the
+/// objects themselves. Looked up once per process of a trace file, not per record.
+pub fn proc_number(p: ProcKey) -> u32 {
+    static NUMBERS: std::sync::LazyLock<Mutex<FxHashMap<ProcKey, u32>>> =
+        std::sync::LazyLock::new(Mutex::default);
+    let mut m = lock(&NUMBERS);
+    let n = m.len() as u32;
+    *m.entry(p).or_insert(n)
+}
+
+/// The processes that touched an object or file, by [`proc_number`]. Nearly always one:
+/// that one is kept inline, so adding a record's process (once per object record) reads
+/// no other memory and a new object allocates nothing; more go to a sorted vector.
 #[derive(Debug, Clone)]
 pub enum ProcSet {
     /// Exactly this process.
-    One(ProcKey),
+    One(u32),
     /// These processes, sorted and unique (none when empty).
-    Many(Vec<ProcKey>),
+    Many(Vec<u32>),
 }
 
 impl Default for ProcSet {
@@ -220,9 +239,9 @@ impl PartialEq for ProcSet {
 impl Eq for ProcSet {}
 
 impl ProcSet {
-    /// Adds a process (cheap when it is the one there already).
+    /// Adds process number `p` (cheap when it is the one there already).
     #[inline]
-    pub fn insert(&mut self, p: ProcKey) {
+    pub fn insert(&mut self, p: u32) {
         match self {
             ProcSet::One(q) if *q == p => {}
             ProcSet::One(q) => *self = ProcSet::Many(vec![p.min(*q), p.max(*q)]),
@@ -238,8 +257,8 @@ impl ProcSet {
         }
     }
 
-    /// The processes, sorted.
-    pub fn as_slice(&self) -> &[ProcKey] {
+    /// The process numbers, sorted.
+    fn as_slice(&self) -> &[u32] {
         match self {
             ProcSet::One(p) => std::slice::from_ref(p),
             ProcSet::Many(v) => v,
@@ -256,11 +275,6 @@ impl ProcSet {
         self.as_slice().is_empty()
     }
 
-    /// The processes, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &ProcKey> {
-        self.as_slice().iter()
-    }
-
     fn merge(&mut self, o: ProcSet) {
         if o.is_empty() || self.as_slice() == o.as_slice() {
             return;
@@ -269,10 +283,12 @@ impl ProcSet {
             *self = o;
             return;
         }
-        let v: Vec<ProcKey> =
-            join_sorted(self.iter().map(|&p| (p, ())), o.iter().map(|&p| (p, ())))
-                .map(|(p, _, _)| p)
-                .collect();
+        let v: Vec<u32> = join_sorted(
+            self.as_slice().iter().map(|&p| (p, ())),
+            o.as_slice().iter().map(|&p| (p, ())),
+        )
+        .map(|(p, _, _)| p)
+        .collect();
         *self = ProcSet::Many(v);
     }
 }
@@ -404,6 +420,26 @@ impl SizeHist {
                 }
             }
             SizeHist::Dense(v) => v.iter().take(lb).sum(),
+        }
+    }
+}
+
+/// A histogram is written as the count of every bucket from 0 to the highest non-empty
+/// one, as [`SizeHist::counts`] gives them (without building that vector).
+impl Serialize for SizeHist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match self {
+            SizeHist::One { bucket, count } => {
+                let b = *bucket as usize;
+                let mut seq = s.serialize_seq(Some(b + 1))?;
+                for _ in 0..b {
+                    seq.serialize_element(&0u64)?;
+                }
+                seq.serialize_element(count)?;
+                seq.end()
+            }
+            SizeHist::Dense(v) => v.serialize(s),
         }
     }
 }
@@ -1048,7 +1084,8 @@ pub struct Aggregate {
     pub procs: BTreeMap<ProcKey, ProcStats>,
     /// Per object from records: by container file, then (`kind`, `path`).
     pub objects: BTreeMap<String, ObjectMap<ObjStats>>,
-    /// Per object from objects files: by container file, then (`kind`, `path`).
+    /// Per object from objects files, of the kinds the report reads ([`SUMMARY_KINDS`]): by
+    /// container file, then (`kind`, `path`).
     pub summaries: BTreeMap<String, ObjectMap<SummaryStats>>,
     /// Per container file from records.
     pub files: BTreeMap<String, FileStats>,
@@ -1227,9 +1264,9 @@ pub struct Builder<'a> {
     agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
-    /// Per process (a trace file is one process): its statistics and per-op statistics
-    /// by op number.
-    procs: Vec<(ProcKey, ProcStats, Vec<ProcOpStats>)>,
+    /// Per process (a trace file is one process): its key, its [`proc_number`], its
+    /// statistics and per-op statistics by op number.
+    procs: Vec<(ProcKey, u32, ProcStats, Vec<ProcOpStats>)>,
     proc_ids: FxHashMap<ProcKey, usize>,
     last_proc: usize,
     /// Container files (`""` too, for objects without one), numbered...
@@ -1381,13 +1418,15 @@ impl<'a> Builder<'a> {
                 let n = self.procs.len();
                 let i = *self.proc_ids.entry(proc).or_insert(n);
                 if i == n {
-                    self.procs.push((proc, ProcStats::default(), Vec::new()));
+                    self.procs
+                        .push((proc, proc_number(proc), ProcStats::default(), Vec::new()));
                 }
                 self.last_proc = i;
                 i
             }
         };
-        let (_, ps, pops) = &mut self.procs[pi];
+        let (_, pnum, ps, pops) = &mut self.procs[pi];
+        let pnum = *pnum;
         if pops.len() <= id as usize {
             pops.resize(id as usize + 1, ProcOpStats::default());
         }
@@ -1463,7 +1502,7 @@ impl<'a> Builder<'a> {
                     o.coll_io += coll;
                     o.broken_coll_io += broken;
                 }
-                o.procs.insert(proc);
+                o.procs.insert(pnum);
             });
         }
 
@@ -1497,7 +1536,7 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
-            f.procs.insert(proc);
+            f.procs.insert(pnum);
         }
 
         if TIMED {
@@ -1544,7 +1583,7 @@ impl<'a> Builder<'a> {
         for o in self.ops {
             agg.ops.insert(o.name, o.stats);
         }
-        for (p, mut ps, pops) in self.procs {
+        for (p, _, mut ps, pops) in self.procs {
             ps.ops = pops
                 .into_iter()
                 .enumerate()
@@ -2033,11 +2072,13 @@ impl Accumulator {
                     }
                 }
             }
-            let f = summaries.file(&o.file);
-            summaries.update(f, &o.kind, &o.path, |s| s.add(o));
+            if SUMMARY_KINDS.contains(&o.kind.as_str()) {
+                let f = summaries.file(&o.file);
+                summaries.update(f, &o.kind, &o.path, |s| s.add(o));
+            }
             dio.add_summary(o);
         })?;
-        lock(&self.datasets).merge(datasets);
+        lock(&self.datasets).merge(datasets.packed());
         self.agg.diag.objects_files += 1;
         self.agg.diag.object_rows += d.rows;
         self.agg.diag.file(path, &d);
@@ -2442,6 +2483,11 @@ mod tests {
                 }
             }
             assert_eq!(h.counts(), v, "round {round}");
+            // Written as its counts, whatever its form.
+            assert_eq!(
+                serde_json::to_string(&h).unwrap(),
+                serde_json::to_string(&v).unwrap()
+            );
             assert_eq!(h.total(), v.iter().sum::<u64>());
             for limit in [1u64, 2, 1024, 2048, 1 << 30] {
                 let lb = SizeHist::bucket(limit);
@@ -2458,21 +2504,25 @@ mod tests {
 
     #[test]
     fn proc_set_is_a_sorted_set_whatever_its_form() {
-        let p = |rank| ProcKey { rank, pid: 7 };
+        let p = |rank| proc_number(ProcKey { rank, pid: 7 });
         let mut a = ProcSet::default();
         assert!(a.is_empty());
         a.insert(p(3));
         a.insert(p(3));
-        assert_eq!(a.as_slice(), &[p(3)]);
+        assert_eq!(a.len(), 1);
         assert!(matches!(a, ProcSet::One(_)));
         assert_eq!(a, ProcSet::Many(vec![p(3)]));
         for r in [1, 5, 3, 2, 5, 1] {
             a.insert(p(r));
         }
-        assert_eq!(a.as_slice(), &[p(1), p(2), p(3), p(5)]);
+        let mut want = vec![p(1), p(2), p(3), p(5)];
+        want.sort();
+        assert_eq!(a.as_slice(), want);
         let mut b = ProcSet::One(p(4));
         b.merge(a.clone());
-        assert_eq!(b.as_slice(), &[p(1), p(2), p(3), p(4), p(5)]);
+        want.push(p(4));
+        want.sort();
+        assert_eq!(b.as_slice(), want);
         let mut c = a.clone();
         c.merge(ProcSet::One(p(4)));
         assert_eq!(b, c);
@@ -2481,6 +2531,9 @@ mod tests {
         d.merge(ProcSet::default());
         assert_eq!(d.as_slice(), &[p(2)]);
         assert_ne!(d, ProcSet::One(p(1)));
+        // One number per process, the same however often it is asked for.
+        assert_eq!(p(2), proc_number(ProcKey { rank: 2, pid: 7 }));
+        assert_ne!(p(2), proc_number(ProcKey { rank: 2, pid: 8 }));
     }
 
     #[test]

@@ -11,8 +11,10 @@ use crate::record::{OpClass, ProcKey};
 use crate::sketch::{LogSketch, RELATIVE_ACCURACY};
 use crate::stats::{Robust, Spread};
 use crate::timeline::{segment, Phase, Window};
+use compact_str::CompactString;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Everything `h5prov report` says about a run.
 #[derive(Debug, Clone, Serialize)]
@@ -438,17 +440,18 @@ pub struct FileRow {
     pub sizes: Vec<u64>,
 }
 
-/// One dataset.
+/// One dataset. There can be hundreds of thousands, all held at the analyzer's peak of
+/// memory, so no field allocates unless it must.
 #[derive(Debug, Clone, Serialize)]
 pub struct DatasetRow {
-    /// Container file.
-    pub file: String,
-    /// Dataset path.
-    pub path: String,
+    /// Container file (one string shared by the rows of the file's datasets).
+    pub file: Arc<str>,
+    /// Dataset path (inline when short, as paths nearly always are).
+    pub path: CompactString,
     /// Layout (summaries).
-    pub layout: String,
+    pub layout: CompactString,
     /// Dimensions (summaries).
-    pub dims: String,
+    pub dims: CompactString,
     /// Element size (summaries).
     pub type_size: u64,
     /// Processes that used it.
@@ -478,9 +481,9 @@ pub struct DatasetRow {
     /// Requested collective, done independently.
     pub broken_coll_io: u64,
     /// Access sizes (bucket i = [2^(i−1), 2^i) bytes).
-    pub sizes: Vec<u64>,
+    pub sizes: crate::aggregate::SizeHist,
     /// `records`, `summary` or `records+summary`.
-    pub source: String,
+    pub source: &'static str,
 }
 
 /// Independent / collective breakdown.
@@ -1153,7 +1156,8 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
     let n: usize = files.iter().map(|f| joined(f).count()).sum();
     let mut rows: Vec<DatasetRow> = Vec::with_capacity(n);
     for f in &files {
-        rows.extend(joined(f).map(|(p, rec, sum)| dataset_row(f, p, rec, sum)));
+        let name: Arc<str> = Arc::from(*f);
+        rows.extend(joined(f).map(|(p, rec, sum)| dataset_row(&name, p, rec, sum)));
     }
     // Most time first, then by file and path: the join made them in (file, path) order, so
     // sort small (time, index) pairs, then move each row once, in place (no second vector
@@ -1171,16 +1175,16 @@ fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
 
 /// The row of one dataset from what its records and its summary rows say.
 fn dataset_row(
-    f: &str,
+    f: &Arc<str>,
     p: &str,
     rec: Option<&crate::aggregate::ObjStats>,
     sum: Option<&crate::aggregate::SummaryStats>,
 ) -> DatasetRow {
     let mut row = DatasetRow {
-        file: f.to_string(),
-        path: p.to_string(),
-        layout: String::new(),
-        dims: String::new(),
+        file: Arc::clone(f),
+        path: p.into(),
+        layout: CompactString::default(),
+        dims: CompactString::default(),
         type_size: 0,
         procs: 0,
         opens: 0,
@@ -1195,18 +1199,17 @@ fn dataset_row(
         ind_io: 0,
         coll_io: 0,
         broken_coll_io: 0,
-        sizes: Vec::new(),
+        sizes: Default::default(),
         source: match (rec.is_some(), sum.is_some()) {
             (true, true) => "records+summary",
             (true, false) => "records",
             _ => "summary",
-        }
-        .to_string(),
+        },
     };
     if let Some(s) = sum {
         let o = &s.sum;
-        row.layout = o.layout.to_string();
-        row.dims = o.dims.to_string();
+        row.layout = o.layout.clone();
+        row.dims = o.dims.clone();
         row.type_size = o.type_size;
         row.procs = s.rows as usize;
         row.opens = o.opens;
@@ -1231,7 +1234,7 @@ fn dataset_row(
         row.read_ns = o.read_ns;
         row.write_ns = o.write_ns;
         row.total_ns = o.total_ns;
-        row.sizes = o.sizes.counts();
+        row.sizes = o.sizes.clone();
         if sum.is_none() || o.ind_io + o.coll_io + o.broken_coll_io > 0 {
             row.ind_io = o.ind_io;
             row.coll_io = o.coll_io;

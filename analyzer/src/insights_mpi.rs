@@ -254,7 +254,7 @@ fn unaligned_io(
         let big: Vec<_> = rep
             .datasets
             .iter()
-            .filter(|d| &d.file == file && (d.layout == "contiguous" || d.layout.is_empty()))
+            .filter(|d| *d.file == **file && (d.layout == "contiguous" || d.layout.is_empty()))
             .filter(|d| d.reads + d.writes > 0)
             .filter_map(|d| {
                 let size = dims_elems(&d.dims)?.saturating_mul(d.type_size.max(1));

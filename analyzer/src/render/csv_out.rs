@@ -230,8 +230,8 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
             ind_io: d.ind_io,
             coll_io: d.coll_io,
             broken_coll_io: d.broken_coll_io,
-            size_hist_pow2: join(&d.sizes),
-            source: &d.source,
+            size_hist_pow2: join(&d.sizes.counts()),
+            source: d.source,
         })),
     ));
     v.push(("transfers.csv", table(&rep.transfers.by_mode)));

@@ -199,7 +199,7 @@ pub fn render(rep: &Report, top: usize) -> String {
         .map(|d| {
             vec![
                 format!("{}:{}", d.file, d.path),
-                d.layout.clone(),
+                d.layout.to_string(),
                 d.opens.to_string(),
                 d.writes.to_string(),
                 fmt_bytes(d.bytes_written),

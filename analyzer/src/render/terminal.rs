@@ -499,7 +499,7 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
                 if d.layout.is_empty() {
                     "-".into()
                 } else {
-                    d.layout.clone()
+                    d.layout.to_string()
                 },
                 d.opens.to_string(),
                 d.writes.to_string(),

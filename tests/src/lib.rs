@@ -678,6 +678,73 @@ pub fn analyzer() -> PathBuf {
     p
 }
 
+/// `h5prov ARGS` (the analyzer of the same profile), whatever its status.
+pub fn h5prov_cmd(args: &[&str]) -> Output {
+    let mut cmd = Command::new(analyzer());
+    cmd.args(args);
+    let desc = format!("{cmd:?}");
+    cmd.output().unwrap_or_else(|e| panic!("{desc}: {e}"))
+}
+
+/// `h5prov ARGS`, which must succeed; its stdout.
+pub fn h5prov_ok(args: &[&str]) -> Vec<u8> {
+    let out = h5prov_cmd(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        describe_output(&format!("h5prov {}", args.join(" ")), &out)
+    );
+    out.stdout
+}
+
+/// Kills a child process when dropped, so a failed assertion leaves no collector or server
+/// running.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `h5prov collect --listen LISTEN --metrics 127.0.0.1:0 EXTRA...`: (the process,
+/// the stream address and the metrics address it prints; port 0 is the one it got).
+pub fn start_collector(listen: &str, extra: &[&std::ffi::OsStr]) -> (KillOnDrop, String, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(analyzer())
+        .args(["collect", "--listen", listen, "--metrics", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start h5prov collect");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = |prefix: &str| {
+        let l = lines.next().unwrap().unwrap();
+        l.strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("h5prov collect printed {l:?}, not {prefix}ADDR"))
+            .to_string()
+    };
+    let (listen, metrics) = (next("listen "), next("metrics "));
+    // Keep reading its stdout so that it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (KillOnDrop(child), listen, metrics)
+}
+
+/// `event` messages in the `h5prov collect --out` files under `dir`.
+pub fn captured_events(dir: &Path) -> u64 {
+    files_with_suffix(dir, ".jsonl")
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .filter(|l| l.contains("\"type\":\"event\""))
+                .count() as u64
+        })
+        .sum()
+}
+
 /// The parallel HDF5 the MPI tests build against (`.deps/hdf5-parallel`).
 pub fn parallel_hdf5() -> PathBuf {
     let p = repo().join(".deps/hdf5-parallel");

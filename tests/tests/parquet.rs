@@ -12,7 +12,7 @@ use h5prov_tests::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 /// The launcher variables a job id can come from: cleared in every run, so only the one a
@@ -54,25 +54,6 @@ fn traced(program: &str, args: &[&str], traces: &Path, env: &[(&str, &str)]) {
     }
     // `ok` requires the metadata record (h5prov was loaded) and exit status 0.
     run.ok();
-}
-
-/// `h5prov ARGS`, whatever its status.
-fn h5prov(args: &[&str]) -> Output {
-    let mut cmd = Command::new(analyzer());
-    cmd.args(args);
-    let desc = format!("{cmd:?}");
-    cmd.output().unwrap_or_else(|e| panic!("{desc}: {e}"))
-}
-
-/// `h5prov ARGS`, which must succeed; its stdout.
-fn h5prov_ok(args: &[&str]) -> Vec<u8> {
-    let out = h5prov(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        describe_output(&format!("h5prov {}", args.join(" ")), &out)
-    );
-    out.stdout
 }
 
 fn s(p: &Path) -> &str {
@@ -173,7 +154,7 @@ fn report_of_an_export_is_the_report_of_its_traces() {
         );
     }
     // Of two jobs, one must be chosen.
-    let out = h5prov(&["report", "--json", s(&f.two)]);
+    let out = h5prov_cmd(&["report", "--json", s(&f.two)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -183,7 +164,7 @@ fn report_of_an_export_is_the_report_of_its_traces() {
             && err.contains("--job"),
         "{err}"
     );
-    let out = h5prov(&["report", "--json", s(&f.two), "--job", "nope"]);
+    let out = h5prov_cmd(&["report", "--json", s(&f.two), "--job", "nope"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no job nope"));
 }
@@ -205,7 +186,7 @@ fn a_job_is_exported_once_and_others_are_added_beside_it() {
     let dir = scratch("parquet-once").join("ds");
     h5prov_ok(&["export", "--no-progress", "--parquet", s(&dir), s(&f.b)]);
     let before = snapshot(&dir);
-    let out = h5prov(&["export", "--no-progress", "--parquet", s(&dir), s(&f.b)]);
+    let out = h5prov_cmd(&["export", "--no-progress", "--parquet", s(&dir), s(&f.b)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success(),
@@ -256,7 +237,7 @@ fn a_job_is_exported_once_and_others_are_added_beside_it() {
         })
         .collect();
     assert_eq!(derived[0], derived[1], "the derived job id is not stable");
-    let out = h5prov(&["export", "--no-progress", "--parquet", s(&other), s(&c)]);
+    let out = h5prov_cmd(&["export", "--no-progress", "--parquet", s(&other), s(&c)]);
     assert!(!out.status.success(), "the same derived job exported twice");
     h5prov_ok(&[
         "export",

@@ -9,11 +9,12 @@
 //! `prometheus` package (`scripts/test.sh` installs it).
 
 use h5prov_tests::{
-    analyzer, describe_output, parallel_hdf5, plugin_dir, read_metas, read_records, repo, scratch,
+    analyzer, captured_events, describe_output, parallel_hdf5, plugin_dir, read_metas,
+    read_records, repo, scratch, start_collector, KillOnDrop,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -24,16 +25,6 @@ const RANKS: usize = 4;
 /// Seconds under mpirun on 2 cores, even on an idle machine: long enough for several
 /// scrapes (every 1 s) during the run.
 const VPIC_ARGS: [&str; 6] = ["-d", ".", "-p", "1024", "-t", "1000"];
-
-/// Kills a child when dropped (a failed assertion leaves no collector or Prometheus).
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The MPI workloads, built once per test binary.
 fn mpi_workload(name: &str) -> PathBuf {
@@ -58,28 +49,11 @@ fn mpi_workload(name: &str) -> PathBuf {
 }
 
 /// Starts `h5prov collect` on free loopback ports: (guard, stream address, metrics address).
-fn collector(out: Option<&Path>) -> (Guard, String, String) {
-    let mut c = Command::new(analyzer());
-    c.args([
-        "collect",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "127.0.0.1:0",
-    ]);
-    if let Some(o) = out {
-        c.arg("--out").arg(o);
+fn collector(out: Option<&Path>) -> (KillOnDrop, String, String) {
+    match out {
+        Some(o) => start_collector("127.0.0.1:0", &["--out".as_ref(), o.as_os_str()]),
+        None => start_collector("127.0.0.1:0", &[]),
     }
-    let mut child = c
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start h5prov collect");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let listen = lines.next().unwrap().unwrap();
-    let metrics = lines.next().unwrap().unwrap();
-    let listen = listen.strip_prefix("listen ").unwrap().to_string();
-    let metrics = metrics.strip_prefix("metrics ").unwrap().to_string();
-    (Guard(child), listen, metrics)
 }
 
 /// `mpirun -np 4 exe args` through h5prov, started (not waited for).
@@ -164,7 +138,7 @@ fn urlencode(s: &str) -> String {
 }
 
 /// Debian's Prometheus scraping `target` every second, on a free loopback port.
-fn prometheus(dir: &Path, target: &str) -> (Guard, String) {
+fn prometheus(dir: &Path, target: &str) -> (KillOnDrop, String) {
     let bin = which("prometheus").expect(
         "Debian's `prometheus` is not installed (apt-get install prometheus; scripts/test.sh does)",
     );
@@ -190,7 +164,7 @@ fn prometheus(dir: &Path, target: &str) -> (Guard, String) {
         .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
         .spawn()
         .expect("start prometheus");
-    let guard = Guard(child);
+    let guard = KillOnDrop(child);
     let t0 = Instant::now();
     while !http_get(&addr, "/-/ready").is_some_and(|(st, _)| st.contains(" 200")) {
         assert!(
@@ -362,18 +336,7 @@ fn prometheus_scrapes_the_collector_while_an_mpi_job_streams() {
     assert_eq!(scalar(&prom, "h5prov_stream_malformed_total"), 0.0);
     // The collector's files hold every event: it writes each one after counting it, and
     // flushes when a sender's connection ends (and every second).
-    let collected = || -> u64 {
-        h5prov_tests::files_with_suffix(&dir.join("collected"), ".jsonl")
-            .iter()
-            .map(|f| {
-                std::fs::read_to_string(f)
-                    .unwrap()
-                    .lines()
-                    .filter(|l| l.contains("\"type\":\"event\""))
-                    .count() as u64
-            })
-            .sum()
-    };
+    let collected = || captured_events(&dir.join("collected"));
     let t0 = Instant::now();
     while collected() != total && t0.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(200));

@@ -5,59 +5,12 @@
 //! the capture's Parquet export the report of the capture.
 
 use h5prov_tests::{
-    analyzer, describe_output, files_with_suffix, read_metas, scratch, workload, Run,
+    captured_events, files_with_suffix, h5prov_cmd, h5prov_ok, read_metas, scratch,
+    start_collector, workload, Run,
 };
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Kills the collector when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `h5prov collect --listen unix:SOCK --out OUT`.
-fn collector(sock: &Path, out: &Path) -> Guard {
-    let mut child = Command::new(analyzer())
-        .arg("collect")
-        .arg("--listen")
-        .arg(format!("unix:{}", sock.display()))
-        .args(["--metrics", "127.0.0.1:0", "--out"])
-        .arg(out)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start h5prov collect");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let listen = lines.next().unwrap().unwrap();
-    assert!(listen.starts_with("listen unix:"), "{listen}");
-    // Keep reading its stdout so that it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Guard(child)
-}
-
-fn h5prov(args: &[&str]) -> std::process::Output {
-    Command::new(analyzer())
-        .args(args)
-        .output()
-        .expect("run h5prov")
-}
-
-fn h5prov_ok(args: &[&str]) -> Vec<u8> {
-    let out = h5prov(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        describe_output(&format!("h5prov {}", args.join(" ")), &out)
-    );
-    out.stdout
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -67,27 +20,16 @@ fn report(input: &Path) -> Value {
     serde_json::from_slice(&h5prov_ok(&["report", "--json", "--no-progress", s(input)])).unwrap()
 }
 
-/// Event messages in the capture files.
-fn captured_events(dir: &Path) -> u64 {
-    files_with_suffix(dir, ".jsonl")
-        .iter()
-        .map(|f| {
-            std::fs::read_to_string(f)
-                .unwrap()
-                .lines()
-                .filter(|l| l.contains("\"type\":\"event\""))
-                .count() as u64
-        })
-        .sum()
-}
-
 /// Two programs streaming at `level` to one collector: (traces, capture).
 fn streamed_run(name: &str, level: &str) -> (PathBuf, PathBuf) {
     let dir = scratch(name);
     let (traces, capture, data) = (dir.join("traces"), dir.join("capture"), dir.join("data"));
     std::fs::create_dir_all(&data).unwrap();
     let sock = dir.join("collect.sock");
-    let coll = collector(&sock, &capture);
+    let (coll, _, _) = start_collector(
+        &format!("unix:{}", sock.display()),
+        &["--out".as_ref(), capture.as_os_str()],
+    );
     let opts = format!("stream=unix:{};stream_level={level}", sock.display());
     for (prog, args) in [
         ("sample", vec!["-d", "."]),
@@ -190,7 +132,7 @@ fn report_and_export_read_a_collectors_capture() {
     {
         std::fs::copy(f, both.join(f.file_name().unwrap())).unwrap();
     }
-    let out = h5prov(&["report", "--no-progress", s(&both)]);
+    let out = h5prov_cmd(&["report", "--no-progress", s(&both)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && err.contains("count twice"),
@@ -223,7 +165,7 @@ fn report_and_export_read_a_collectors_capture() {
     text.push_str("{\"v\":1,\"type\":\"event\",\"job_id\":\"x\"}\n");
     let bad_file = bad.join(first.file_name().unwrap());
     std::fs::write(&bad_file, text).unwrap();
-    let out = h5prov(&["report", "--json", "--no-progress", s(&bad)]);
+    let out = h5prov_cmd(&["report", "--json", "--no-progress", s(&bad)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -244,7 +186,7 @@ fn report_and_export_read_a_collectors_capture() {
 #[test]
 fn a_capture_of_interval_sums_is_refused_by_name() {
     let (_traces, capture) = streamed_run("stream-capture-interval", "interval");
-    let out = h5prov(&["report", "--no-progress", s(&capture)]);
+    let out = h5prov_cmd(&["report", "--no-progress", s(&capture)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(

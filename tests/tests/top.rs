@@ -7,25 +7,14 @@
 //!
 //! Needs `tmux` (`scripts/test.sh` installs it).
 
-use h5prov_tests::{analyzer, read_records, scratch, shell_quote, workload, Run};
+use h5prov_tests::{analyzer, read_records, scratch, shell_quote, start_collector, workload, Run};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 const RANKS: usize = 4;
 const COLS: u16 = 150;
 const LINES: u16 = 50;
-
-/// Kills a child when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A tmux server of our own (`tmux -L NAME`), killed when dropped.
 struct Tmux(String);
@@ -121,29 +110,6 @@ fn quit_and_check_restored(t: &Tmux) {
     assert_eq!(t.display("#{cursor_flag}"), "1", "cursor still hidden");
 }
 
-/// Starts `h5prov collect` on free loopback ports: (guard, stream address, metrics address).
-fn collector() -> (Guard, String, String) {
-    let mut child = Command::new(analyzer())
-        .args([
-            "collect",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start h5prov collect");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = |p: &str| {
-        let l = lines.next().unwrap().unwrap();
-        l.strip_prefix(p).unwrap().to_string()
-    };
-    let listen = next("listen ");
-    let metrics = next("metrics ");
-    (Guard(child), listen, metrics)
-}
-
 /// `1.5 MiB`, as `h5prov top` writes sizes.
 fn iec(b: u64) -> String {
     let mut v = b as f64;
@@ -180,7 +146,7 @@ fn top_shows_a_streaming_job_and_quits_cleanly() {
     let data = dir.join("data");
     let traces = dir.join("traces");
     std::fs::create_dir_all(&data).unwrap();
-    let (_coll, listen, metrics) = collector();
+    let (_coll, listen, metrics) = start_collector("127.0.0.1:0", &[]);
     let tmux = Tmux::start("top", &top_script(&metrics));
     tmux.wait_for(30, "top's first poll", |s| {
         s.contains("No job has streamed to this collector yet")

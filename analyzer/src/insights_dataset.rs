@@ -6,7 +6,7 @@
 //!
 //! What the rules need beyond the generic aggregate is collected here too: per dataset,
 //! from its transfers ([`Recorder`], one per trace file) and from its objects rows
-//! ([`DatasetsIo::add_summary`]), merged commutatively like the rest of the aggregate
+//! ([`DatasetIo::of_summary`]), merged commutatively like the rest of the aggregate
 //! ([`DatasetsIo::merge`]).
 
 use crate::aggregate::{FileAccess, SizeHist};
@@ -169,6 +169,25 @@ impl Shapes {
 }
 
 impl DatasetIo {
+    /// What an objects row says about its dataset's storage; `None` for other kinds and
+    /// for rows without chunk or datatype.
+    pub fn of_summary(o: &ObjectSummary) -> Option<DatasetIo> {
+        if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
+            return None;
+        }
+        let mut d = DatasetIo {
+            chunk: o.chunk.as_str().into(),
+            filters: o.filters.as_str().into(),
+            ftype: o.ftype.as_str().into(),
+            ..Default::default()
+        };
+        if !o.chunk.is_empty() {
+            d.cache_slots = cache_part(&o.cache, 0);
+            d.cache_bytes = cache_part(&o.cache, 1);
+        }
+        Some(d)
+    }
+
     fn merge(&mut self, o: DatasetIo) {
         self.conv_calls += o.conv_calls;
         self.conv_ns += o.conv_ns;
@@ -256,34 +275,33 @@ impl DatasetsIo {
         self.datasets.get(file)?.get(path)
     }
 
-    /// Adds what one objects row says about its dataset's storage.
-    pub fn add_summary(&mut self, o: &ObjectSummary) {
-        if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
-            return;
+    /// Adds `d` to the dataset `path` of container file `file`, unless that is not here:
+    /// then `d` comes back.
+    pub fn add_existing(&mut self, file: &str, path: &str, d: DatasetIo) -> Option<DatasetIo> {
+        match self.datasets.get_mut(file).and_then(|m| m.get_mut(path)) {
+            Some(x) => {
+                x.merge(d);
+                None
+            }
+            None => Some(d),
         }
-        let mut d = DatasetIo {
-            chunk: o.chunk.as_str().into(),
-            filters: o.filters.as_str().into(),
-            ftype: o.ftype.as_str().into(),
-            ..Default::default()
-        };
-        if !o.chunk.is_empty() {
-            d.cache_slots = cache_part(&o.cache, 0);
-            d.cache_bytes = cache_part(&o.cache, 1);
-        }
-        let file = match self.datasets.get_mut(o.file.as_str()) {
+    }
+
+    /// Adds `d` to the dataset `path` of container file `file`.
+    pub fn add(&mut self, file: &str, path: &str, d: DatasetIo) {
+        let file = match self.datasets.get_mut(file) {
             Some(f) => f,
-            None => self.datasets.entry(o.file.clone()).or_default(),
+            None => self.datasets.entry(file.to_string()).or_default(),
         };
-        match file.get_mut(o.path.as_str()) {
+        match file.get_mut(path) {
             Some(x) => x.merge(d),
             None => {
-                file.insert(o.path.as_str().into(), d);
+                file.insert(path.into(), d);
             }
         }
     }
 
-    /// The same facts in trees with full nodes. Filled by [`DatasetsIo::add_summary`] in
+    /// The same facts in trees with full nodes. Filled by [`DatasetsIo::add`] in
     /// the order of an objects file's rows, a tree keeps about half of its room empty; an
     /// objects file's trees are moved whole into the read's, which holds every dataset.
     pub fn packed(mut self) -> Self {

@@ -780,11 +780,21 @@ impl PluginOverlay {
                     continue;
                 };
                 let link = Path::new(dir).join(name);
-                if Path::new(dir).is_dir() && std::fs::symlink_metadata(&link).is_err() {
-                    std::os::unix::fs::symlink(lib, &link)
-                        .context(|| format!("linking {} -> {}", link.display(), lib.display()))?;
-                    overlay.links.push(link);
+                if !Path::new(dir).is_dir() {
+                    continue;
                 }
+                match std::fs::symlink_metadata(&link) {
+                    // A link is ours to replace: one left by a run that was killed before
+                    // removing it points at another (maybe deleted) checkout's library.
+                    Ok(m) if m.file_type().is_symlink() => std::fs::remove_file(&link)
+                        .context(|| format!("removing the stale link {}", link.display()))?,
+                    // A real file of that name is not ours: leave it.
+                    Ok(_) => continue,
+                    Err(_) => {}
+                }
+                std::os::unix::fs::symlink(lib, &link)
+                    .context(|| format!("linking {} -> {}", link.display(), lib.display()))?;
+                overlay.links.push(link);
             }
         }
         Ok(overlay)
@@ -987,4 +997,36 @@ fn run_testpar(ctx: &Ctx, mode: &Mode, env: &ModeEnv) -> Result<(Vec<TestResult>
         });
     }
     Ok((results, errors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PluginOverlay;
+
+    #[test]
+    fn a_stale_link_left_by_a_killed_run_is_replaced_and_removed_after() {
+        let root = std::env::temp_dir().join(format!("h5prov-overlay-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let (plugins, tests_dir) = (root.join("plugins"), root.join("tests"));
+        std::fs::create_dir_all(&plugins).unwrap();
+        std::fs::create_dir_all(&tests_dir).unwrap();
+        let lib = plugins.join("libh5prov.so");
+        std::fs::write(&lib, b"x").unwrap();
+        // What a killed run leaves: a link to a checkout that is gone.
+        let link = tests_dir.join("libh5prov.so");
+        std::os::unix::fs::symlink(root.join("gone/libh5prov.so"), &link).unwrap();
+        // And a real file of another name, which is not ours.
+        std::fs::write(tests_dir.join("libdynlibls.so"), b"y").unwrap();
+        {
+            let o = PluginOverlay::new(&plugins, &[tests_dir.display().to_string()]).unwrap();
+            assert_eq!(o.links, vec![link.clone()]);
+            assert_eq!(std::fs::read_link(&link).unwrap(), lib);
+        }
+        assert!(
+            std::fs::symlink_metadata(&link).is_err(),
+            "removed when done"
+        );
+        assert!(tests_dir.join("libdynlibls.so").exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

@@ -226,10 +226,14 @@ fn copy_words(buf: &mut [u8], s: &[u8], test: impl Fn(u64) -> u64) -> u64 {
     } else {
         let d = &mut buf[..n];
         let mut f = 0;
-        for (src, dst) in s.chunks_exact(8).zip(d.chunks_exact_mut(8)) {
-            let w = load8(src);
+        // An index loop: zipping two `chunks_exact` iterators was an out-of-line call
+        // with two 64-bit divisions (its length) per text, ~0.4-0.9% of a traced run.
+        let mut i = 0;
+        while i + 8 <= n {
+            let w = load8(&s[i..]);
             f |= test(w);
-            store8(dst, w);
+            store8(&mut d[i..], w);
+            i += 8;
         }
         let w = load8(&s[n - 8..]);
         store8(&mut d[n - 8..], w);

@@ -523,7 +523,6 @@ unsafe fn file_open_common(
     // SAFETY: fapl is a FAPL id.
     let ufapl = unsafe { under_fapl(fapl, &info) }?;
     let mut span = Span::begin(op, NONE, is_async(req));
-    span.under_start();
     let under = call(ufapl);
     span.under_end();
     // SAFETY: closing our copy, without touching the error stack of a failed open.
@@ -630,7 +629,6 @@ pub unsafe extern "C" fn file_specific(
                     my.args.del.fapl_id = ufapl;
                 }
                 let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
-                span.under_start();
                 // SAFETY: forwarded with the swapped FAPL.
                 let r = unsafe {
                     b::H5VLfile_specific(std::ptr::null_mut(), info.under.id(), &mut my, dxpl, req)
@@ -654,7 +652,6 @@ pub unsafe extern "C" fn file_specific(
                 // SAFETY: our wrapper.
                 let o = unsafe { VolObj::from_ptr(obj) }?;
                 let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
-                span.under_start();
                 // SAFETY: forwarded.
                 let r = unsafe { b::H5VLfile_specific(o.under, o.vol.id(), a, dxpl, req) };
                 span.under_end();
@@ -1393,7 +1390,6 @@ pub unsafe extern "C" fn link_create(
         }
         let vol = vol.ok_or("no object to find the under connector from")?;
         let mut span = Span::begin(Op::LinkCreate, sub, is_async(req));
-        span.under_start();
         // SAFETY: forwarded with unwrapped objects.
         let r = unsafe { b::H5VLlink_create(a, under, loc, vol.id(), lcpl, lapl, dxpl, req) };
         span.under_end();
@@ -1422,7 +1418,6 @@ unsafe fn link_copy_move(
         .map(|o| &o.vol)
         .ok_or("no object to find the under connector from")?;
     let mut span = Span::begin(op, NONE, is_async(req));
-    span.under_start();
     let r = call(su, du, vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
@@ -1492,7 +1487,6 @@ pub unsafe extern "C" fn object_open(
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj) }?;
         let mut span = Span::begin(Op::ObjectOpen, NONE, is_async(req));
-        span.under_start();
         // SAFETY: forwarded.
         let under = unsafe { b::H5VLobject_open(o.under, loc, o.vol.id(), opened_type, dxpl, req) };
         span.under_end();
@@ -1538,7 +1532,6 @@ pub unsafe extern "C" fn object_copy(
         // SAFETY: our wrappers.
         let (s, d) = unsafe { (VolObj::from_ptr(src)?, VolObj::from_ptr(dst)?) };
         let mut span = Span::begin(Op::ObjectCopy, NONE, is_async(req));
-        span.under_start();
         // SAFETY: forwarded with unwrapped objects.
         let r = unsafe {
             b::H5VLobject_copy(
@@ -1595,7 +1588,6 @@ unsafe fn request_end(
     let o = unsafe { VolObj::from_ptr(req) }?;
     let origin = o.req_op;
     let mut span = Span::begin(op, NONE, false);
-    span.under_start();
     let r = call(o.under, o.vol.id());
     span.under_end();
     let finished = done(r);

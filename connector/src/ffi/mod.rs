@@ -226,7 +226,6 @@ pub unsafe fn shape_call(
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
     let mut span = Span::begin(op, sub, is_async(req));
-    span.under_start();
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
@@ -268,7 +267,6 @@ pub unsafe fn shape_close(
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
     let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
-    span.under_start();
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
@@ -323,7 +321,6 @@ pub unsafe fn shape_open(
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
     let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
-    span.under_start();
     let under = call(o.under, o.vol.id());
     span.under_end();
     if under.is_null() {

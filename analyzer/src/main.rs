@@ -533,7 +533,7 @@ fn report(a: ReportArgs) -> Result<(), Error> {
     let th = a.th.thresholds()?;
     let pool = pool(a.read.threads)?;
     let agg = load(&a.dir, a.job.as_deref(), &a.read, &pool)?;
-    let rep: Report = analyze(&agg, &th, &[a.dir.display().to_string()]);
+    let rep: Report = analyze(agg, &th, &[a.dir.display().to_string()]);
     warn_report(&rep);
     if let Some(dir) = &a.csv {
         std::fs::create_dir_all(dir)
@@ -556,9 +556,8 @@ fn report(a: ReportArgs) -> Result<(), Error> {
         };
         stdout_write(&render::terminal::render(&rep, &opt))
     };
-    // The process ends here: freeing millions of per-object entries one by one took 5-10%
-    // of a report's time on object-heavy traces, for nothing.
-    std::mem::forget(agg);
+    // The process ends here: freeing hundreds of thousands of dataset rows one by one is
+    // time for nothing.
     std::mem::forget(rep);
     out
 }
@@ -701,8 +700,8 @@ fn compare_cmd(a: CompareArgs) -> Result<(), Error> {
     let th = Thresholds::default();
     let ra = load(&a.run_a, None, &a.read, &pool)?;
     let rb = load(&a.run_b, None, &a.read, &pool)?;
-    let rep_a = analyze(&ra, &th, &[a.run_a.display().to_string()]);
-    let rep_b = analyze(&rb, &th, &[a.run_b.display().to_string()]);
+    let rep_a = analyze(ra, &th, &[a.run_a.display().to_string()]);
+    let rep_b = analyze(rb, &th, &[a.run_b.display().to_string()]);
     warn_report(&rep_a);
     warn_report(&rep_b);
     let c = compare::compare(&rep_a, &rep_b);

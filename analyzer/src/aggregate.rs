@@ -453,12 +453,6 @@ pub struct ObjStats {
     pub total_ns: u64,
     /// Create/open calls.
     pub opens: u64,
-    /// Create calls.
-    pub creates: u64,
-    /// Close calls.
-    pub closes: u64,
-    /// Time in close calls, ns.
-    pub close_ns: u64,
     /// Data reads.
     pub reads: u64,
     /// Data writes.
@@ -488,9 +482,6 @@ impl ObjStats {
         self.calls += o.calls;
         self.total_ns += o.total_ns;
         self.opens += o.opens;
-        self.creates += o.creates;
-        self.closes += o.closes;
-        self.close_ns += o.close_ns;
         self.reads += o.reads;
         self.writes += o.writes;
         self.bytes_read += o.bytes_read;
@@ -1227,8 +1218,6 @@ struct LocalOp {
     name: String,
     class: OpClass,
     is_open: bool,
-    is_create: bool,
-    is_close: bool,
     /// What a container file's statistics count this op as.
     file_op: FileOp,
     collective: collective::Kind,
@@ -1344,8 +1333,6 @@ impl<'a> Builder<'a> {
             name: op.to_string(),
             class: OpClass::of(op),
             is_open: matches!(callback, "open" | "create") || family == "datatype.commit",
-            is_create: callback == "create" || family == "datatype.commit",
-            is_close: callback == "close",
             file_op: FileOp::of(family),
             collective: collective::Kind::of(op),
             stats: OpStats::default(),
@@ -1387,7 +1374,7 @@ impl<'a> Builder<'a> {
         let proc = r.proc();
         let lo = &mut self.ops[id as usize];
         let class = lo.class;
-        let (is_open, is_create, is_close) = (lo.is_open, lo.is_create, lo.is_close);
+        let is_open = lo.is_open;
         let file_op = lo.file_op;
         let coll_kind = lo.collective;
         let s = &mut lo.stats;
@@ -1478,11 +1465,6 @@ impl<'a> Builder<'a> {
                 o.calls += 1;
                 o.total_ns += r.total_ns;
                 o.opens += u64::from(is_open);
-                o.creates += u64::from(is_create);
-                if is_close {
-                    o.closes += 1;
-                    o.close_ns += r.total_ns;
-                }
                 match class {
                     OpClass::DataWrite => {
                         o.writes += 1;

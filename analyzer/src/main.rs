@@ -1,6 +1,9 @@
 //! `h5prov`: the command-line front end of the analyzer library. Thin: parses flags,
 //! sets up the thread pool and progress bar, calls the library, writes its bytes.
-#![forbid(unsafe_code)]
+// Unsafe code only in `malloc` (one `mallopt` call), which allows it for itself.
+#![deny(unsafe_code)]
+
+mod malloc;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use h5prov_analyzer::aggregate::{aggregate_all, Aggregate};
@@ -747,6 +750,7 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Error> {
 }
 
 fn main() -> ExitCode {
+    malloc::tune();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Report(a) => report(a),

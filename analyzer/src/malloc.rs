@@ -8,10 +8,11 @@
 //! sort keys, per-file object tables), so the later big vectors came from the heap, where
 //! freed memory stays in the process and fragments. On the 10M-record 64-file set
 //! (docs/PARQUET.md) `h5prov report` kept ~120 MB of freed memory at its peak: a fixed
-//! threshold of 64 KiB took its peak RSS from 334–373 MB to 273–287 MB, for ~0.7 s more
-//! system time (pages of fresh mappings and of a heap trimmed more often). Only for a
-//! report of trace files: a report of a Parquet export allocates and frees buffers of
-//! 64 KiB–1 MiB per column page, and mapping each took 3–4 s of system time (+15%).
+//! threshold of 64 KiB took its peak RSS from 356–366 MB to 259–275 MB, for ~1 s more
+//! time (page faults: the dataset facts' hash table of each trace file, which grows to
+//! 16 MB, is a fresh mapping every time). Only for a report of trace files: a report of
+//! a Parquet export allocates and frees buffers of 64 KiB–1 MiB per column page, and
+//! mapping each took 3–4 s of system time (+15%).
 #![allow(unsafe_code)]
 
 /// Allocations from this size up get their own mapping, freed back to the system.

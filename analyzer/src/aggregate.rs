@@ -1272,8 +1272,9 @@ pub struct Builder<'a> {
     last_ns: u64,
     /// The per-record consistency checks.
     checks: RecordChecks,
-    /// The dataset insights' facts ([`crate::insights_dataset`]).
-    dataset_io: crate::insights_dataset::Recorder,
+    /// The dataset insights' facts ([`crate::insights_dataset`]): the accumulator's
+    /// recorder, whose tables one file after another reuses.
+    dataset_io: &'a mut crate::insights_dataset::Recorder,
 }
 
 impl<'a> Builder<'a> {
@@ -1299,7 +1300,7 @@ impl<'a> Builder<'a> {
             first_ns: 0,
             last_ns: 0,
             checks: RecordChecks::default(),
-            dataset_io: Default::default(),
+            dataset_io: &mut acc.dataset_io,
         }
     }
 
@@ -1989,6 +1990,9 @@ pub struct Accumulator {
     /// The dataset rules' facts ([`Aggregate::datasets_io`]), shared like the object
     /// tables (each file's are merged in once it is read).
     datasets: Arc<Mutex<crate::insights_dataset::DatasetsIo>>,
+    /// Collects each trace file's dataset facts; kept so that its hash tables (up to
+    /// 16 MB a trace file on object-heavy runs) are reused, not mapped afresh per file.
+    dataset_io: crate::insights_dataset::Recorder,
 }
 
 impl Accumulator {
@@ -2226,6 +2230,7 @@ impl Accumulator {
             objects: self.objects.sharing(),
             summaries: self.summaries.sharing(),
             datasets: Arc::clone(&self.datasets),
+            dataset_io: Default::default(),
         }
     }
 

@@ -9,10 +9,10 @@
 //! freed memory stays in the process and fragments. On the 10M-record 64-file set
 //! (docs/PARQUET.md) `h5prov report` kept ~120 MB of freed memory at its peak: a fixed
 //! threshold of 64 KiB took its peak RSS from 356–366 MB to 259–275 MB, for ~1 s more
-//! time (page faults: the dataset facts' hash table of each trace file, which grows to
-//! 16 MB, is a fresh mapping every time). Only for a report of trace files: a report of
-//! a Parquet export allocates and frees buffers of 64 KiB–1 MiB per column page, and
-//! mapping each took 3–4 s of system time (+15%).
+//! time (page faults of fresh mappings; with each worker's dataset-fact tables reused
+//! from one trace file to the next, time is on par). Only for a report of trace files:
+//! a report of a Parquet export allocates and frees buffers of 64 KiB–1 MiB per column
+//! page, and mapping each took 3–4 s of system time (+15%).
 #![allow(unsafe_code)]
 
 /// Allocations from this size up get their own mapping, freed back to the system.

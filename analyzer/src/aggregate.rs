@@ -453,12 +453,6 @@ pub struct ObjStats {
     pub total_ns: u64,
     /// Create/open calls.
     pub opens: u64,
-    /// Create calls.
-    pub creates: u64,
-    /// Close calls.
-    pub closes: u64,
-    /// Time in close calls, ns.
-    pub close_ns: u64,
     /// Data reads.
     pub reads: u64,
     /// Data writes.
@@ -488,9 +482,6 @@ impl ObjStats {
         self.calls += o.calls;
         self.total_ns += o.total_ns;
         self.opens += o.opens;
-        self.creates += o.creates;
-        self.closes += o.closes;
-        self.close_ns += o.close_ns;
         self.reads += o.reads;
         self.writes += o.writes;
         self.bytes_read += o.bytes_read;
@@ -1227,8 +1218,6 @@ struct LocalOp {
     name: String,
     class: OpClass,
     is_open: bool,
-    is_create: bool,
-    is_close: bool,
     /// What a container file's statistics count this op as.
     file_op: FileOp,
     collective: collective::Kind,
@@ -1283,8 +1272,9 @@ pub struct Builder<'a> {
     last_ns: u64,
     /// The per-record consistency checks.
     checks: RecordChecks,
-    /// The dataset insights' facts ([`crate::insights_dataset`]).
-    dataset_io: crate::insights_dataset::Recorder,
+    /// The dataset insights' facts ([`crate::insights_dataset`]): the accumulator's
+    /// recorder, whose tables one file after another reuses.
+    dataset_io: &'a mut crate::insights_dataset::Recorder,
 }
 
 impl<'a> Builder<'a> {
@@ -1310,7 +1300,7 @@ impl<'a> Builder<'a> {
             first_ns: 0,
             last_ns: 0,
             checks: RecordChecks::default(),
-            dataset_io: Default::default(),
+            dataset_io: &mut acc.dataset_io,
         }
     }
 
@@ -1344,8 +1334,6 @@ impl<'a> Builder<'a> {
             name: op.to_string(),
             class: OpClass::of(op),
             is_open: matches!(callback, "open" | "create") || family == "datatype.commit",
-            is_create: callback == "create" || family == "datatype.commit",
-            is_close: callback == "close",
             file_op: FileOp::of(family),
             collective: collective::Kind::of(op),
             stats: OpStats::default(),
@@ -1387,7 +1375,7 @@ impl<'a> Builder<'a> {
         let proc = r.proc();
         let lo = &mut self.ops[id as usize];
         let class = lo.class;
-        let (is_open, is_create, is_close) = (lo.is_open, lo.is_create, lo.is_close);
+        let is_open = lo.is_open;
         let file_op = lo.file_op;
         let coll_kind = lo.collective;
         let s = &mut lo.stats;
@@ -1478,11 +1466,6 @@ impl<'a> Builder<'a> {
                 o.calls += 1;
                 o.total_ns += r.total_ns;
                 o.opens += u64::from(is_open);
-                o.creates += u64::from(is_create);
-                if is_close {
-                    o.closes += 1;
-                    o.close_ns += r.total_ns;
-                }
                 match class {
                     OpClass::DataWrite => {
                         o.writes += 1;
@@ -2007,6 +1990,9 @@ pub struct Accumulator {
     /// The dataset rules' facts ([`Aggregate::datasets_io`]), shared like the object
     /// tables (each file's are merged in once it is read).
     datasets: Arc<Mutex<crate::insights_dataset::DatasetsIo>>,
+    /// Collects each trace file's dataset facts; kept so that its hash tables (up to
+    /// 16 MB a trace file on object-heavy runs) are reused, not mapped afresh per file.
+    dataset_io: crate::insights_dataset::Recorder,
 }
 
 impl Accumulator {
@@ -2244,6 +2230,7 @@ impl Accumulator {
             objects: self.objects.sharing(),
             summaries: self.summaries.sharing(),
             datasets: Arc::clone(&self.datasets),
+            dataset_io: Default::default(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! transfer modes, phases, insights). Pure and deterministic: the same aggregate gives the
 //! same report.
 
-use crate::aggregate::{Aggregate, SlowCall};
+use crate::aggregate::{Aggregate, ObjStats, ObjectMap, SlowCall, SummaryStats};
 use crate::check::TraceWarning;
 use crate::collective::CollectiveSkew;
 use crate::insights::{self, Insight, Thresholds};
@@ -551,22 +551,31 @@ fn uniq(v: impl Iterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
-/// Builds the report.
-pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
-    let run = run_info(agg, inputs);
+/// Builds the report. The aggregate is taken apart as the report takes what it needs from
+/// it: on object-heavy traces its object tables and the report's dataset rows were the
+/// analyzer's peak of memory together (see [`dataset_rows`]).
+pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
+    let run = run_info(&agg, inputs);
     let total = agg.total_ns();
-    let ops = op_rows(agg, total);
-    let families = family_rows(agg, total);
-    let (ranks, rank_ops) = rank_rows(agg);
-    let straggler_calls = straggler_calls(agg, th, run.first_ns);
+    let ops = op_rows(&agg, total);
+    let families = family_rows(&agg, total);
+    let (ranks, rank_ops) = rank_rows(&agg);
+    let straggler_calls = straggler_calls(&agg, th, run.first_ns);
+    let collectives = std::mem::take(&mut agg.collectives);
     let collective_skew =
-        crate::collective::analyze(&agg.collectives, th.late_wait_share, th.late_min_wait_ns);
-    let mut straggler_ranks = straggler_ranks(agg, th, total);
-    add_late_arrivals(&mut straggler_ranks, &collective_skew, agg, total);
+        crate::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
+    drop(collectives);
+    let mut straggler_ranks = straggler_ranks(&agg, th, total);
+    add_late_arrivals(&mut straggler_ranks, &collective_skew, &agg, total);
     let tail_heavy = tail_heavy(&ops, th);
-    let datasets = dataset_rows(agg);
-    let files = file_rows(agg);
-    let transfers = transfers(agg);
+    let files = file_rows(&agg);
+    let transfers = transfers(&agg);
+    // The last readers of the object tables before the dataset rows take them.
+    let churn = crate::insights_mpi::open_close_churn(&agg, th);
+    let datasets = dataset_rows(
+        std::mem::take(&mut agg.objects),
+        std::mem::take(&mut agg.summaries),
+    );
     let access_sizes = AccessSizes {
         reads: agg.io_sizes[0].counts(),
         writes: agg.io_sizes[1].counts(),
@@ -592,7 +601,7 @@ pub fn analyze(agg: &Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
         phases,
         insights: Vec::new(),
     };
-    report.insights = insights::detect(&report, agg, th);
+    report.insights = insights::detect(&report, &agg, th, churn);
     report
 }
 
@@ -1127,37 +1136,42 @@ fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
     v
 }
 
-fn dataset_rows(agg: &Aggregate) -> Vec<DatasetRow> {
-    // Both maps are sorted by file, then (kind, path): per container file, join their
-    // dataset entries in one pass (no key allocation or search per dataset; there can be
-    // hundreds of thousands). Counted first, so the rows are built once into a vector of
-    // the right size (collecting them in parallel held them twice, in the threads' lists
-    // and in the result, at the analyzer's peak of memory).
+/// The dataset rows, from the object tables of the records (`objects`) and of the objects
+/// files (`summaries`), most time first. Each container file's tables are freed once its
+/// rows are made: on object-heavy traces the tables and the rows were the analyzer's peak
+/// of memory together.
+fn dataset_rows(
+    mut objects: BTreeMap<String, ObjectMap<ObjStats>>,
+    mut summaries: BTreeMap<String, ObjectMap<SummaryStats>>,
+) -> Vec<DatasetRow> {
+    // Both maps are sorted by (kind, path): per container file, join their dataset entries
+    // in one pass (no key allocation or search per dataset; there can be hundreds of
+    // thousands). Counted first, so the rows are built once into a vector of the right
+    // size (collecting them in parallel held them twice, in the threads' lists and in the
+    // result, at the analyzer's peak of memory).
     use crate::aggregate::join_sorted;
-    let files: BTreeSet<&str> = agg
-        .objects
-        .keys()
-        .chain(agg.summaries.keys())
-        .map(String::as_str)
-        .collect();
-    let joined = |f: &'_ str| {
-        let recs = agg
-            .objects
-            .get(f)
-            .into_iter()
-            .flat_map(|m| m.of_kind("dataset"));
-        let sums = agg
-            .summaries
-            .get(f)
-            .into_iter()
-            .flat_map(|m| m.of_kind("dataset"));
-        join_sorted(recs, sums)
-    };
-    let n: usize = files.iter().map(|f| joined(f).count()).sum();
+    fn joined<'a>(
+        recs: Option<&'a ObjectMap<ObjStats>>,
+        sums: Option<&'a ObjectMap<SummaryStats>>,
+    ) -> impl Iterator<Item = (&'a str, Option<&'a ObjStats>, Option<&'a SummaryStats>)> {
+        join_sorted(
+            recs.into_iter().flat_map(|m| m.of_kind("dataset")),
+            sums.into_iter().flat_map(|m| m.of_kind("dataset")),
+        )
+    }
+    let files: BTreeSet<String> = objects.keys().chain(summaries.keys()).cloned().collect();
+    let n: usize = files
+        .iter()
+        .map(|f| joined(objects.get(f), summaries.get(f)).count())
+        .sum();
     let mut rows: Vec<DatasetRow> = Vec::with_capacity(n);
-    for f in &files {
-        let name: Arc<str> = Arc::from(*f);
-        rows.extend(joined(f).map(|(p, rec, sum)| dataset_row(&name, p, rec, sum)));
+    for f in files {
+        let (recs, sums) = (objects.remove(&f), summaries.remove(&f));
+        let name: Arc<str> = Arc::from(f);
+        rows.extend(
+            joined(recs.as_ref(), sums.as_ref())
+                .map(|(p, rec, sum)| dataset_row(&name, p, rec, sum)),
+        );
     }
     // Most time first, then by file and path: the join made them in (file, path) order, so
     // sort small (time, index) pairs, then move each row once, in place (no second vector

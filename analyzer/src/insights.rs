@@ -197,8 +197,15 @@ pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
         .try_fold(1u64, |a, d| d.map(|d| a.saturating_mul(d)))
 }
 
-/// Runs every rule.
-pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
+/// Runs every rule. `churn` is the `open_close_churn` finding
+/// ([`crate::insights_mpi::open_close_churn`]), made before the report took the object
+/// tables of `agg` apart.
+pub fn detect(
+    rep: &Report,
+    agg: &Aggregate,
+    th: &Thresholds,
+    churn: Option<Insight>,
+) -> Vec<Insight> {
     let mut out = Vec::new();
     let run = &rep.run;
 
@@ -328,7 +335,7 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds) -> Vec<Insight> {
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
     crate::insights_dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
     // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.
-    crate::insights_mpi::detect(rep, agg, th, &mut out);
+    crate::insights_mpi::detect(rep, agg, th, churn, &mut out);
 
     if !out.iter().any(|i| i.level <= Level::Warn) {
         out.push(ins(

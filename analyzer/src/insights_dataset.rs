@@ -338,6 +338,8 @@ pub struct Recorder {
     files: Vec<Box<str>>,
     /// ...and by that number, their datasets by path.
     datasets: Vec<FxHashMap<CompactString, Local>>,
+    /// Emptied tables of earlier trace files, for the next ones.
+    spare: Vec<FxHashMap<CompactString, Local>>,
     /// The number of the file of the last transfer.
     last_file: usize,
     shape: String,
@@ -389,7 +391,7 @@ impl Recorder {
                 Some(i) => i,
                 None => {
                     self.files.push(r.file.into());
-                    self.datasets.push(FxHashMap::default());
+                    self.datasets.push(self.spare.pop().unwrap_or_default());
                     self.files.len() - 1
                 }
             };
@@ -456,22 +458,23 @@ impl Recorder {
         }
     }
 
-    /// The facts collected, keyed by (file, path).
-    pub fn finish(self) -> DatasetsIo {
+    /// The facts collected, keyed by (file, path); the recorder is then empty, ready for
+    /// the next trace file, and keeps its emptied tables for it.
+    pub fn finish(&mut self) -> DatasetsIo {
         let mut datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>> = BTreeMap::new();
         // Each file once (`files` is unique). Collected, not inserted one by one: a tree
         // built from all its entries at once has full nodes, where one filled in hash
         // order (random) keeps about a third of its room empty, and these trees hold
         // every dataset of a read.
-        for (f, by_path) in self.files.into_iter().zip(self.datasets) {
-            datasets.insert(
-                f.into(),
-                by_path.into_iter().map(|(p, l)| (p, l.io)).collect(),
-            );
+        let files = std::mem::take(&mut self.files);
+        for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
+            datasets.insert(f.into(), by_path.drain().map(|(p, l)| (p, l.io)).collect());
+            self.spare.push(by_path);
         }
+        self.last_file = 0;
         DatasetsIo {
             datasets,
-            size_ns: self.size_ns,
+            size_ns: std::mem::take(&mut self.size_ns),
         }
     }
 }

@@ -78,12 +78,20 @@ impl Mpi {
 }
 
 /// Runs the rules of this module.
-pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, out: &mut Vec<Insight>) {
+/// `churn` is [`open_close_churn`]'s finding, made before the report took the aggregate's
+/// object tables apart.
+pub fn detect(
+    rep: &Report,
+    agg: &Aggregate,
+    th: &Thresholds,
+    churn: Option<Insight>,
+    out: &mut Vec<Insight>,
+) {
     let mpi = Mpi::of(agg);
     let call_ns = rep.run.call_ns.max(1);
     metadata_time(rep, th, call_ns, out);
     tiny_datasets(rep, th, call_ns, out);
-    open_close_churn(agg, th, call_ns, out);
+    out.extend(churn);
     unaligned_io(rep, agg, th, call_ns, out);
     if mpi.used() {
         independent_small_io(rep, agg, th, call_ns, out);
@@ -180,7 +188,10 @@ fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
     ));
 }
 
-fn open_close_churn(agg: &Aggregate, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+/// The `open_close_churn` insight, if any object of `agg.objects` is opened repeatedly.
+/// Called by [`crate::analysis::analyze`] before the dataset rows take the object tables.
+pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1);
     let mut churn: Vec<(u64, u64, String)> = agg
         .objects
         .iter()
@@ -205,12 +216,12 @@ fn open_close_churn(agg: &Aggregate, th: &Thresholds, call_ns: u64, out: &mut Ve
         })
         .collect();
     if churn.is_empty() {
-        return;
+        return None;
     }
     churn.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
     let ns: u64 = churn.iter().map(|c| c.0).sum();
     let share = ns as f64 / call_ns as f64;
-    out.push(ins(
+    Some(ins(
         severity_for_share(share),
         "open_close_churn",
         format!(
@@ -228,7 +239,7 @@ fn open_close_churn(agg: &Aggregate, th: &Thresholds, call_ns: u64, out: &mut Ve
          outside the loop, H5Dclose after it): every open looks the name up in the group's \
          link storage and reads the object header, every close drops the object's cached \
          state.",
-    ));
+    ))
 }
 
 fn unaligned_io(

@@ -55,5 +55,5 @@ pub fn report_for(
     th: &insights::Thresholds,
 ) -> Result<analysis::Report, read::Error> {
     let agg = load(dir, opts, &|_| {})?;
-    Ok(analysis::analyze(&agg, th, &[dir.display().to_string()]))
+    Ok(analysis::analyze(agg, th, &[dir.display().to_string()]))
 }

@@ -22,7 +22,7 @@ fn report_with(dir: &str, threads: usize, th: &Thresholds) -> Report {
     let agg = pool
         .install(|| load(&path, &ReadOptions::default(), &|_| {}))
         .unwrap();
-    analyze(&agg, th, &[format!("tests/fixtures/{dir}")])
+    analyze(agg, th, &[format!("tests/fixtures/{dir}")])
 }
 
 #[test]

@@ -13,7 +13,7 @@ fn report(dir: &str) -> Report {
     let path = common::pkg_dir().join("tests/fixtures").join(dir);
     let agg = h5prov_analyzer::load(&path, &ReadOptions { lenient: true }, &|_| {}).unwrap();
     analyze(
-        &agg,
+        agg,
         &Thresholds::default(),
         &[format!("tests/fixtures/{dir}")],
     )

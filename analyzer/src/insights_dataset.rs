@@ -289,16 +289,14 @@ impl DatasetsIo {
 
     /// Adds `d` to the dataset `path` of container file `file`.
     pub fn add(&mut self, file: &str, path: &str, d: DatasetIo) {
+        let Some(d) = self.add_existing(file, path, d) else {
+            return;
+        };
         let file = match self.datasets.get_mut(file) {
             Some(f) => f,
             None => self.datasets.entry(file.to_string()).or_default(),
         };
-        match file.get_mut(path) {
-            Some(x) => x.merge(d),
-            None => {
-                file.insert(path.into(), d);
-            }
-        }
+        file.insert(path.into(), d);
     }
 
     /// The same facts in trees with full nodes. Filled by [`DatasetsIo::add`] in

@@ -926,10 +926,7 @@ impl Span {
         if let Some(node) = ev.node {
             node.note_call(start_ns, total, ev.status, ev.io, ev.batch);
         }
-        let Some(min) = self.op.min_level() else {
-            return;
-        };
-        if self.lvl == Level::Summary || self.lvl < min {
+        if !self.records() {
             return;
         }
         // A multi-dataset call's records share its time (a division only then: it costs

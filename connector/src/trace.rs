@@ -475,12 +475,15 @@ pub fn start(cfg: &Config, info: &str) {
             }
         }
     }
+    // Every header and the first metadata record is built in memory and written with one
+    // call: the session starts inside the application's first file open, and a writer
+    // straight to the file made a system call per JSON token (about 200, 0.3-1 ms).
     if cfg.format == Format::Csv {
         if let Some(t) = trace.as_mut() {
-            let _ = writeln!(t, "{}", TRACE_COLUMNS.join(","));
+            let _ = t.write_all(format!("{}\n", TRACE_COLUMNS.join(",")).as_bytes());
         }
         if let Some(o) = objects.as_mut() {
-            let _ = writeln!(o, "{}", OBJECT_COLUMNS.join(","));
+            let _ = o.write_all(format!("{}\n", OBJECT_COLUMNS.join(",")).as_bytes());
         }
     } else if cfg.format == Format::Bin {
         // The headers name the columns and their types; like the CSV header rows they are
@@ -548,8 +551,9 @@ pub fn start(cfg: &Config, info: &str) {
         ..ProcessMeta::default()
     };
     if let Some(m) = meta_file.as_mut() {
-        let _ = serde_json::to_writer(&mut *m, &meta);
-        let _ = m.write_all(b"\n");
+        let mut text = serde_json::to_vec(&meta).unwrap_or_default();
+        text.push(b'\n');
+        let _ = m.write_all(&text);
     }
     let session = Session {
         threshold: (cfg.buffer / 4).clamp(4096, 256 << 10),

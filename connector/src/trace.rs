@@ -411,6 +411,14 @@ fn now_wall_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// The metadata record as its file holds it: one JSON line, built in memory so that it
+/// is written with one call.
+fn meta_line(meta: &ProcessMeta) -> Vec<u8> {
+    let mut text = serde_json::to_vec(meta).unwrap_or_default();
+    text.push(b'\n');
+    text
+}
+
 /// Starts the process's trace session with `cfg`, unless one runs already.
 /// `info` is the connector string recorded in the metadata.
 pub fn start(cfg: &Config, info: &str) {
@@ -551,9 +559,7 @@ pub fn start(cfg: &Config, info: &str) {
         ..ProcessMeta::default()
     };
     if let Some(m) = meta_file.as_mut() {
-        let mut text = serde_json::to_vec(&meta).unwrap_or_default();
-        text.push(b'\n');
-        let _ = m.write_all(&text);
+        let _ = m.write_all(&meta_line(&meta));
     }
     let session = Session {
         threshold: (cfg.buffer / 4).clamp(4096, 256 << 10),
@@ -714,8 +720,7 @@ pub fn finish() {
         if let Some((sent, dropped)) = streamed {
             (meta.stream_sent, meta.stream_dropped) = (Some(sent), Some(dropped));
         }
-        let mut text = serde_json::to_vec(meta).unwrap_or_default();
-        text.push(b'\n');
+        let text = meta_line(meta);
         let ok = file
             .set_len(0)
             .and_then(|_| file.rewind())

@@ -17,7 +17,8 @@
  * and P processes, rank r reads [r * L / P, (r + 1) * L / P). Values of the id1
  * variable are checked (id1[i] == i in the serial layout).
  *
- * Output: one line "ns=<ns of the read loop> bytes=<bytes read by this
+ * Output: one line "ns=<ns of the read loop> cpu_ns=<the process's CPU time
+ * over the same section> bytes=<bytes read by this
  * process> vol_calls=<HDF5 calls made that reach the VOL connector> files=<W>
  * timesteps=<T> rank=<r> size=<s>".
  */
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
     void *buf = NULL;
     size_t buf_len = 0;
     hid_t fapl, dxpl;
-    unsigned long long t0, t1, init_ns;
+    unsigned long long t0, t1, c0, c1, init_ns;
 
     while ((opt = getopt(argc, argv, "d:w:t:x:ch")) != -1) {
         switch (opt) {
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
 
     init_ns = wl_hdf5_open();
     wl_barrier();
+    c0 = wl_cpu_ns();
     t0 = wl_now_ns();
     fapl = wl_fapl(coll_md);
     dxpl = wl_dxpl(collective);
@@ -160,10 +162,11 @@ int main(int argc, char **argv)
     CHECK(H5Pclose(fapl));
     wl_barrier();
     t1 = wl_now_ns();
+    c1 = wl_cpu_ns();
     free(buf);
 
-    printf("ns=%llu init_ns=%llu bytes=%llu vol_calls=%llu files=%llu timesteps=%llu rank=%d size=%d\n",
-           t1 - t0, init_ns, bytes, wl_vol_calls, nfiles, nsteps, w.rank, w.size);
+    printf("ns=%llu cpu_ns=%llu init_ns=%llu bytes=%llu vol_calls=%llu files=%llu timesteps=%llu rank=%d size=%d\n",
+           t1 - t0, c1 - c0, init_ns, bytes, wl_vol_calls, nfiles, nsteps, w.rank, w.size);
     wl_finish();
     return 0;
 }

@@ -30,7 +30,7 @@
  * = 15 API calls, 14 through the VOL, per iteration.
  *
  * Output: one line "calls=<C> vol_calls=<V> ns=<elapsed ns of the loop>
- * iters=<N> rank=<r> size=<s>".
+ * cpu_ns=<the process's CPU time in the loop> iters=<N> rank=<r> size=<s>".
  */
 #include "common.h"
 
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     unsigned long long iters = 5000, elems = 1024, i;
     char fname[4096];
     hid_t fapl, dxpl, file, dcpl, space, dset, mspace, fspace, aspace;
-    unsigned long long t0, t1;
+    unsigned long long t0, t1, c0, c1;
     int opt;
 
     while ((opt = getopt(argc, argv, "d:n:e:h")) != -1) {
@@ -92,6 +92,7 @@ int main(int argc, char **argv)
     wl_barrier();
 
     wl_reset_calls();
+    c0 = wl_cpu_ns();
     t0 = wl_now_ns();
     for (i = 0; i < iters; i++) {
         char gname[32];
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
         H5CALL_VOL(H5Dclose(d));
     }
     t1 = wl_now_ns();
+    c1 = wl_cpu_ns();
 
     CHECK(H5Sclose(aspace));
     CHECK(H5Sclose(mspace));
@@ -138,8 +140,8 @@ int main(int argc, char **argv)
     CHECK(H5Pclose(fapl));
     CHECK(H5Fclose(file));
 
-    printf("calls=%llu vol_calls=%llu ns=%llu iters=%llu rank=%d size=%d\n", wl_calls, wl_vol_calls,
-           t1 - t0, iters, w.rank, w.size);
+    printf("calls=%llu vol_calls=%llu ns=%llu cpu_ns=%llu iters=%llu rank=%d size=%d\n", wl_calls,
+           wl_vol_calls, t1 - t0, c1 - c0, iters, w.rank, w.size);
     wl_finish();
     return 0;
 }

@@ -23,7 +23,7 @@
  * The particle data is generated once before the timed loop, as in VPIC-IO.
  *
  * Output: one line "ns=<ns of the write loop incl. file create/close>
- * bytes=<bytes written by this process> vol_calls=<HDF5 calls made that reach
+ * cpu_ns=<the process's CPU time over the same section> bytes=<bytes written by this process> vol_calls=<HDF5 calls made that reach
  * the VOL connector: 3 + 26 T> particles=<N, or F * N for a rank slowed by -s>
  * timesteps=<T> rank=<r> size=<s>".
  */
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
     void *bufs[NVARS];
     hid_t fapl, dxpl, file, fspace, mspace;
     hsize_t dims[1], start[1], count[1];
-    unsigned long long t0, t1, init_ns;
+    unsigned long long t0, t1, c0, c1, init_ns;
 
     while ((opt = getopt(argc, argv, "d:p:t:x:cs:h")) != -1) {
         switch (opt) {
@@ -140,6 +140,7 @@ int main(int argc, char **argv)
 
     init_ns = wl_hdf5_open();
     wl_barrier();
+    c0 = wl_cpu_ns();
     t0 = wl_now_ns();
     fapl = wl_fapl(coll_md);
     dxpl = wl_dxpl(collective);
@@ -172,11 +173,12 @@ int main(int argc, char **argv)
     H5CALL_VOL(H5Fclose(file));
     wl_barrier();
     t1 = wl_now_ns();
+    c1 = wl_cpu_ns();
 
     for (v = 0; v < NVARS; v++)
         free(bufs[v]);
-    printf("ns=%llu init_ns=%llu bytes=%llu vol_calls=%llu particles=%llu timesteps=%llu rank=%d size=%d\n",
-           t1 - t0, init_ns, bytes, wl_vol_calls, mine, nsteps, w.rank, w.size);
+    printf("ns=%llu cpu_ns=%llu init_ns=%llu bytes=%llu vol_calls=%llu particles=%llu timesteps=%llu rank=%d size=%d\n",
+           t1 - t0, c1 - c0, init_ns, bytes, wl_vol_calls, mine, nsteps, w.rank, w.size);
     wl_finish();
     return 0;
 }

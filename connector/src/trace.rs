@@ -174,9 +174,7 @@ fn process() -> Process {
         pid: std::process::id(),
         rank: launcher_rank(),
         world: launcher_size(),
-        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_default(),
+        host: sys::host_name(),
     }
 }
 
@@ -540,7 +538,9 @@ pub fn start(cfg: &Config, info: &str) {
     let meta = ProcessMeta {
         format_version: FORMAT_VERSION,
         uid: sys::uid(),
-        user: sys::user_name(),
+        // Filled in by `finish`: the name service (`getpwuid_r`: files, LDAP, SSSD) cost
+        // ~100-150 µs here, inside the application's first file open.
+        user: String::new(),
         host: p.host.clone(),
         pid: p.pid,
         rank: p.rank,
@@ -710,6 +710,9 @@ pub fn finish() {
         let mut g = m.lock();
         let (file, meta) = &mut *g;
         meta.end_ns = Some(now_wall_ns());
+        if meta.user.is_empty() {
+            meta.user = sys::user_name();
+        }
         meta.records = s.records.load(Ordering::Relaxed);
         meta.bytes_written = s.bytes.load(Ordering::Relaxed);
         meta.self_ns = s.self_ns.load(Ordering::Relaxed);
@@ -990,37 +993,29 @@ const SELF_SAMPLE: u64 = 16;
 /// Sub-operation codes with a precomputed name; others are written as `?`.
 const SUBS: usize = 64;
 
-/// Every `class.callback[:sub]` string, built once per operation when it is first
-/// recorded (building all of them at start cost about 5 million instructions, 2 ms), so
-/// encoding a record formats nothing.
 /// The names of one operation: its sub-operations `0..SUBS`, then itself.
-type OpRow = Box<[Box<str>]>;
+type OpRow = Box<[OnceLock<Box<str>>]>;
 
+/// Every `class.callback[:sub]` string, each built the first time it is recorded, so
+/// encoding a record formats nothing. Building all of an operation's names at once cost
+/// ~77,000 instructions per operation (64 formatted sub-operation names, when most
+/// operations only ever record `sub == NONE`): ~0.8 million in a process that makes ten
+/// kinds of call, inside its first calls.
 static OP_NAMES: LazyLock<Vec<OnceLock<OpRow>>> =
     LazyLock::new(|| Op::ALL.iter().map(|_| OnceLock::new()).collect());
 
-/// Builds the names of `op`.
-fn op_row(op: Op) -> OpRow {
-    (0..=SUBS as u32)
-        .map(|sub| {
-            let sub = if sub as usize == SUBS {
-                subops::NONE
-            } else {
-                sub
-            };
-            let name = subops::name(op, sub);
-            if name.is_empty() {
-                op.name().into()
-            } else {
-                format!("{}:{name}", op.name()).into_boxed_str()
-            }
-        })
-        .collect()
+/// The name of `op` with sub-operation `sub` (`subops::NONE`: `op` alone).
+fn build_op_name(op: Op, sub: u32) -> Box<str> {
+    let name = subops::name(op, sub);
+    if name.is_empty() {
+        op.name().into()
+    } else {
+        format!("{}:{name}", op.name()).into_boxed_str()
+    }
 }
 
 /// The op column for `op` and sub-operation `sub`.
 fn op_name(op: Op, sub: u32) -> &'static str {
-    let row = OP_NAMES[op as usize].get_or_init(|| op_row(op));
     let idx = if sub == subops::NONE {
         SUBS
     } else if (sub as usize) < SUBS {
@@ -1028,7 +1023,8 @@ fn op_name(op: Op, sub: u32) -> &'static str {
     } else {
         return "?";
     };
-    &row[idx]
+    let row = OP_NAMES[op as usize].get_or_init(|| (0..=SUBS).map(|_| OnceLock::new()).collect());
+    row[idx].get_or_init(|| build_op_name(op, sub))
 }
 
 /// Appends one trace record in the session's format (the encoders are generated from the

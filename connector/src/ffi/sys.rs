@@ -28,6 +28,20 @@ pub fn file_size_limit() -> Option<u64> {
     (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
 }
 
+/// The host name (`gethostname`: one `uname` call, where reading
+/// `/proc/sys/kernel/hostname` took five), empty if it cannot be read.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf's length is passed; the name is NUL-terminated when it fits, and the
+    // last byte stays 0 when it does not.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if r != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
 /// The name of the real user (`getpwuid_r`), else `$USER`/`$LOGNAME` (which anyone can
 /// set), else empty.
 pub fn user_name() -> String {

@@ -694,6 +694,8 @@ pub fn flush() {
 
 /// Ends the session: flushes every thread's buffer and completes the metadata record.
 pub fn finish() {
+    // Objects parked for a reopen get their rows while the session can still write them.
+    crate::tree::drain_all(&mut object_summary);
     let s = SESSION.write().take();
     LEVEL.store(0, Ordering::Relaxed);
     EPOCH.fetch_add(1, Ordering::Release);

@@ -6,10 +6,13 @@
 //!   so a file opened twice is one node.
 //! - A node holds its file node (`Arc`), so a file's state lives as long as any object in it.
 //! - The registry maps keys to `Weak` nodes: lookup is O(1) and the registry never keeps a
-//!   node alive. A node is freed exactly when the last `Arc` (wrapper or wrap context) goes,
-//!   and its holders let go of it through [`release`], the explicit close path: the last one
-//!   hands the node to the caller's summary writer, then the same for its file node. `Drop`
-//!   only removes the registry entry.
+//!   node alive. Holders (wrappers, wrap contexts) let go of a node through [`release`], the
+//!   explicit close path. When an object's last holder goes, its file *parks* the node (at
+//!   most [`PARKED`] of them, most recent first), so that a reopen of the object finds it
+//!   and goes on counting in it. A node's life ends when the last `Arc` goes: that of its
+//!   last holder, or of its file's parked list ([`drain`], [`end_parked`], an eviction). Its
+//!   summary is written then, then its file node is released the same way. `Drop` only
+//!   removes the registry entry.
 //! - The tree owns the counters: [`Node::note_call`] counts a traced call, [`Node::note_open`]
 //!   an open. It knows nothing of trace files (the dependency is one way: `trace` uses the
 //!   tree).
@@ -339,10 +342,21 @@ pub struct Node {
     /// For files: shapes of the datasets seen in this file, by token, so reopening a
     /// dataset costs no shape query (bounded by the datasets of the file; freed with it).
     pub shapes: Mutex<HashMap<[u8; 16], Shape>>,
+    /// For files: objects of this file whose last handle closed, most recent first, kept
+    /// alive so that a reopen finds them ([`release`]); at most [`PARKED`].
+    pub parked: Mutex<Vec<Arc<Node>>>,
     /// Set by [`release`] before the node is dropped: a node dropped without it was let go
     /// outside the close path and had no summary written ([`unreleased_nodes`]).
     released: bool,
 }
+
+/// How many closed objects a file keeps parked. A program that reopens an object right
+/// after closing it (h5py's `f["x"][i]` opens and closes `x` on every access) finds its
+/// node again: no new node, no shape queries (a dataset's creation property list copy is
+/// about 22,000 instructions), and one summary row for the whole run of opens instead of
+/// one per open. Four is enough for a dataset, its attribute and their group reopened in
+/// turn.
+pub const PARKED: usize = 4;
 
 static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
     LazyLock::new(|| Mutex::new(HashMap::default()));
@@ -382,10 +396,104 @@ pub fn unreleased_nodes() -> u64 {
     UNRELEASED.load(Ordering::Relaxed)
 }
 
-/// The explicit close path: a holder lets go of `node`. If it was the last one, `summary`
-/// gets the node (its summary row is written now) and then its file node is released the
-/// same way; otherwise nothing happens.
+/// The explicit close path: a holder lets go of `node`.
+///
+/// - An object of a file (not a file, not a node with a unique key) whose last holder this
+///   was is *parked*: its file keeps it, most recent first, and a reopen of the same object
+///   finds it in the registry and goes on counting in it. The oldest of more than
+///   [`PARKED`] is let go, as is every parked object of a file when its handle closes
+///   ([`drain`]), when a link, attribute or reference count changes there (a deleted
+///   object's token can be reused), and at the end ([`drain_all`]).
+/// - Otherwise, if this was the last holder, `summary` gets the node (its summary row is
+///   written now) and then its file node is released the same way; if not, nothing
+///   happens.
 pub fn release(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) {
+    let Some(file) = parking_file(&node) else {
+        return finish(node, summary);
+    };
+    let evicted = {
+        let mut p = file.parked.lock();
+        if let Some(i) = p.iter().position(|x| Arc::ptr_eq(x, &node)) {
+            // Parked already (reopened, and now closed again): the most recent. Our
+            // reference goes while the lock is held, so an eviction that follows finds the
+            // parked one the last.
+            p[..=i].rotate_right(1);
+            drop(node);
+            return;
+        }
+        if Arc::strong_count(&node) > 1 {
+            // Other holders: the last of them parks it (into_inner, not a count, decides
+            // who is last).
+            drop(p);
+            return finish(node, summary);
+        }
+        p.insert(0, node);
+        if p.len() > PARKED {
+            p.pop()
+        } else {
+            None
+        }
+    };
+    if let Some(e) = evicted {
+        finish(e, summary);
+    }
+}
+
+/// The file whose parked list `node` goes to when its last holder lets go, if it is parked
+/// at all.
+fn parking_file(node: &Node) -> Option<Arc<Node>> {
+    match (&node.key, node.kind) {
+        (Key::Unique(_), _) | (_, Kind::File | Kind::Request | Kind::None) => None,
+        _ => node.file.clone(),
+    }
+}
+
+/// Lets go of every object parked in `file` (its handle closes, or an object in it may
+/// have been deleted), the first closed first: their summary rows are written now.
+pub fn drain(file: &Node, summary: &mut dyn FnMut(&Node)) {
+    let nodes = std::mem::take(&mut *file.parked.lock());
+    for n in nodes.into_iter().rev() {
+        finish(n, summary);
+    }
+}
+
+/// Ends the life of a parked `node` now (its row is written, unless another handle
+/// holds it too), instead of letting a reopen go on counting in it. `Err(node)` when it
+/// was not parked.
+pub fn end_parked(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) -> Result<(), Arc<Node>> {
+    let Some(file) = node.file.clone() else {
+        return Err(node);
+    };
+    {
+        let mut p = file.parked.lock();
+        let Some(i) = p.iter().position(|x| Arc::ptr_eq(x, &node)) else {
+            drop(p);
+            return Err(node);
+        };
+        // The parked reference goes while the lock is held (see `release`).
+        drop(p.remove(i));
+    }
+    finish(node, summary);
+    Ok(())
+}
+
+/// [`drain`] for every file, then the files themselves when nothing else holds them (at
+/// the end of the session, before its files are closed).
+pub fn drain_all(summary: &mut dyn FnMut(&Node)) {
+    let files: Vec<Arc<Node>> = REGISTRY
+        .lock()
+        .iter()
+        .filter(|(k, _)| matches!(k, Key::File(_)))
+        .filter_map(|(_, w)| w.upgrade())
+        .collect();
+    for f in files {
+        drain(&f, summary);
+        finish(f, summary);
+    }
+}
+
+/// The last holder's part of [`release`]: the summary, then the file node's release.
+fn finish(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) {
     let mut next = Some(node);
     while let Some(n) = next.take() {
         let Some(mut n) = Arc::into_inner(n) else {
@@ -431,6 +539,7 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
         shapes: Mutex::new(HashMap::default()),
+        parked: Mutex::new(Vec::new()),
         released: false,
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
@@ -652,25 +761,39 @@ mod tests {
         assert!(weak.upgrade().is_none());
     }
 
+    /// An object of `file` with key `key`.
+    fn child(file: &Arc<Node>, key: Key, kind: Kind, path: &str) -> (Arc<Node>, bool) {
+        lookup_or_insert(
+            key,
+            NewNode {
+                kind,
+                file: Some(file.clone()),
+                file_name: file.file_name.clone(),
+                path,
+            },
+        )
+    }
+
+    type Seen = Vec<(Kind, String, u64)>;
+
+    /// The tests that park objects, one at a time: `drain_all` lets go of every file's.
+    static PARKING: Mutex<()> = Mutex::new(());
+
+    fn sink(seen: &mut Seen) -> impl FnMut(&Node) + '_ {
+        |n: &Node| seen.push((n.kind, n.path.to_string(), n.stats.lock().opens))
+    }
+
     #[test]
     fn release_hands_the_last_holders_node_and_then_its_file_to_the_summary_writer() {
         let (file, _) = lookup_or_insert(Key::File(4242), new(Kind::File, "/"));
-        let (obj, _) = lookup_or_insert(
-            Key::Object(4242, [3; 16]),
-            NewNode {
-                kind: Kind::Dataset,
-                file: Some(file.clone()),
-                file_name: file.file_name.clone(),
-                path: "/d",
-            },
-        );
+        // A unique key is never found again, so never parked.
+        let (obj, _) = child(&file, unique_key(), Kind::Dataset, "/d");
         obj.note_open(true);
         let second = obj.clone();
-        let mut seen = Vec::new();
-        let mut sink = |n: &Node| seen.push((n.kind, n.path.to_string(), n.stats.lock().opens));
-        release(second, &mut sink);
-        release(file, &mut sink);
-        release(obj, &mut sink);
+        let mut seen = Seen::new();
+        release(second, &mut sink(&mut seen));
+        release(file, &mut sink(&mut seen));
+        release(obj, &mut sink(&mut seen));
         assert_eq!(
             seen,
             vec![(Kind::Dataset, "/d".into(), 1), (Kind::File, "/".into(), 0)],
@@ -678,6 +801,79 @@ mod tests {
              (whose last holder was the dataset)"
         );
         assert!(REGISTRY.lock().get(&Key::File(4242)).is_none());
+    }
+
+    #[test]
+    fn a_closed_object_is_parked_and_a_reopen_goes_on_counting_in_it() {
+        let _one = PARKING.lock();
+        let (file, _) = lookup_or_insert(Key::File(4343), new(Kind::File, "/"));
+        let key = Key::Object(4343, [5; 16]);
+        let (d, created) = child(&file, key.clone(), Kind::Dataset, "/d");
+        assert!(created);
+        d.note_open(true);
+        let mut seen = Seen::new();
+        release(d, &mut sink(&mut seen));
+        assert!(seen.is_empty(), "parked, no row yet: {seen:?}");
+        // The reopen finds it, twice at once (two handles), and both close.
+        let (d, created) = child(&file, key.clone(), Kind::Dataset, "/other-path");
+        assert!(!created);
+        d.note_open(false);
+        let (d2, _) = child(&file, key.clone(), Kind::Dataset, "/d");
+        release(d2, &mut sink(&mut seen));
+        release(d, &mut sink(&mut seen));
+        assert!(seen.is_empty(), "{seen:?}");
+        assert_eq!(
+            file.parked.lock().len(),
+            1,
+            "parked once, not once per handle"
+        );
+        // PARKED other objects closed after it: the oldest, the dataset, goes.
+        for i in 0..PARKED as u8 {
+            let (g, _) = child(
+                &file,
+                Key::Object(4343, [i; 16]),
+                Kind::Group,
+                &format!("/g{i}"),
+            );
+            g.note_open(true);
+            release(g, &mut sink(&mut seen));
+        }
+        assert_eq!(
+            seen,
+            vec![(Kind::Dataset, "/d".into(), 2)],
+            "one row for both opens"
+        );
+        // The file's handle closes: its parked objects first, then the file itself.
+        drain(&file, &mut sink(&mut seen));
+        release(file, &mut sink(&mut seen));
+        assert_eq!(seen.len(), 1 + PARKED + 1, "{seen:?}");
+        assert_eq!(seen.last().map(|s| s.0), Some(Kind::File));
+        assert!(REGISTRY.lock().get(&key).is_none());
+        assert!(REGISTRY.lock().get(&Key::File(4343)).is_none());
+    }
+
+    #[test]
+    fn the_end_lets_go_of_every_parked_object_and_then_its_file() {
+        let _one = PARKING.lock();
+        let (file, _) = lookup_or_insert(Key::File(4444), new(Kind::File, "/"));
+        let (a, _) = child(
+            &file,
+            Key::Attr(4444, [1; 16], "a".into()),
+            Kind::Attr,
+            "/a",
+        );
+        let mut seen = Seen::new();
+        release(a, &mut sink(&mut seen));
+        // The file's handle went without a file close (the object kept the file).
+        release(file, &mut sink(&mut seen));
+        assert!(seen.is_empty(), "{seen:?}");
+        drain_all(&mut sink(&mut seen));
+        let mine: Vec<_> = seen
+            .iter()
+            .filter(|s| s.1 == "/a" || s.0 == Kind::File)
+            .collect();
+        assert_eq!(mine.len(), 2, "{seen:?}");
+        assert!(REGISTRY.lock().get(&Key::File(4444)).is_none());
     }
 
     #[test]
@@ -737,6 +933,7 @@ mod tests {
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),
                 shapes: Mutex::new(HashMap::default()),
+                parked: Mutex::new(Vec::new()),
                 released: true,
             };
             LIVE.fetch_add(1, Ordering::Relaxed); // dropping `node` counts it out

@@ -1431,6 +1431,16 @@ unsafe fn link_copy_move(
         r,
         Some(&name),
     );
+    if r >= 0 && op == Op::LinkMove {
+        // A renamed object's parked node has its old path.
+        for n in [s, d]
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.node.as_deref())
+        {
+            super::drain_parked(n);
+        }
+    }
     Ok(r)
 }
 

@@ -165,9 +165,43 @@ impl VolObj {
 }
 
 /// Lets go of a state node through the tree's close path: when this was its last holder,
-/// its summary row is written (and its file's, if that was the file's last holder).
+/// its summary row is written (and its file's, if that was the file's last holder), or it
+/// is parked in its file for a reopen ([`crate::tree::release`]).
 pub fn release(node: Arc<Node>) {
     crate::tree::release(node, &mut crate::trace::object_summary);
+}
+
+/// Lets go of the objects parked in `node`'s file (`node` itself when a file).
+pub fn drain_parked(node: &Node) {
+    let file = if node.kind == Kind::File {
+        Some(node)
+    } else {
+        node.file.as_deref()
+    };
+    if let Some(f) = file {
+        crate::tree::drain(f, &mut crate::trace::object_summary);
+    }
+}
+
+/// Whether a successful `op` with sub-operation `sub` may have deleted or renamed objects
+/// (so a parked node's token or name may now belong to another object): every
+/// sub-operation of the link, attribute and object `specific` callbacks but the ones that
+/// only look.
+fn may_remove_objects(op: Op, sub: u32) -> bool {
+    use h5prov_bindings::abi::common as c;
+    match op {
+        Op::LinkSpecific => !matches!(sub, c::H5VL_LINK_EXISTS | c::H5VL_LINK_ITER),
+        Op::AttrSpecific => !matches!(sub, c::H5VL_ATTR_EXISTS | c::H5VL_ATTR_ITER),
+        Op::ObjectSpecific => !matches!(
+            sub,
+            c::H5VL_OBJECT_EXISTS
+                | c::H5VL_OBJECT_LOOKUP
+                | c::H5VL_OBJECT_VISIT
+                | c::H5VL_OBJECT_FLUSH
+                | c::H5VL_OBJECT_REFRESH
+        ),
+        _ => false,
+    }
 }
 
 /// Wraps an async request returned by the under connector in place.
@@ -235,6 +269,11 @@ pub unsafe fn shape_call(
         status: r,
         ..Event::default()
     });
+    if r >= 0 && may_remove_objects(op, sub) {
+        if let Some(n) = &o.node {
+            drain_parked(n);
+        }
+    }
     Ok(r)
 }
 
@@ -273,6 +312,12 @@ pub unsafe fn shape_close(
     unsafe { wrap_req(req, &o.vol, op) };
     let node = o.node.clone();
     if r >= 0 {
+        if op == Op::FileClose {
+            // The objects parked in the file go first: their rows, then the file's.
+            if let Some(n) = &node {
+                drain_parked(n);
+            }
+        }
         // SAFETY: HDF5 drops its handle after a successful close.
         unsafe { VolObj::free(obj) };
     }

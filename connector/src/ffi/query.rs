@@ -569,6 +569,32 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             path: &path,
         },
     );
+    // A chunked dataset found parked (closed, kept for a reopen) but opened again with
+    // another chunk cache: the cache is a property of the open (its DAPL), so the parked
+    // node's life ends here (its row is written) and this open starts a new one.
+    let (node, created_node) = if !created_node
+        && open.kind == Kind::Dataset
+        && node.shape.lock().as_ref().is_some_and(|s| {
+            // SAFETY: the DAPL of this open call, or -1.
+            s.layout == "chunked" && s.cache != unsafe { chunk_cache(open.dapl) }
+        }) {
+        let (key, file, file_name) = (node.key.clone(), node.file.clone(), node.file_name.clone());
+        match tree::end_parked(node, &mut crate::trace::object_summary) {
+            Ok(()) => tree::lookup_or_insert(
+                key,
+                NewNode {
+                    kind: open.kind,
+                    file,
+                    file_name,
+                    path: &path,
+                },
+            ),
+            // Open elsewhere too: one node for both opens, as for any concurrent ones.
+            Err(node) => (node, false),
+        }
+    } else {
+        (node, created_node)
+    };
     node.note_open(open.created);
     if matches!(open.kind, Kind::Dataset | Kind::Attr) && created_node {
         // A dataset seen before in this file reuses its cached shape.

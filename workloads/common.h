@@ -123,13 +123,11 @@ static inline void *wl_xmalloc(size_t n)
 /* Clock, options                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* CPU time of the whole process (all its threads, user and system) in nanoseconds.
- * Unlike wall time it excludes time the CPU was taken away: another process, or on a
- * shared VM the hypervisor's steal, which can double a short run's wall time. */
-static inline unsigned long long wl_cpu_ns(void)
+/* Clock `id` in nanoseconds. */
+static inline unsigned long long wl_clock_ns(clockid_t id)
 {
     struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) {
+    if (clock_gettime(id, &ts) != 0) {
         perror("clock_gettime");
         exit(1);
     }
@@ -139,12 +137,15 @@ static inline unsigned long long wl_cpu_ns(void)
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline unsigned long long wl_now_ns(void)
 {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
-        perror("clock_gettime");
-        exit(1);
-    }
-    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+    return wl_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* CPU time of the whole process (all its threads, user and system) in nanoseconds.
+ * Unlike wall time it excludes time the CPU was taken away: another process, or on a
+ * shared VM the hypervisor's steal, which can double a short run's wall time. */
+static inline unsigned long long wl_cpu_ns(void)
+{
+    return wl_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /* Parse a non-negative decimal option value or exit with a usage error. */

@@ -6,6 +6,8 @@
  * 2. "y": 1-D [4] created and closed, renamed to "z", reopened as "z" and closed.
  * 3. Attribute "a" on the root group: 1-D [2] created and closed, deleted, created again
  *    as [3] and closed.
+ * 4. "w": 1-D [5] created, deleted while still open, then closed (HDF5 frees it only
+ *    then); "v" of [6] is created and closed (perhaps where "w" was).
  * Prints the address of each "x" ("x1=<addr> x2=<addr>") so a test can say whether the
  * token was reused. */
 #include "hdf5.h"
@@ -57,6 +59,13 @@ int main(int argc, char **argv)
 
     if (attr(f, 2) || H5Adelete(f, "a") < 0 || attr(f, 3))
         return 9;
+
+    d = make(f, "w", 5);
+    if (d < 0 || H5Ldelete(f, "w", H5P_DEFAULT) < 0 || H5Dclose(d) < 0)
+        return 11;
+    d = make(f, "v", 6);
+    if (d < 0 || H5Dclose(d) < 0)
+        return 12;
 
     {
         haddr_t a1 = 0, a2 = 0;

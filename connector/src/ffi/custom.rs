@@ -1573,6 +1573,13 @@ pub unsafe extern "C" fn object_copy(
         // SAFETY: C string from HDF5.
         let name = unsafe { cstr(src_name) };
         record_simple(&mut span, s.node.as_deref(), r, Some(&name));
+        if r >= 0 {
+            // The copy took file space in the destination, which may be a deleted
+            // object's: a parked node with that token must not be found for it.
+            if let Some(n) = d.node.as_deref() {
+                super::drain_parked(n);
+            }
+        }
         Ok(r)
     })
 }

@@ -569,15 +569,18 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             path: &path,
         },
     );
-    // A chunked dataset found parked (closed, kept for a reopen) but opened again with
-    // another chunk cache: the cache is a property of the open (its DAPL), so the parked
-    // node's life ends here (its row is written) and this open starts a new one.
+    // A node found for an object just created is a deleted object's, whose token HDF5 gave
+    // to this one (deleted while open, then closed and parked). A chunked dataset found
+    // parked but opened again with another chunk cache: the cache is a property of the
+    // open (its DAPL). Either way the parked node's life ends here (its row is written)
+    // and this open starts a new one.
     let (node, created_node) = if !created_node
-        && open.kind == Kind::Dataset
-        && node.shape.lock().as_ref().is_some_and(|s| {
-            // SAFETY: the DAPL of this open call, or -1.
-            s.layout == "chunked" && s.cache != unsafe { chunk_cache(open.dapl) }
-        }) {
+        && (open.created
+            || open.kind == Kind::Dataset
+                && node.shape.lock().as_ref().is_some_and(|s| {
+                    // SAFETY: the DAPL of this open call, or -1.
+                    s.layout == "chunked" && s.cache != unsafe { chunk_cache(open.dapl) }
+                })) {
         let (key, file, file_name) = (node.key.clone(), node.file.clone(), node.file_name.clone());
         match tree::end_parked(node, &mut crate::trace::object_summary) {
             Ok(()) => tree::lookup_or_insert(

@@ -8,6 +8,12 @@
  *    as [3] and closed.
  * 4. "w": 1-D [5] created, deleted while still open, then closed (HDF5 frees it only
  *    then); "v" of [6] is created and closed (perhaps where "w" was).
+ * 5. Attributes "p" [1] and "q" [2] on the root group, then the root's attributes 0 and 1
+ *    by name order ("a" and "p") opened and closed by index: H5Aopen_by_idx gives the
+ *    connector no name.
+ * 6. Groups "g" and "h" with an attribute "b" each ([7] and [8]), then H5Aopen_by_name
+ *    of "g"'s "b" and of "h"'s "b", each closed: the same attribute name on two
+ *    holders named by path.
  * Prints the address of each "x" ("x1=<addr> x2=<addr>") so a test can say whether the
  * token was reused. */
 #include "hdf5.h"
@@ -22,13 +28,18 @@ static hid_t make(hid_t f, const char *name, hsize_t n)
     return d;
 }
 
-static int attr(hid_t f, hsize_t n)
+static int attr_named(hid_t f, const char *name, hsize_t n)
 {
     hsize_t dims[1] = {n};
     hid_t   s       = H5Screate_simple(1, dims, NULL);
-    hid_t   a       = H5Acreate2(f, "a", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t   a       = H5Acreate2(f, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
     H5Sclose(s);
     return a < 0 || H5Aclose(a) < 0;
+}
+
+static int attr(hid_t f, hsize_t n)
+{
+    return attr_named(f, "a", n);
 }
 
 int main(int argc, char **argv)
@@ -66,6 +77,28 @@ int main(int argc, char **argv)
     d = make(f, "v", 6);
     if (d < 0 || H5Dclose(d) < 0)
         return 12;
+
+    if (attr_named(f, "p", 1) || attr_named(f, "q", 2))
+        return 13;
+    for (hsize_t i = 0; i < 2; i++) {
+        hid_t a = H5Aopen_by_idx(f, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
+        if (a < 0 || H5Aclose(a) < 0)
+            return 14;
+    }
+
+    {
+        const char *groups[2] = {"g", "h"};
+        for (int i = 0; i < 2; i++) {
+            hid_t g = H5Gcreate2(f, groups[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            if (g < 0 || attr_named(g, "b", (hsize_t)(7 + i)) || H5Gclose(g) < 0)
+                return 15;
+        }
+        for (int i = 0; i < 2; i++) {
+            hid_t a = H5Aopen_by_name(f, groups[i], "b", H5P_DEFAULT, H5P_DEFAULT);
+            if (a < 0 || H5Aclose(a) < 0)
+                return 16;
+        }
+    }
 
     {
         haddr_t a1 = 0, a2 = 0;

@@ -1,7 +1,7 @@
 //! Provenance capture checked against programs whose operations are known exactly
 //! (`workloads/known_sequence.c` documents the expected records).
 
-use h5prov_format::TraceRecord;
+use h5prov_format::{ObjectSummary, TraceRecord};
 use h5prov_tests::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -303,6 +303,30 @@ fn a_deleted_or_renamed_object_is_not_found_again() {
     assert_eq!(v.len(), 1, "{objs:#?}");
     assert_eq!((v[0].dims.as_str(), v[0].opens, v[0].created), ("6", 1, 1));
     assert_eq!(rows("/w").len(), 1, "{objs:#?}");
+    // Attributes opened by index (no name) or by another holder's path are not known by
+    // their name: each open is a node of its own, never one of another attribute.
+    let dims_of = |f: &dyn Fn(&&ObjectSummary) -> bool| -> Vec<(String, u64)> {
+        let mut v: Vec<_> = objs
+            .iter()
+            .filter(|o| o.kind == "attr")
+            .filter(f)
+            .map(|o| (o.dims.clone(), o.opens))
+            .collect();
+        v.sort();
+        v
+    };
+    // Index 0 and 1 of the root's attributes by name: "a" (the second, [3]) and "p" ([1]).
+    assert_eq!(
+        dims_of(&|o| o.path.is_empty()),
+        [("1".to_string(), 1), ("3".to_string(), 1)],
+        "by index: {objs:#?}"
+    );
+    let by_name = dims_of(&|o| o.path == "/b");
+    assert_eq!(
+        by_name,
+        [("7".to_string(), 1), ("8".to_string(), 1)],
+        "by name: {objs:#?}"
+    );
 }
 
 #[test]

@@ -541,9 +541,21 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
     };
     let (key, file) = match open.kind {
         Kind::Attr => {
+            // An attribute is known by its holder and its name only when it is on the
+            // object passed in (by self) and its name is given. `H5Aopen_by_name` names
+            // another holder by path and `H5Aopen_by_idx` gives no name: their keys would
+            // be shared by different attributes, whose opens one after another would then
+            // find each other's parked node. They get a node of their own.
+            // SAFETY: checked non-null.
+            let on_self =
+                open.loc.is_null() || unsafe { (*open.loc).type_ } == b::H5VL_OBJECT_BY_SELF;
             let key = match pnode.map(|p| &p.key) {
-                Some(Key::Object(f, t)) => Key::Attr(*f, *t, name.as_str().into()),
-                Some(Key::File(f)) => Key::Attr(*f, [0; 16], name.as_str().into()),
+                Some(Key::Object(f, t)) if on_self && !name.is_empty() => {
+                    Key::Attr(*f, *t, name.as_str().into())
+                }
+                Some(Key::File(f)) if on_self && !name.is_empty() => {
+                    Key::Attr(*f, [0; 16], name.as_str().into())
+                }
                 _ => tree::unique_key(),
             };
             (key, parent_file)

@@ -310,3 +310,40 @@ fn h5py_with_its_bundled_hdf5_2_0_runs_through_h5prov() {
 fn netcdf4_with_its_bundled_hdf5_2_2_runs_through_h5prov() {
     through_h5prov(&NETCDF4);
 }
+
+/// h5py's `f["x"][i]` opens, reads and closes `x` on every access. h5prov parks a closed
+/// object's node in its file, so the accesses are one node and one summary row, not one
+/// row (and one shape query) per access.
+#[test]
+fn h5py_reopening_a_dataset_for_every_access_is_one_summary_row() {
+    const N: u64 = 200;
+    let dir = scratch("py-h5py-reopen");
+    let traces = dir.join("traces");
+    let script = repo().join("tests/python/h5py_reopen.py");
+    let n = N.to_string();
+    let out = Run::app(
+        &wheels_python(),
+        &[script.to_str().unwrap(), dir.to_str().unwrap(), &n],
+        &dir,
+    )
+    .env_remove("PYTHONPATH")
+    .env_remove("PYTHONHOME")
+    .env("PYTHONNOUSERSITE", "1")
+    .env("PYTHONDONTWRITEBYTECODE", "1")
+    .h5prov(&traces, "level=summary")
+    .ok();
+    assert!(out.starts_with(&format!("opens={N} ")), "{out}");
+    let objs = read_objects(&traces);
+    let x: Vec<_> = objs.iter().filter(|o| o.path == "/x").collect();
+    // One row for the file's write session (create, write), one for the read session.
+    assert_eq!(x.len(), 2, "{x:#?}");
+    let read = x
+        .iter()
+        .find(|o| o.reads > 0)
+        .expect("the read session's row");
+    assert_eq!(
+        (read.opens, read.reads, read.created),
+        (N, N, 0),
+        "{read:?}"
+    );
+}

@@ -160,12 +160,10 @@ pub fn summarise(case: &CaseRuns) -> CaseReport {
         let cpu_ratio =
             |r: &RunRecord, b: &RunRecord| r.kernel_cpu_ns as f64 / b.kernel_cpu_ns as f64;
         // Only when every run of the mode and of its baseline reported its CPU time.
+        let reported = |rs: &[RunRecord]| rs.iter().all(|r| r.kernel_cpu_ns > 0);
         let cpu_paired = |base: Option<&Vec<RunRecord>>| {
-            let base = base.filter(|b| b.iter().all(|r| r.kernel_cpu_ns > 0))?;
-            runs.iter()
-                .all(|r| r.kernel_cpu_ns > 0)
-                .then(|| paired(runs, Some(base), cpu_ratio))
-                .flatten()
+            base.filter(|b| reported(b) && reported(runs))
+                .and_then(|b| paired(runs, Some(b), cpu_ratio))
         };
         let added =
             |r: &RunRecord, b: &RunRecord| (r.kernel_ns as f64 - b.kernel_ns as f64) / calls_pp(r);

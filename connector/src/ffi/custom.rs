@@ -776,13 +776,17 @@ fn io_info(
     unsafe {
         let type_size = b::H5Tget_size(mem_type) as u64;
         let mut blocks = 0;
-        let (npoints, sel, ndims) = if is_real_space(file_space) && !fields {
+        let real_file_space = is_real_space(file_space);
+        let file_points = if real_file_space {
+            b::H5Sget_select_npoints(file_space).max(0) as u64
+        } else {
+            0
+        };
+        let (npoints, sel, ndims) = if real_file_space && !fields {
             // Below `level=dataset` no record is written: the bytes are all the counters
             // need (three selection queries fewer per transfer).
-            let n = b::H5Sget_select_npoints(file_space).max(0) as u64;
-            (n, "", 0)
-        } else if is_real_space(file_space) {
-            let n = b::H5Sget_select_npoints(file_space).max(0) as u64;
+            (file_points, "", 0)
+        } else if real_file_space {
             let ty = b::H5Sget_select_type(file_space);
             blocks = match ty {
                 b::H5S_SEL_ALL => 1,
@@ -816,7 +820,7 @@ fn io_info(
                     put_bbox(bbox, &start[..k], &end[..k]);
                 }
             }
-            (n, sel, nd)
+            (file_points, sel, nd)
         } else {
             let n = if is_real_space(mem_space) {
                 b::H5Sget_select_npoints(mem_space).max(0) as u64

@@ -586,13 +586,21 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
     // parked but opened again with another chunk cache: the cache is a property of the
     // open (its DAPL). Either way the parked node's life ends here (its row is written)
     // and this open starts a new one.
-    let (node, created_node) = if !created_node
-        && (open.created
-            || open.kind == Kind::Dataset
-                && node.shape.lock().as_ref().is_some_and(|s| {
-                    // SAFETY: the DAPL of this open call, or -1.
-                    s.layout == "chunked" && s.cache != unsafe { chunk_cache(open.dapl) }
-                })) {
+    let other_cache = || {
+        let chunked = open.kind == Kind::Dataset
+            && node
+                .shape
+                .lock()
+                .as_ref()
+                .is_some_and(|s| s.layout == "chunked");
+        // The DAPL is read outside the node's lock (no HDF5 call under it).
+        // SAFETY: the DAPL of this open call, or -1.
+        chunked && {
+            let cache = unsafe { chunk_cache(open.dapl) };
+            node.shape.lock().as_ref().is_some_and(|s| s.cache != cache)
+        }
+    };
+    let (node, created_node) = if !created_node && (open.created || other_cache()) {
         let (key, file, file_name) = (node.key.clone(), node.file.clone(), node.file_name.clone());
         match tree::end_parked(node, &mut crate::trace::object_summary) {
             Ok(()) => tree::lookup_or_insert(

@@ -122,21 +122,23 @@ fn script(app: &App) -> PathBuf {
     repo().join("tests/python").join(app.script)
 }
 
+/// `script` with `args` under the wheels venv's Python, in `dir`: only the venv's
+/// packages, and no `__pycache__` written into tests/python.
+fn venv_python(script: &Path, args: &[&str], dir: &Path) -> Run {
+    let mut argv = vec![script.to_str().unwrap()];
+    argv.extend_from_slice(args);
+    Run::app(&wheels_python(), &argv, dir)
+        .env_remove("PYTHONPATH")
+        .env_remove("PYTHONHOME")
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+}
+
 /// The script run in a fresh scratch directory `label`, with no HDF5 variables; returns
 /// the run (to add h5prov) and the directory.
 fn run_in(app: &App, label: &str) -> (Run, PathBuf) {
     let dir = scratch(&format!("py-{}-{label}", app.name));
-    let script = script(app);
-    let run = Run::app(
-        &wheels_python(),
-        &[script.to_str().unwrap(), dir.to_str().unwrap()],
-        &dir,
-    )
-    // Only the venv's packages; no __pycache__ in tests/python.
-    .env_remove("PYTHONPATH")
-    .env_remove("PYTHONHOME")
-    .env("PYTHONNOUSERSITE", "1")
-    .env("PYTHONDONTWRITEBYTECODE", "1");
+    let run = venv_python(&script(app), &[dir.to_str().unwrap()], &dir);
     (run, dir)
 }
 
@@ -321,17 +323,9 @@ fn h5py_reopening_a_dataset_for_every_access_is_one_summary_row() {
     let traces = dir.join("traces");
     let script = repo().join("tests/python/h5py_reopen.py");
     let n = N.to_string();
-    let out = Run::app(
-        &wheels_python(),
-        &[script.to_str().unwrap(), dir.to_str().unwrap(), &n],
-        &dir,
-    )
-    .env_remove("PYTHONPATH")
-    .env_remove("PYTHONHOME")
-    .env("PYTHONNOUSERSITE", "1")
-    .env("PYTHONDONTWRITEBYTECODE", "1")
-    .h5prov(&traces, "level=summary")
-    .ok();
+    let out = venv_python(&script, &[dir.to_str().unwrap(), &n], &dir)
+        .h5prov(&traces, "level=summary")
+        .ok();
     assert!(out.starts_with(&format!("opens={N} ")), "{out}");
     let objs = read_objects(&traces);
     let x: Vec<_> = objs.iter().filter(|o| o.path == "/x").collect();

@@ -1,7 +1,8 @@
 /* The storage and transfer fields of issue 17: a chunked float64 dataset with
  * shuffle+deflate and an explicit chunk cache, written from float32 (conversion) through a
  * regular hyperslab of 2 blocks and read back as float64 (no conversion); a contiguous
- * big-endian int32 dataset written from native int (conversion: byte order); a compact
+ * big-endian int32 dataset written from native int (conversion: byte order) and read back
+ * in part through two adjacent hyperslab blocks; a compact
  * uint8 dataset written through 3 points; an int64be attribute written from native long
  * long at create and read after a reopen; the chunked dataset reopened with the default
  * DAPL. Object times are not stored so the file is reproducible. */
@@ -71,9 +72,17 @@ int main(int argc, char **argv)
     hid_t dcpl2 = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl2, 0);
     d = H5Dcreate2(f, "contig_be", H5T_STD_I32BE, cs, H5P_DEFAULT, dcpl2, H5P_DEFAULT);
-    if (d < 0 || H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ibuf) < 0 ||
-        H5Dclose(d) < 0)
+    if (d < 0 || H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ibuf) < 0)
         return 11;
+    /* elements 10-29 read back through two adjacent blocks of 10 */
+    hsize_t cstart[1] = {10}, cstride[1] = {10}, ccount[1] = {2}, cblock[1] = {10};
+    hsize_t rdims[1] = {20};
+    int     rback[20];
+    hid_t   rs = H5Screate_simple(1, rdims, NULL);
+    if (H5Sselect_hyperslab(cs, H5S_SELECT_SET, cstart, cstride, ccount, cblock) < 0 ||
+        H5Dread(d, H5T_NATIVE_INT, rs, cs, H5P_DEFAULT, rback) < 0 || rback[0] != -40 ||
+        rback[19] != -21 || H5Sclose(rs) < 0 || H5Dclose(d) < 0)
+        return 14;
 
     /* compact uint8, 3 points written */
     hsize_t kdims[1] = {16};

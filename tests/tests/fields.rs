@@ -90,7 +90,17 @@ fn check(traces: &Path) {
                 1600,
                 1600
             ),
-            ("/contig_be", "", "int32be", "", "ifset", "late", "", 0, 400),
+            (
+                "/contig_be",
+                "",
+                "int32be",
+                "",
+                "ifset",
+                "late",
+                "",
+                80,
+                400
+            ),
             ("/compact", "", "uint8", "", "ifset", "early", "", 0, 3),
             // Reopened with the default DAPL: the file's chunk cache applies.
             (
@@ -152,6 +162,17 @@ fn check(traces: &Path) {
                 400,
                 1,
                 "0:99"
+            ),
+            // Two adjacent blocks: HDF5 counts the blocks as selected, not merged.
+            (
+                "dataset.read",
+                "/contig_be",
+                80,
+                "int32le",
+                1,
+                80,
+                2,
+                "10:29"
             ),
             // 3 points.
             ("dataset.write", "/compact", 3, "uint8", 0, 3, 3, "2:9"),

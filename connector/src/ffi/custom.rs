@@ -774,7 +774,7 @@ fn io_info(
     };
     // SAFETY: plain HDF5 queries on ids the application passed to this call.
     unsafe {
-        let type_size = b::H5Tget_size(mem_type) as u64;
+        let (type_size, mem) = query::mem_type(mem_type, fields);
         let mut blocks = 0;
         let real_file_space = is_real_space(file_space);
         let file_points = if real_file_space {
@@ -787,7 +787,19 @@ fn io_info(
             // need (three selection queries fewer per transfer).
             (file_points, "", 0)
         } else if real_file_space {
+            // Each query is a public HDF5 call, a few hundred instructions of API entry
+            // and exit whatever it answers, so as few as the fields allow: the bounds
+            // also give the rank (HDF5 fills one entry per dimension).
             let ty = b::H5Sget_select_type(file_space);
+            let (mut start, mut end) = ([u64::MAX; 32], [0u64; 32]);
+            let bounded = !matches!(ty, b::H5S_SEL_NONE | b::H5S_SEL_ERROR)
+                && b::H5Sget_select_bounds(file_space, start.as_mut_ptr(), end.as_mut_ptr()) >= 0;
+            let nd = if bounded {
+                start.iter().take_while(|&&s| s != u64::MAX).count() as u32
+            } else {
+                b::H5Sget_simple_extent_ndims(file_space).max(0) as u32
+            };
+            let k = nd as usize;
             blocks = match ty {
                 b::H5S_SEL_ALL => 1,
                 b::H5S_SEL_POINTS => b::H5Sget_select_elem_npoints(file_space).max(0) as u64,
@@ -809,16 +821,8 @@ fn io_info(
                 b::H5S_SEL_ALL => "all",
                 _ => "",
             };
-            let nd = b::H5Sget_simple_extent_ndims(file_space).max(0) as u32;
-            if !matches!(sel, "none" | "") {
-                let (mut start, mut end) = ([0u64; 32], [0u64; 32]);
-                let k = (nd as usize).min(32);
-                if k > 0
-                    && b::H5Sget_select_bounds(file_space, start.as_mut_ptr(), end.as_mut_ptr())
-                        >= 0
-                {
-                    put_bbox(bbox, &start[..k], &end[..k]);
-                }
+            if bounded && k > 0 && !sel.is_empty() {
+                put_bbox(bbox, &start[..k], &end[..k]);
             }
             (file_points, sel, nd)
         } else {
@@ -838,11 +842,6 @@ fn io_info(
         if let Some(d) = detail {
             selection_detail(d, file_space, sel, ndims);
         }
-        let mem = if fields {
-            query::mem_type_sig(mem_type, type_size)
-        } else {
-            None
-        };
         let conv = match (mem, ftype) {
             (Some(m), Some(f)) => u8::from(m != f),
             _ => 0,

@@ -156,7 +156,7 @@ pub unsafe fn type_sig(type_id: hid_t, size: u64) -> Option<TypeSig> {
     }
 }
 
-/// How many predefined native types [`mem_type_sig`] knows by id.
+/// How many predefined native types [`mem_type`] knows by id.
 const NATIVE_TYPES: usize = 28;
 
 /// Where HDF5 keeps the ids of its predefined native types. They are assigned when the
@@ -196,40 +196,47 @@ fn native_type_ids(api: &b::abi::api::Api) -> [*const hid_t; NATIVE_TYPES] {
 }
 
 thread_local! {
-    /// Per predefined native type: the id its signature was last queried under, and the
-    /// signature.
-    static NATIVE_SIGS: std::cell::RefCell<[(hid_t, Option<TypeSig>); NATIVE_TYPES]> =
-        const { std::cell::RefCell::new([(-1, None); NATIVE_TYPES]) };
+    /// Per predefined native type: the id its size and signature were last queried under,
+    /// and them.
+    static NATIVE_TYPES_SEEN: std::cell::RefCell<[(hid_t, u64, Option<TypeSig>); NATIVE_TYPES]> =
+        const { std::cell::RefCell::new([(-1, 0, None); NATIVE_TYPES]) };
 }
 
-/// The signature of a transfer's memory type. Almost every transfer uses a predefined
-/// native type, which is immutable: its signature is queried once per thread and then
-/// found by comparing ids (about 60 instructions instead of three HDF5 calls). Any other
-/// type is queried each time, since a user's type may be changed between transfers.
+/// The size of a datatype and, when `sig`, its signature: a transfer's memory type, or the
+/// type an attribute or dataset is created with. Almost every transfer uses a predefined
+/// native type, which is immutable: its size and signature are
+/// queried once per thread and then found by comparing ids (about 60 instructions instead
+/// of one to four HDF5 calls, each a few hundred instructions of API entry and exit). Any
+/// other type is queried each time, since a user's type may be changed between transfers.
 ///
 /// # Safety
 /// `type_id` is a datatype id; HDF5 is initialised (it is calling us).
-pub unsafe fn mem_type_sig(type_id: hid_t, size: u64) -> Option<TypeSig> {
+pub unsafe fn mem_type(type_id: hid_t, sig: bool) -> (u64, Option<TypeSig>) {
+    // SAFETY: plain queries on a datatype id the caller holds.
+    let query = |sig: bool| unsafe {
+        let size = b::H5Tget_size(type_id) as u64;
+        (size, if sig { type_sig(type_id, size) } else { None })
+    };
     if let Some(bound) = b::loader::bound() {
         for (i, id) in native_type_ids(&bound.api).into_iter().enumerate() {
             // SAFETY: a resolved HDF5 global, initialised while HDF5 is calling us.
             if unsafe { *id } == type_id {
-                return NATIVE_SIGS
+                let (size, s) = NATIVE_TYPES_SEEN
                     .try_with(|c| {
                         let mut c = c.borrow_mut();
                         if c[i].0 != type_id {
-                            // SAFETY: per the contract.
-                            c[i] = (type_id, unsafe { type_sig(type_id, size) });
+                            let (size, s) = query(true);
+                            c[i] = (type_id, size, s);
                         }
-                        c[i].1
+                        (c[i].1, c[i].2)
                     })
-                    // SAFETY: per the contract (thread-local storage already destroyed).
-                    .unwrap_or_else(|_| unsafe { type_sig(type_id, size) });
+                    // Thread-local storage already destroyed.
+                    .unwrap_or_else(|_| query(true));
+                return (size, s.filter(|_| sig));
             }
         }
     }
-    // SAFETY: per the contract.
-    unsafe { type_sig(type_id, size) }
+    query(sig)
 }
 
 fn fill_time_name(t: i32) -> &'static str {
@@ -329,11 +336,13 @@ pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape 
         if n > 0 {
             b::H5Sget_simple_extent_dims(space_id, dims.as_mut_ptr(), std::ptr::null_mut());
         }
-        let type_size = b::H5Tget_size(type_id) as u64;
+        // An attribute or dataset created with a native type is common: its size and
+        // signature come from the cache of those.
+        let (type_size, ftype) = mem_type(type_id, true);
         let mut shape = Shape {
             dims: dims[..n].to_vec(),
             type_size,
-            ftype: type_sig(type_id, type_size),
+            ftype,
             ..Shape::default()
         };
         if dcpl_id > 0 {

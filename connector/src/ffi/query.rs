@@ -324,23 +324,29 @@ unsafe fn filters_of(dcpl: hid_t) -> Box<str> {
     }
 }
 
+/// The extent of a dataspace: one `H5Sget_simple_extent_dims`, which returns the rank (a
+/// public HDF5 call costs a few hundred instructions whatever it answers).
+///
+/// # Safety
+/// `space` is a dataspace id.
+unsafe fn extent(space: hid_t) -> Vec<u64> {
+    let mut dims = [0u64; 32]; // H5S_MAX_RANK
+                               // SAFETY: per the contract; dims has room for any rank.
+    let n = unsafe { b::H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut()) };
+    dims[..if (0..=32).contains(&n) { n as usize } else { 0 }].to_vec()
+}
+
 /// Shape of a dataset from its type, space and creation property list (`dcpl` -1 for
 /// attributes): dims, file datatype, layout, chunk dims, filters, fill and allocation
 /// time. Called once per dataset and file (create or first open), never per transfer.
 pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape {
-    let mut dims = [0u64; 32];
-    // SAFETY: plain HDF5 queries on ids the caller holds; dims has room for 32 (H5S_MAX_RANK).
+    // SAFETY: plain HDF5 queries on ids the caller holds.
     unsafe {
-        let n = b::H5Sget_simple_extent_ndims(space_id);
-        let n = if (0..=32).contains(&n) { n as usize } else { 0 };
-        if n > 0 {
-            b::H5Sget_simple_extent_dims(space_id, dims.as_mut_ptr(), std::ptr::null_mut());
-        }
         // An attribute or dataset created with a native type is common: its size and
         // signature come from the cache of those.
         let (type_size, ftype) = mem_type(type_id, true);
         let mut shape = Shape {
-            dims: dims[..n].to_vec(),
+            dims: extent(space_id),
             type_size,
             ftype,
             ..Shape::default()
@@ -472,17 +478,12 @@ pub unsafe fn attr_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<
         }
         // SAFETY: the get_space member was filled in.
         let space = unsafe { args.args.get_space.space_id };
-        let mut dims = [0u64; 32];
-        // SAFETY: queries on and close of the id we own.
+        // SAFETY: query on and close of the id we own.
         unsafe {
-            let n = b::H5Sget_simple_extent_ndims(space);
-            let n = if (0..=32).contains(&n) { n as usize } else { 0 };
-            if n > 0 {
-                b::H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut());
-            }
+            let dims = extent(space);
             b::H5Sclose(space);
             Some(Shape {
-                dims: dims[..n].to_vec(),
+                dims,
                 ..Shape::default()
             })
         }

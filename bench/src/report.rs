@@ -230,16 +230,22 @@ fn opt(s: &Option<Summary>, prec: usize) -> String {
     s.as_ref().map_or_else(|| "–".to_string(), |s| s.fmt(prec))
 }
 
-/// A ratio cell: "baseline" for the mode compared with itself.
-fn base_or(mode: &str, baseline: &str, s: &Option<Summary>) -> String {
-    base_or_prec(mode, baseline, s, 3)
-}
-
+/// A figure against a baseline mode: "baseline" for the mode compared with itself.
 fn base_or_prec(mode: &str, baseline: &str, s: &Option<Summary>, prec: usize) -> String {
     if mode == baseline {
         "baseline".to_string()
     } else {
         opt(s, prec)
+    }
+}
+
+/// A ratio cell with the median's 95 % interval: "baseline" for the mode compared with
+/// itself.
+fn ratio_cell(mode: &str, baseline: &str, s: &Option<Summary>) -> String {
+    match s {
+        _ if mode == baseline => "baseline".to_string(),
+        Some(s) => s.fmt_ci(3),
+        None => "–".to_string(),
     }
 }
 
@@ -289,7 +295,9 @@ pub fn markdown(r: &Report) -> String {
         "- *kernel* = the workload's own timed section (max over ranks); *start-up* = `H5open`, \
          which loads the connector, timed before the kernel (vpic-write, bdcats-read); *wall* = \
          whole process group incl. start-up. Ratios are computed pair by pair within each round, then \
-         median (min–max). Wall time is noisy (±40 %) here; see callgrind for a repeatable measure. \
+         median [its 95 % confidence interval] (min–max); the interval is distribution-free \
+         (order statistics), so a line such as 1.10 is crossed when the whole interval is on \
+         one side of it. Wall time is noisy (±40 %) here; see callgrind for a repeatable measure. \
          *kernel CPU* = the process's CPU time in the kernel (`cpu_ns=`, all threads, user and \
          system): on a VM whose hypervisor takes the CPU away (steal) it is far steadier than \
          wall time, and on a quiet machine nearly equal to it for these single-threaded kernels.\n"
@@ -315,9 +323,9 @@ pub fn markdown(r: &Report) -> String {
                 m.kernel_ms.fmt(1),
                 m.init_ms.fmt(2),
                 m.wall_ms.fmt(1),
-                base_or(&m.mode, "native", &m.ratio_native),
-                base_or(&m.mode, "pass_through", &m.ratio_pass_through),
-                base_or(&m.mode, "native", &m.wall_ratio_native),
+                ratio_cell(&m.mode, "native", &m.ratio_native),
+                ratio_cell(&m.mode, "pass_through", &m.ratio_pass_through),
+                ratio_cell(&m.mode, "native", &m.wall_ratio_native),
                 m.peak_rss_mib.median
             );
         }
@@ -335,8 +343,8 @@ pub fn markdown(r: &Report) -> String {
                     s,
                     "| {} | {} | {} |",
                     m.mode,
-                    base_or(&m.mode, "native", &m.cpu_ratio_native),
-                    base_or(&m.mode, "pass_through", &m.cpu_ratio_pass_through)
+                    ratio_cell(&m.mode, "native", &m.cpu_ratio_native),
+                    ratio_cell(&m.mode, "pass_through", &m.cpu_ratio_pass_through)
                 );
             }
         }

@@ -204,10 +204,10 @@ thread_local! {
 
 /// The size of a datatype and, when `sig`, its signature: a transfer's memory type, or the
 /// type an attribute or dataset is created with. Almost every transfer uses a predefined
-/// native type, which is immutable: its size and signature are
-/// queried once per thread and then found by comparing ids (about 60 instructions instead
-/// of one to four HDF5 calls, each a few hundred instructions of API entry and exit). Any
-/// other type is queried each time, since a user's type may be changed between transfers.
+/// native type, which is immutable: its size and signature are queried once per thread
+/// and then found by comparing ids (about 60 instructions instead of one to four HDF5
+/// calls, each a few hundred instructions of API entry and exit). Any other type is
+/// queried each time, since a user's type may be changed between transfers.
 ///
 /// # Safety
 /// `type_id` is a datatype id; HDF5 is initialised (it is calling us).

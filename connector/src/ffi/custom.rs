@@ -774,7 +774,7 @@ fn io_info(
     };
     // SAFETY: plain HDF5 queries on ids the application passed to this call.
     unsafe {
-        let (type_size, mem) = query::mem_type(mem_type, fields);
+        let (type_size, mem) = query::datatype(mem_type, fields);
         let mut blocks = 0;
         let real_file_space = is_real_space(file_space);
         let file_points = if real_file_space {

@@ -156,7 +156,7 @@ pub unsafe fn type_sig(type_id: hid_t, size: u64) -> Option<TypeSig> {
     }
 }
 
-/// How many predefined native types [`mem_type`] knows by id.
+/// How many predefined native types [`datatype`] knows by id.
 const NATIVE_TYPES: usize = 28;
 
 /// Where HDF5 keeps the ids of its predefined native types. They are assigned when the
@@ -211,7 +211,7 @@ thread_local! {
 ///
 /// # Safety
 /// `type_id` is a datatype id; HDF5 is initialised (it is calling us).
-pub unsafe fn mem_type(type_id: hid_t, sig: bool) -> (u64, Option<TypeSig>) {
+pub unsafe fn datatype(type_id: hid_t, sig: bool) -> (u64, Option<TypeSig>) {
     // SAFETY: plain queries on a datatype id the caller holds.
     let query = |sig: bool| unsafe {
         let size = b::H5Tget_size(type_id) as u64;
@@ -330,8 +330,9 @@ unsafe fn filters_of(dcpl: hid_t) -> Box<str> {
 /// # Safety
 /// `space` is a dataspace id.
 unsafe fn extent(space: hid_t) -> Vec<u64> {
-    let mut dims = [0u64; 32]; // H5S_MAX_RANK
-                               // SAFETY: per the contract; dims has room for any rank.
+    // H5S_MAX_RANK entries.
+    let mut dims = [0u64; 32];
+    // SAFETY: per the contract; dims has room for any rank.
     let n = unsafe { b::H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut()) };
     dims[..if (0..=32).contains(&n) { n as usize } else { 0 }].to_vec()
 }
@@ -344,7 +345,7 @@ pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape 
     unsafe {
         // An attribute or dataset created with a native type is common: its size and
         // signature come from the cache of those.
-        let (type_size, ftype) = mem_type(type_id, true);
+        let (type_size, ftype) = datatype(type_id, true);
         let mut shape = Shape {
             dims: extent(space_id),
             type_size,

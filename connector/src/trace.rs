@@ -15,8 +15,8 @@ use crate::stream::{self, Stream};
 use crate::subops;
 use crate::tree::{Io, Kind, Node};
 use h5prov_format::{
-    BinEncoder, ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION, OBJECT_COLUMNS,
-    TRACE_COLUMNS,
+    column_index, BinEncoder, ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION,
+    OBJECT_COLUMNS, TRACE_COLUMNS,
 };
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
@@ -952,6 +952,16 @@ impl Span {
         let io = ev.io.copied().unwrap_or_default();
         let mut mem_type = [0u8; 40];
         let op = op_name(self.op, self.sub);
+        let kind = ev.node.map_or(ev.kind, |n| n.kind);
+        let keys = TextKeys {
+            op: op_key(self.op, self.sub),
+            kind: kind.name_key(),
+            file: ev.node.map_or(0, |n| n.file_key),
+            path: match (ev.node, ev.path) {
+                (Some(n), None) => n.path_key,
+                _ => 0,
+            },
+        };
         let rec = TraceRecordRef {
             seq: s.records.fetch_add(1, Ordering::Relaxed),
             start_ns,
@@ -961,7 +971,7 @@ impl Span {
             pid: s.pid,
             tid: sink.map_or_else(sys::gettid, |(_, tid)| tid),
             op,
-            kind: ev.node.map_or(ev.kind, |n| n.kind).name(),
+            kind: kind.name(),
             file: ev.node.map_or("", |n| &n.file_name),
             path: ev.path.unwrap_or(ev.node.map_or("", |n| &n.path)),
             status: ev.status,
@@ -985,7 +995,30 @@ impl Span {
             blocks: io.blocks,
             bbox: ev.bbox,
         };
-        emit(s, sink, op, &rec, t3);
+        emit(s, sink, op, &rec, &keys, t3);
+    }
+}
+
+/// The keys of a trace record's texts that have one (see [`crate::tree::text_key`]; 0:
+/// none): the binary encoder finds their ids by key, without reading them.
+#[derive(Default)]
+struct TextKeys {
+    op: u64,
+    kind: u64,
+    file: u64,
+    path: u64,
+}
+
+impl TextKeys {
+    /// The keys per trace column.
+    #[inline(always)]
+    fn columns(&self) -> [u64; TRACE_COLUMNS.len()] {
+        let mut k = [0; TRACE_COLUMNS.len()];
+        k[const { column_index(TRACE_COLUMNS, "op") }] = self.op;
+        k[const { column_index(TRACE_COLUMNS, "kind") }] = self.kind;
+        k[const { column_index(TRACE_COLUMNS, "file") }] = self.file;
+        k[const { column_index(TRACE_COLUMNS, "path") }] = self.path;
+        k
     }
 }
 
@@ -1016,27 +1049,48 @@ fn build_op_name(op: Op, sub: u32) -> Box<str> {
     }
 }
 
+/// Where `op` with sub-operation `sub` is in its row of [`OP_NAMES`], `None` when it has
+/// no precomputed name.
+#[inline]
+fn op_index(sub: u32) -> Option<usize> {
+    if sub == subops::NONE {
+        Some(SUBS)
+    } else if (sub as usize) < SUBS {
+        Some(sub as usize)
+    } else {
+        None
+    }
+}
+
 /// The op column for `op` and sub-operation `sub`.
 fn op_name(op: Op, sub: u32) -> &'static str {
-    let idx = if sub == subops::NONE {
-        SUBS
-    } else if (sub as usize) < SUBS {
-        sub as usize
-    } else {
+    let Some(idx) = op_index(sub) else {
         return "?";
     };
     let row = OP_NAMES[op as usize].get_or_init(|| (0..=SUBS).map(|_| OnceLock::new()).collect());
     row[idx].get_or_init(|| build_op_name(op, sub))
 }
 
-/// Appends one trace record in the session's format (the encoders are generated from the
-/// record table in `h5prov_format`).
+/// The text key of [`op_name`]`(op, sub)` (below [`crate::tree::KIND_TEXT_KEYS`]), 0 for `?`.
 #[inline]
-fn encode(out: &mut Vec<u8>, bin: &mut BinEncoder, format: Format, r: &TraceRecordRef<'_>) {
+fn op_key(op: Op, sub: u32) -> u64 {
+    op_index(sub).map_or(0, |idx| 1 + (op as usize * (SUBS + 1) + idx) as u64)
+}
+
+/// Appends one trace record in the session's format (the encoders are generated from the
+/// record table in `h5prov_format`); `keys` are its texts' keys, for `bin`.
+#[inline]
+fn encode(
+    out: &mut Vec<u8>,
+    bin: &mut BinEncoder,
+    format: Format,
+    r: &TraceRecordRef<'_>,
+    keys: &TextKeys,
+) {
     match format {
         Format::Csv => r.write_csv(out),
         Format::Jsonl => r.write_jsonl(out),
-        Format::Bin => r.write_bin(out, bin),
+        Format::Bin => r.write_bin_keyed(out, bin, &keys.columns()),
     }
 }
 
@@ -1048,11 +1102,12 @@ fn emit(
     sink: Option<(&Mutex<Chunk>, u64)>,
     op: &'static str,
     r: &TraceRecordRef<'_>,
+    keys: &TextKeys,
     t3: Tick,
 ) {
     if s.cfg.to_stderr {
         let mut w = Vec::new();
-        encode(&mut w, &mut BinEncoder::default(), Format::Csv, r);
+        encode(&mut w, &mut BinEncoder::default(), Format::Csv, r, keys);
         let _ = std::io::stderr().write_all(&w);
     }
     let to_file = s.cfg.to_file && s.trace.is_some();
@@ -1069,7 +1124,7 @@ fn emit(
                 st.record(&mut c.stream, op, r);
             }
             if to_file {
-                encode(&mut c.buf, &mut c.bin, s.cfg.format, r);
+                encode(&mut c.buf, &mut c.bin, s.cfg.format, r, keys);
             }
             // The time spent recording (summed into the session's `self_ns` when the
             // buffer is drained: no atomic per record): one record in `SELF_SAMPLE`
@@ -1090,7 +1145,7 @@ fn emit(
             }
             if to_file {
                 let mut data = Vec::with_capacity(512);
-                encode(&mut data, &mut BinEncoder::default(), s.cfg.format, r);
+                encode(&mut data, &mut BinEncoder::default(), s.cfg.format, r, keys);
                 s.write_trace(&data);
             }
             let spent = clock::ns_between(t3, clock::now());
@@ -1382,11 +1437,11 @@ mod tests {
         };
         let (mut b, mut enc) = (Vec::new(), BinEncoder::default());
         for _ in 0..3 {
-            encode(&mut b, &mut enc, Format::Bin, &r);
+            encode(&mut b, &mut enc, Format::Bin, &r, &TextKeys::default());
         }
         // A second block: its zero length is no record.
         enc.new_block();
-        encode(&mut b, &mut enc, Format::Bin, &r);
+        encode(&mut b, &mut enc, Format::Bin, &r, &TextKeys::default());
         assert_eq!(count_records(Format::Bin, &b), 4);
         assert_eq!(count_records(Format::Bin, &[]), 0);
     }
@@ -1435,7 +1490,13 @@ mod tests {
             detail: "start=5,10;count=3,4",
             ..TraceRecordRef::default()
         };
-        encode(&mut w, &mut BinEncoder::default(), Format::Csv, &r);
+        encode(
+            &mut w,
+            &mut BinEncoder::default(),
+            Format::Csv,
+            &r,
+            &TextKeys::default(),
+        );
         let text = String::from_utf8(w.clone()).unwrap();
         let mut rd = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -1454,7 +1515,13 @@ mod tests {
         assert_eq!(rec.detail, "start=5,10;count=3,4", "a quoted last field");
 
         let mut j = Vec::new();
-        encode(&mut j, &mut BinEncoder::default(), Format::Jsonl, &r);
+        encode(
+            &mut j,
+            &mut BinEncoder::default(),
+            Format::Jsonl,
+            &r,
+            &TextKeys::default(),
+        );
         let line = String::from_utf8(j).unwrap();
         let back: h5prov_format::TraceRecord = serde_json::from_str(line.trim()).unwrap();
         assert_eq!(back, rec, "CSV and JSONL carry the same fields");

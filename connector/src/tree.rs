@@ -59,6 +59,26 @@ impl Kind {
             Kind::None => "",
         }
     }
+
+    /// The key of its name for the binary encoder (see [`text_key`]).
+    pub fn name_key(self) -> u64 {
+        KIND_TEXT_KEYS + self as u64
+    }
+}
+
+/// Keys that stand for texts in binary trace records
+/// ([`BinBlock::put_text`](h5prov_format::BinBlock::put_text)): a key must stand for one
+/// text for the life of the process. Below [`KIND_TEXT_KEYS`]: operation names; then the
+/// kinds' names; from [`NODE_TEXT_KEYS`]: a node's path and a file's name, each drawn once
+/// from a counter (never reused, so never another text).
+pub const KIND_TEXT_KEYS: u64 = 1 << 31;
+/// The first key [`text_key`] draws.
+pub const NODE_TEXT_KEYS: u64 = 1 << 32;
+static TEXT_KEYS: AtomicU64 = AtomicU64::new(NODE_TEXT_KEYS);
+
+/// A key no text has had: for a node's path or a file's name.
+pub fn text_key() -> u64 {
+    TEXT_KEYS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Identity of a real object.
@@ -335,6 +355,11 @@ pub struct Node {
     pub file_name: Arc<str>,
     /// Path within the file (first path it was reached through).
     pub path: Box<str>,
+    /// The key of `path` for the binary encoder ([`text_key`]).
+    pub path_key: u64,
+    /// The key of `file_name` for the binary encoder: its file node's, when it shares
+    /// that node's name.
+    pub file_key: u64,
     /// Counters.
     pub stats: Mutex<Stats>,
     /// Dataset shape, when known.
@@ -530,12 +555,18 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
             return (node, false);
         }
     }
+    let file_key = match &new.file {
+        Some(f) if Arc::ptr_eq(&f.file_name, &new.file_name) => f.file_key,
+        _ => text_key(),
+    };
     let node = Arc::new(Node {
         kind: new.kind,
         key: key.clone(),
         file: new.file,
         file_name: new.file_name,
         path: new.path.into(),
+        path_key: text_key(),
+        file_key,
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
         shapes: Mutex::new(HashMap::default()),
@@ -930,6 +961,8 @@ mod tests {
                 file: None,
                 file_name: n.file_name.clone(),
                 path: "/d".into(),
+                path_key: text_key(),
+                file_key: n.file_key,
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),
                 shapes: Mutex::new(HashMap::default()),

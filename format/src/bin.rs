@@ -9,7 +9,11 @@
 //! column  = type:u8 ('u' unsigned, 'i' signed, 's' text) varint(len) name[len]
 //! block   = u32le(0) record*            a zero length starts a block
 //! record  = u32le(L) body[L]            L > 0
-//! body    = one value per header column, in header order:
+//! body    = changed[(ncols + 7) / 8] value*
+//!           changed: a bitmap, little-endian, bit i = header column i has a value in
+//!           this record; a column without one is as in the block's previous record
+//!           (at the block's start: 0, or the empty text). Then the values, in header
+//!           order:
 //!           number: zigzag varint of (value - the column's value in the block's
 //!                   previous record), wrapping; the block's first record: of the value
 //!           text:   varint 0 = empty, 1 = new: varint(len) UTF-8[len] (it takes the
@@ -18,9 +22,14 @@
 //!
 //! A block is what one write of a thread's buffer holds: blocks of different threads
 //! interleave in a file, records within one never do, and each block decodes on its own.
-//! Numbers as deltas make the clock, sequence and id columns one to three bytes; text
-//! by id writes a file name or a path once per block. A trace record of a metadata-heavy
-//! run takes about 25 bytes, against about 200 with plain varints and text.
+//! Most columns of a record are as in the previous one (rank, pid, file, the data-I/O
+//! columns of a call without data): the bitmap leaves them out. Numbers as deltas make the
+//! clock, sequence and id columns one to three bytes; text by id writes a file name or a
+//! path once per block. A trace record of a metadata-heavy run takes about 30 bytes,
+//! against about 200 with plain varints and text.
+//!
+//! Layout version 2 (h5prov before the bitmap) had no bitmap: every column has a value.
+//! Readers read both.
 //!
 //! Every record is length-prefixed, so a reader tells a record cut short by the end of the
 //! file (a process killed while writing) from a corrupt length: the fields of a truncated
@@ -32,7 +41,11 @@ use crate::table::FieldSource;
 pub const BIN_MAGIC: &[u8; 8] = b"H5PROVB1";
 
 /// The version of the binary layout, in every binary file's header.
-pub const BIN_VERSION: u64 = 2;
+pub const BIN_VERSION: u64 = 3;
+
+/// The oldest binary layout version readers still read (every column has a value: no
+/// bitmap).
+pub const BIN_VERSION_NO_BITMAP: u64 = 2;
 
 /// The largest record body a reader accepts (a larger length is corrupt).
 pub const BIN_MAX_RECORD: u32 = 1 << 24;
@@ -78,8 +91,13 @@ pub fn unzigzag(v: u64) -> i64 {
 }
 
 /// The most columns a table may have in the binary encoding (the coder keeps one number
-/// per column).
+/// per column, the bitmap is at most a `u64`).
 pub const BIN_MAX_COLUMNS: usize = 64;
+
+/// The bytes of a record's bitmap for a table of `ncols` columns.
+pub const fn bin_bitmap_len(ncols: usize) -> usize {
+    ncols.div_ceil(8)
+}
 
 /// The most bytes a number takes in a record body (a 64-bit varint).
 pub const BIN_NUM_ROOM: usize = 10;
@@ -146,6 +164,11 @@ struct Slot {
 /// again, with a new id, the next time).
 const SLOTS: usize = 256;
 
+/// Keyed texts remembered at once: a two-way set-associative table (a record's few keyed
+/// texts that land in one set do not evict each other), its sets found by a hash of the
+/// key (keys are structured: counters, small numbers).
+const KEYED: usize = 512;
+
 /// The state of one binary writer: the block it is in (each column's last number, the
 /// texts given ids) and the record being built. One per output buffer:
 /// [`BinEncoder::new_block`] when the buffer was written out, so that every buffer is one
@@ -173,10 +196,15 @@ impl Default for BinEncoder {
 
 /// The block a [`BinEncoder`] is in: what the generated `write_bin` writes fields with.
 pub struct BinBlock {
+    /// Per column, its value in the block's previous record: a number, or for a text 0
+    /// when empty, else its id + 1.
     prev: [u64; BIN_MAX_COLUMNS],
     /// [`SLOTS`] slots once the first block started (an encoder that never writes
     /// allocates nothing).
     slots: Vec<Slot>,
+    /// Keyed texts: `(key, id)`, [`KEYED`] of them once the first block started (key 0:
+    /// none), in sets of two, the more recently used first.
+    keyed: Vec<(u64, u64)>,
     /// The bytes of the texts in `slots`.
     arena: Vec<u8>,
     next_id: u64,
@@ -187,6 +215,7 @@ impl Default for BinBlock {
         BinBlock {
             prev: [0; BIN_MAX_COLUMNS],
             slots: Vec::new(),
+            keyed: Vec::new(),
             arena: Vec::new(),
             next_id: 0,
         }
@@ -255,6 +284,8 @@ impl BinEncoder {
             b.arena.clear();
             b.slots.clear();
             b.slots.resize(SLOTS, Slot::default());
+            b.keyed.clear();
+            b.keyed.resize(KEYED, (0, 0));
             b.next_id = 0;
             out.extend_from_slice(&[0; 4]);
         }
@@ -267,7 +298,9 @@ impl BinEncoder {
 
 impl BinBlock {
     /// Writes number column `col`'s value `v` (a signed value as its `u64` bits) at
-    /// `buf[p..]`: the zigzag varint of its difference to the block's previous one.
+    /// `buf[p..]`, the zigzag varint of its difference to the block's previous one, and
+    /// sets bit `col` of `bits`; or nothing when it is the same (the column is left out of
+    /// the record). Returns where it ends.
     #[inline(always)]
     pub fn put_num<B: BinBuf + ?Sized>(
         &mut self,
@@ -275,32 +308,96 @@ impl BinBlock {
         p: usize,
         col: usize,
         v: u64,
+        bits: &mut u64,
     ) -> usize {
         let prev = self.prev[col];
         if v == prev {
-            buf.put(p, 0); // most columns: as in the previous record
-            return p + 1;
+            return p; // most columns: as in the previous record
         }
         self.prev[col] = v;
+        *bits |= 1 << col;
         put_varint_at(buf, p, zigzag(v.wrapping_sub(prev) as i64))
     }
 
-    /// Writes a text at `buf[p..]`: 0 when empty, its id when the block has one for it,
-    /// else 1, its length and bytes (it takes the next id). Needs
-    /// `1 + BIN_NUM_ROOM + s.len()` bytes there.
+    /// Writes text column `col`'s value `s` at `buf[p..]`: nothing when it is the
+    /// column's previous text, else (and sets bit `col` of `bits`) 0 when empty, its id
+    /// when the block has one for it, else 1, its length and bytes (it takes the next id).
+    /// Returns where it ends. Needs `1 + BIN_NUM_ROOM + s.len()` bytes there.
+    ///
+    /// `key`, when not 0, stands for `s`: the caller promises that a key always stands for
+    /// the same text (a static name's number, an object's for its immutable path). The
+    /// block then finds the text's id by the key, without reading the text.
     #[inline(always)]
-    pub fn put_text<B: BinBuf + ?Sized>(&mut self, buf: &mut B, p: usize, s: &[u8]) -> usize {
+    pub fn put_text<B: BinBuf + ?Sized>(
+        &mut self,
+        buf: &mut B,
+        p: usize,
+        col: usize,
+        s: &[u8],
+        key: u64,
+        bits: &mut u64,
+    ) -> usize {
         if s.is_empty() {
+            if self.prev[col] == 0 {
+                return p;
+            }
+            self.prev[col] = 0;
+            *bits |= 1 << col;
             buf.put(p, 0);
             return p + 1;
         }
+        let known = if key != 0 {
+            self.keyed_id(key)
+        } else {
+            self.hashed_id(s)
+        };
+        if let Some(id) = known {
+            if self.prev[col] == id + 1 {
+                return p;
+            }
+            self.prev[col] = id + 1;
+            *bits |= 1 << col;
+            return put_varint_at(buf, p, id + 2);
+        }
+        *bits |= 1 << col;
+        self.prev[col] = self.next_id + 1;
+        self.next_id += 1;
+        buf.put(p, 1);
+        let p = put_varint_at(buf, p + 1, s.len() as u64);
+        buf.put_bytes(p, s);
+        p + s.len()
+    }
+
+    /// The id of the text with key `key`, or `None` when it has none yet: then the key's
+    /// slot is given the next id (the caller writes the text).
+    #[inline(always)]
+    fn keyed_id(&mut self, key: u64) -> Option<u64> {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let set = (key.wrapping_mul(K) >> 56) as usize * 2 % KEYED;
+        let (first, second) = (self.keyed[set], self.keyed[set + 1]);
+        if first.0 == key {
+            return Some(first.1);
+        }
+        self.keyed[set] = (key, self.next_id);
+        self.keyed[set + 1] = first;
+        if second.0 == key {
+            self.keyed[set].1 = second.1;
+            return Some(second.1);
+        }
+        None
+    }
+
+    /// The id of non-empty text `s`, or `None` when it has none yet: then its slot is
+    /// given the next id (the caller writes the text).
+    #[inline(always)]
+    fn hashed_id(&mut self, s: &[u8]) -> Option<u64> {
         let words = sample(s);
         let slot = &mut self.slots[slot_of(s.len(), words)];
         if slot.len == s.len()
             && slot.words == words
             && (s.len() <= 16 || self.arena.get(slot.off..slot.off + s.len()) == Some(s))
         {
-            return put_varint_at(buf, p, slot.id + 2);
+            return Some(slot.id);
         }
         *slot = Slot {
             len: s.len(),
@@ -308,14 +405,18 @@ impl BinBlock {
             off: self.arena.len(),
             id: self.next_id,
         };
-        self.next_id += 1;
         if s.len() > 16 {
             self.arena.extend_from_slice(s);
         }
-        buf.put(p, 1);
-        let p = put_varint_at(buf, p + 1, s.len() as u64);
-        buf.put_bytes(p, s);
-        p + s.len()
+        None
+    }
+}
+
+/// Writes the first `n` bytes of `bits` (little-endian) at `buf[4..]`: a record's bitmap.
+#[inline(always)]
+pub fn put_bitmap<B: BinBuf + ?Sized>(buf: &mut B, n: usize, bits: u64) {
+    for i in 0..n {
+        buf.put(4 + i, (bits >> (8 * i)) as u8);
     }
 }
 
@@ -389,29 +490,32 @@ pub fn get_varint(b: &[u8], p: &mut usize) -> Result<u64, BinError> {
 }
 
 /// One decoded value of a binary record: a number (a signed one as its `i64` bits), the
-/// byte range of a new text within the record body, or of a known one in the block's
-/// texts.
+/// empty text, or a text at a range of the decoder's texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinValue {
     /// A number.
     Num(u64),
-    /// Text at `body[start..end]`.
-    Text(usize, usize),
+    /// The empty text.
+    Empty,
     /// Text at `start..end` of the decoder's texts.
     Known(usize, usize),
 }
 
 /// The columns of one binary file, mapped to a table by name (extra columns are decoded
 /// and skipped, absent ones read as empty), and the state of the block being decoded
-/// (each column's last number, the texts given ids).
+/// (each column's last value, the texts given ids).
 #[derive(Debug, Clone)]
 pub struct BinDecoder {
     /// Per file column, its type code.
     types: Vec<u8>,
     /// Per table column, its position in the file (`usize::MAX` when absent).
     pos: Vec<usize>,
-    /// Per file column, its last number in the block.
-    prev: Vec<u64>,
+    /// The bytes of a record's bitmap (0: layout version 2, every column has a value).
+    bitmap: usize,
+    /// Per file column, its value in the block's previous record.
+    prev: Vec<BinValue>,
+    /// Per file column, its value at a block's start.
+    start: Vec<BinValue>,
     /// The block's texts, by id: their ranges in `texts`.
     ids: Vec<(usize, usize)>,
     texts: Vec<u8>,
@@ -437,9 +541,10 @@ impl BinDecoder {
         let e = |e| header_err(what, e);
         let mut p = 0;
         let version = get_varint(body, &mut p).map_err(e)?;
-        if version != BIN_VERSION {
+        if version != BIN_VERSION && version != BIN_VERSION_NO_BITMAP {
             return Err(format!(
-                "binary layout version {version}, this reader knows version {BIN_VERSION}"
+                "binary layout version {version}, this reader knows versions \
+                 {BIN_VERSION_NO_BITMAP} and {BIN_VERSION}"
             ));
         }
         let text = |p: &mut usize| -> Result<&[u8], String> {
@@ -489,8 +594,27 @@ impl BinDecoder {
                 ));
             }
         }
+        if ftypes.len() > BIN_MAX_COLUMNS {
+            return Err(format!(
+                "the binary {what} header has {} columns, at most {BIN_MAX_COLUMNS} are allowed",
+                ftypes.len()
+            ));
+        }
+        let start: Vec<BinValue> = ftypes
+            .iter()
+            .map(|&t| match t {
+                BIN_TEXT => BinValue::Empty,
+                _ => BinValue::Num(0),
+            })
+            .collect();
         Ok(BinDecoder {
-            prev: vec![0; ftypes.len()],
+            bitmap: if version == BIN_VERSION_NO_BITMAP {
+                0
+            } else {
+                bin_bitmap_len(ftypes.len())
+            },
+            prev: start.clone(),
+            start,
             types: ftypes,
             pos,
             ids: Vec::new(),
@@ -500,7 +624,7 @@ impl BinDecoder {
 
     /// A block starts (a record of length zero): numbers and texts start afresh.
     pub fn new_block(&mut self) {
-        self.prev.fill(0);
+        self.prev.clone_from(&self.start);
         self.ids.clear();
         self.texts.clear();
     }
@@ -511,11 +635,28 @@ impl BinDecoder {
     #[inline]
     pub fn decode(&mut self, body: &[u8], vals: &mut Vec<BinValue>) -> Result<(), BinError> {
         vals.clear();
-        let mut p = 0;
+        let (bits, mut p) = match self.bitmap {
+            0 => (u64::MAX, 0),
+            n => {
+                let b = body.get(..n).ok_or(BinError::Short)?;
+                let bits = b.iter().rev().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+                if self.types.len() < 64 && bits >> self.types.len() != 0 {
+                    return Err(BinError::Bad(format!(
+                        "its bitmap names columns beyond the header's {}",
+                        self.types.len()
+                    )));
+                }
+                (bits, n)
+            }
+        };
         for (i, &t) in self.types.iter().enumerate() {
+            if bits >> i & 1 == 0 {
+                vals.push(self.prev[i]);
+                continue;
+            }
             let v = get_varint(body, &mut p)?;
-            vals.push(match (t, v) {
-                (BIN_TEXT, 0) => BinValue::Text(0, 0),
+            let val = match (t, v) {
+                (BIN_TEXT, 0) => BinValue::Empty,
                 (BIN_TEXT, 1) => {
                     let n = get_varint(body, &mut p)?;
                     let end = usize::try_from(n)
@@ -526,9 +667,8 @@ impl BinDecoder {
                     let at = self.texts.len();
                     self.texts.extend_from_slice(s);
                     self.ids.push((at, self.texts.len()));
-                    let r = BinValue::Text(p, end);
                     p = end;
-                    r
+                    BinValue::Known(at, self.texts.len())
                 }
                 (BIN_TEXT, id) => {
                     let (s, e) = usize::try_from(id - 2)
@@ -544,11 +684,14 @@ impl BinDecoder {
                     BinValue::Known(*s, *e)
                 }
                 _ => {
-                    let v = self.prev[i].wrapping_add(unzigzag(v) as u64);
-                    self.prev[i] = v;
-                    BinValue::Num(v)
+                    let BinValue::Num(prev) = self.prev[i] else {
+                        unreachable!("a number column's value is a number")
+                    };
+                    BinValue::Num(prev.wrapping_add(unzigzag(v) as u64))
                 }
-            });
+            };
+            self.prev[i] = val;
+            vals.push(val);
         }
         if p != body.len() {
             return Err(BinError::Bad(format!(
@@ -559,13 +702,12 @@ impl BinDecoder {
         Ok(())
     }
 
-    /// The decoded record `vals` of `body` as a [`FieldSource`].
+    /// The decoded record `vals` as a [`FieldSource`].
     #[inline]
-    pub fn source<'a>(&'a self, body: &'a [u8], vals: &'a [BinValue]) -> BinSource<'a> {
+    pub fn source<'a>(&'a self, vals: &'a [BinValue]) -> BinSource<'a> {
         BinSource {
             pos: &self.pos,
             types: &self.types,
-            body,
             texts: &self.texts,
             vals,
         }
@@ -576,7 +718,6 @@ impl BinDecoder {
 pub struct BinSource<'a> {
     pos: &'a [usize],
     types: &'a [u8],
-    body: &'a [u8],
     texts: &'a [u8],
     vals: &'a [BinValue],
 }
@@ -607,7 +748,6 @@ impl<'a> FieldSource<'a> for BinSource<'a> {
     #[inline(always)]
     fn text(&self, col: usize, name: &'static str) -> Result<&'a str, String> {
         let bytes = match self.vals.get(self.pos[col]) {
-            Some(&BinValue::Text(s, e)) => &self.body[s..e],
             Some(&BinValue::Known(s, e)) => &self.texts[s..e],
             _ => return Ok(""),
         };

@@ -20,8 +20,8 @@ pub use bin::{
 };
 pub use field::{write_json_fields, JsonValue, JSON_PAD};
 pub use table::{
-    parse_i64, parse_u64, Column, ColumnKind, CsvFields, CsvHeader, CsvSource, FieldSink,
-    FieldSource, JsonField,
+    column_index, parse_i64, parse_u64, Column, ColumnKind, CsvFields, CsvHeader, CsvSource,
+    FieldSink, FieldSource, JsonField,
 };
 
 // The trace-record schema: every column, in CSV order (also the JSONL keys, the order in

@@ -82,6 +82,26 @@ pub trait FieldSink<'a> {
     fn text(&mut self, col: usize, v: &'a str);
 }
 
+/// The position of column `name` in `columns` (a table's `*_COLUMNS`); in a `const`, a
+/// name the table does not have fails the build.
+pub const fn column_index(columns: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < columns.len() {
+        let (c, n) = (columns[i].as_bytes(), name.as_bytes());
+        if c.len() == n.len() {
+            let mut j = 0;
+            while j < c.len() && c[j] == n[j] {
+                j += 1;
+            }
+            if j == c.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("no such column")
+}
+
 /// A value type of a table field: how it is read from a [`FieldSource`] and written to CSV.
 pub trait Column<'a>: Sized + Copy {
     /// The column's declared type.
@@ -138,13 +158,17 @@ pub trait Column<'a>: Sized + Copy {
     }
     /// Writes the field's binary value, as column `col`, at `buf[p..]`, which has
     /// [`BIN_ROOM`](Column::BIN_ROOM) and [`bin_text_len`](Column::bin_text_len) bytes
-    /// there; returns where it ends.
+    /// there, and sets bit `col` of `bits`; or, when the value is the column's previous
+    /// one, nothing. Returns where it ends. `key` is the text's key, 0 for none (see
+    /// [`BinBlock::put_text`](crate::BinBlock::put_text)); numbers ignore it.
     fn put_bin<B: crate::bin::BinBuf + ?Sized>(
         self,
         buf: &mut B,
         p: usize,
         col: usize,
         block: &mut crate::BinBlock,
+        key: u64,
+        bits: &mut u64,
     ) -> usize;
     /// Whether the value is the empty string (never, for numbers).
     fn is_empty_text(self) -> bool {
@@ -179,9 +203,9 @@ macro_rules! unsigned_column {
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
-            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock)
+            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock, _key: u64, bits: &mut u64)
                 -> usize {
-                enc.put_num(buf, p, col, u64::from(self))
+                enc.put_num(buf, p, col, u64::from(self), bits)
             }
         }
     )*};
@@ -220,9 +244,9 @@ macro_rules! signed_column {
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
-            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock)
+            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock, _key: u64, bits: &mut u64)
                 -> usize {
-                enc.put_num(buf, p, col, i64::from(self) as u64)
+                enc.put_num(buf, p, col, i64::from(self) as u64, bits)
             }
         }
     )*};
@@ -286,10 +310,12 @@ impl<'a> Column<'a> for &'a str {
         self,
         buf: &mut B,
         p: usize,
-        _col: usize,
+        col: usize,
         enc: &mut crate::BinBlock,
+        key: u64,
+        bits: &mut u64,
     ) -> usize {
-        enc.put_text(buf, p, self.as_bytes())
+        enc.put_text(buf, p, col, self.as_bytes(), key, bits)
     }
     fn is_empty_text(self) -> bool {
         self.is_empty()
@@ -770,36 +796,57 @@ macro_rules! record_table {
             }
 
             /// Appends the record in the binary encoding, in the block `enc` is in (a new
-            /// block starts with its marker): its length (`u32` LE), then the fields in
-            /// column order (numbers as deltas, text by id; see `bin.rs`). Allocates
+            /// block starts with its marker): its length (`u32` LE), the bitmap of the
+            /// columns that changed since the block's previous record, then their values
+            /// in column order (numbers as deltas, text by id; see `bin.rs`). Allocates
             /// nothing once the encoder's buffers have grown.
             #[inline]
             pub fn write_bin(&self, out: &mut Vec<u8>, enc: &mut $crate::BinEncoder) {
+                self.write_bin_keyed(out, enc, &[0; $COLUMNS.len()]);
+            }
+
+            /// [`write_bin`](Self::write_bin) with a key for some text columns: `keys[c]`,
+            /// when not 0, stands for column `c`'s text, and must always stand for the
+            /// same text (see [`BinBlock::put_text`]($crate::BinBlock::put_text)).
+            #[inline]
+            pub fn write_bin_keyed(
+                &self,
+                out: &mut Vec<u8>,
+                enc: &mut $crate::BinEncoder,
+                keys: &[u64; $COLUMNS.len()],
+            ) {
                 const _: () = assert!($COLUMNS.len() <= $crate::bin::BIN_MAX_COLUMNS);
-                const FIXED: usize = 4 $( + <$crate::table::record_table!(@borrowed 'static $ty)
+                const BITMAP: usize = $crate::bin::bin_bitmap_len($COLUMNS.len());
+                const FIXED: usize = 4 + BITMAP $( + <$crate::table::record_table!(@borrowed 'static $ty)
                     as $crate::table::Column<'static>>::BIN_ROOM )*;
                 let room = FIXED $( + $crate::table::Column::bin_text_len(self.$field) )*;
                 let (block, window, big) = enc.begin(out, room);
                 if room <= $crate::bin::BIN_WINDOW {
-                    let end = self.put_bin_fields(window, block);
+                    let end = self.put_bin_fields::<_, BITMAP>(window, block, keys);
                     $crate::bin::bin_end(out, window, end);
                 } else {
-                    let end = self.put_bin_fields(big, block);
+                    let end = self.put_bin_fields::<_, BITMAP>(big, block, keys);
                     $crate::bin::bin_end(out, big, end);
                 }
             }
 
-            /// Writes the fields after the record's length; returns where they end.
+            /// Writes the bitmap and the fields after the record's length; returns where
+            /// they end.
             #[inline(always)]
-            fn put_bin_fields<B: $crate::bin::BinBuf + ?Sized>(
+            fn put_bin_fields<B: $crate::bin::BinBuf + ?Sized, const BITMAP: usize>(
                 &self,
                 buf: &mut B,
                 block: &mut $crate::BinBlock,
+                keys: &[u64; $COLUMNS.len()],
             ) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }
-                let p = 4;
-                $( let p = $crate::table::Column::put_bin(self.$field, buf, p, C::$field as usize, block); )*
+                let mut bits = 0u64;
+                let p = 4 + BITMAP;
+                $( let p = $crate::table::Column::put_bin(
+                    self.$field, buf, p, C::$field as usize, block, keys[C::$field as usize],
+                    &mut bits); )*
+                $crate::bin::put_bitmap(buf, BITMAP, bits);
                 p
             }
 
@@ -809,15 +856,14 @@ macro_rules! record_table {
                 $crate::BinDecoder::new(body, $COLUMNS, Self::BIN_TYPES, Self::REQUIRED, $what)
             }
 
-            /// Parses one binary record body `body`, already decoded into `vals` by
+            /// Parses one binary record, already decoded into `vals` by
             /// [`BinDecoder::decode`]($crate::BinDecoder::decode).
             #[inline]
             pub fn from_bin(
                 h: &'a $crate::BinDecoder,
-                body: &'a [u8],
                 vals: &'a [$crate::bin::BinValue],
             ) -> Result<Self, String> {
-                Self::from_source(&h.source(body, vals))
+                Self::from_source(&h.source(vals))
             }
 
             /// The owned copy.

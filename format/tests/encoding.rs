@@ -410,7 +410,7 @@ fn trace_records_round_trip_through_bin() {
     let mut vals = Vec::new();
     for (body, want) in bodies[1..].iter().zip(&recs) {
         h.decode(body, &mut vals).unwrap();
-        let got = TraceRecordRef::from_bin(&h, body, &vals).unwrap();
+        let got = TraceRecordRef::from_bin(&h, &vals).unwrap();
         assert_eq!(got.to_owned_record(), normalized(want.clone()));
     }
     // Objects headers do not read as trace headers, and the other way round.
@@ -437,7 +437,7 @@ fn object_summaries_round_trip_through_bin() {
     let mut reused = ObjectSummary::default();
     for body in bodies.into_iter().skip(1) {
         h.decode(body, &mut vals).unwrap();
-        reused.set_from(&ObjectSummaryRef::from_bin(&h, body, &vals).unwrap());
+        reused.set_from(&ObjectSummaryRef::from_bin(&h, &vals).unwrap());
         assert_eq!(reused, s);
     }
 }
@@ -462,39 +462,34 @@ fn bin_layout_is_the_documented_one() {
     let (mut out, mut enc) = (Vec::new(), BinEncoder::default());
     r.borrowed().write_bin(&mut out, &mut enc);
     next.borrowed().write_bin(&mut out, &mut enc);
+    // The columns with a value: seq 0, start_ns 1, rank 4, op 7, file 9, batch 20 (the
+    // others are as at a block's start: 0 or empty).
     let mut first = vec![0u8; 4];
+    first.extend_from_slice(&0x0010_0293u32.to_le_bytes()); // the bitmap
     first.extend_from_slice(&[0xd8, 0x04]); // seq 300, zigzag
-    first.extend_from_slice(&[10, 0, 0]); // start_ns 5, total_ns, under_ns
+    first.push(10); // start_ns 5
     first.push(1); // rank -1, zigzag
-    first.extend_from_slice(&[0, 0]); // pid, tid
     first.extend_from_slice(&[1, 9]); // op: new text (id 0), 9 bytes
     first.extend_from_slice(b"file.open");
-    first.push(0); // kind: empty
     first.extend_from_slice(&[1, 2, 0xc3, 0xa9]); // file: new text (id 1)
-    first.push(0); // path
-    first.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // status..npoints
-    first.extend_from_slice(&[0, 0, 0]); // sel, xfer, xfer_actual
     first.push(2); // batch 1, zigzag
-    first.push(0); // detail
-    first.extend_from_slice(&[0, 0, 0, 0, 0]); // mem_type, conv, file_bytes, blocks, bbox
     let n = (first.len() - 4) as u32;
     first[..4].copy_from_slice(&n.to_le_bytes());
+    // Only seq and start_ns changed.
     let mut second = vec![0u8; 4];
-    second.extend_from_slice(&[2, 3, 0, 0]); // seq +1, start_ns -2, total_ns, under_ns
-    second.extend_from_slice(&[0, 0, 0]); // rank, pid, tid unchanged
-    second.extend_from_slice(&[2, 0, 3, 0]); // op id 0, kind, file id 1, path
-    second.extend_from_slice(&[0; 16]); // status .. bbox: unchanged or empty
+    second.extend_from_slice(&[0b11, 0, 0, 0]);
+    second.extend_from_slice(&[2, 3]); // seq +1, start_ns -2
     let n = (second.len() - 4) as u32;
     second[..4].copy_from_slice(&n.to_le_bytes());
     let mut want = vec![0u8; 4]; // the block's start
     want.extend_from_slice(&first);
     want.extend_from_slice(&second);
     assert_eq!(out, want);
-    // The header: magic, length, version 2, "trace", 27 columns, each type + name.
+    // The header: magic, length, version 3, "trace", 27 columns, each type + name.
     let mut h = Vec::new();
     TraceRecordRef::write_bin_header(&mut h);
     assert_eq!(&h[..8], b"H5PROVB1");
-    assert_eq!(&h[12..20], b"\x02\x05trace\x1b");
+    assert_eq!(&h[12..20], b"\x03\x05trace\x1b");
     assert_eq!(&h[20..25], b"u\x03seq");
     assert_eq!(
         u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize,
@@ -542,22 +537,102 @@ fn bin_blocks_interleave_and_decode_on_their_own() {
         }
         h.decode(body, &mut vals).unwrap();
         got.push(
-            TraceRecordRef::from_bin(&h, body, &vals)
+            TraceRecordRef::from_bin(&h, &vals)
                 .unwrap()
                 .to_owned_record(),
         );
     }
     assert_eq!(got, want);
     // A record that names a text by id, decoded at the start of another block.
-    let second = bodies.iter().filter(|b| !b.is_empty()).nth(1).unwrap();
-    h.new_block();
-    assert!(matches!(
-        h.decode(second, &mut vals),
-        Err(BinError::Bad(e)) if e.contains("is not defined in its block")
-    ));
+    let undefined = bodies
+        .iter()
+        .filter(|b| !b.is_empty())
+        .filter(|b| {
+            h.new_block();
+            matches!(h.decode(b, &mut vals),
+                Err(BinError::Bad(e)) if e.contains("is not defined in its block"))
+        })
+        .count();
+    assert!(undefined > 0);
 }
 
-/// Builds a binary header body by hand: `(type, name)` columns.
+/// Texts given by key decode as the texts: more keys than the encoder remembers (texts
+/// written again), keys mixed with unkeyed texts of the same content in other records and
+/// columns, a text that goes empty and comes back, blocks that start afresh.
+#[test]
+fn keyed_texts_round_trip_through_bin() {
+    use h5prov_format::column_index;
+    const OP: usize = column_index(TRACE_COLUMNS, "op");
+    const PATH: usize = column_index(TRACE_COLUMNS, "path");
+    const FILE: usize = column_index(TRACE_COLUMNS, "file");
+    let ops = ["attr.close", "dataset.write", "link.specific:exists"];
+    let paths = [
+        "/g1",
+        "/a/much/longer/path/than/sixteen/bytes",
+        "",
+        "/g2",
+        "/g1",
+    ];
+    let (mut data, mut enc) = (Vec::new(), BinEncoder::default());
+    TraceRecordRef::write_bin_header(&mut data);
+    let mut want = Vec::new();
+    let many: Vec<String> = (0..1500).map(|i| format!("/g{i}")).collect();
+    for i in 0..3000usize {
+        let (o, p) = (i * 7 % ops.len(), i * 3 % paths.len());
+        // From record 200 on, a new path every other record, each with its own key.
+        let (path, path_key) = match i {
+            0..200 => (paths[p], (p as u64 + 1) << 8),
+            _ => (
+                many[i / 2 % many.len()].as_str(),
+                1000 + (i / 2 % many.len()) as u64,
+            ),
+        };
+        let r = TraceRecord {
+            seq: i as u64,
+            op: ops[o].into(),
+            path: path.into(),
+            file: if i % 11 == 0 { "" } else { "f.h5" }.into(),
+            mem_type: paths[(p + 1) % paths.len()].into(), // the paths again, unkeyed
+            batch: 1,
+            ..TraceRecord::default()
+        };
+        let mut keys = [0u64; TRACE_COLUMNS.len()];
+        keys[OP] = o as u64 + 1;
+        // Every fourth record gives its path no key.
+        keys[PATH] = if i % 4 == 3 { 0 } else { path_key };
+        keys[FILE] = 7;
+        r.borrowed().write_bin_keyed(&mut data, &mut enc, &keys);
+        want.push(r);
+        if i % 37 == 36 {
+            enc.new_block();
+        }
+    }
+    let (header, bodies) = bin_split(&data);
+    let mut h = TraceRecordRef::bin_decoder(header).unwrap();
+    let (mut vals, mut got) = (Vec::new(), Vec::new());
+    for body in bodies {
+        if body.is_empty() {
+            h.new_block();
+            continue;
+        }
+        h.decode(body, &mut vals).unwrap();
+        got.push(
+            TraceRecordRef::from_bin(&h, &vals)
+                .unwrap()
+                .to_owned_record(),
+        );
+    }
+    assert_eq!(got, want);
+    // Unchanged columns are left out: less than the length and a byte per column each.
+    assert!(
+        data.len() < 3000 * (4 + TRACE_COLUMNS.len()),
+        "{} bytes",
+        data.len()
+    );
+}
+
+/// Builds a binary header body by hand: `(type, name)` columns, layout version 2 (every
+/// column has a value in every record: no bitmap), which readers still read.
 fn bin_header_body(what: &str, cols: &[(u8, &str)]) -> Vec<u8> {
     use h5prov_format::put_varint;
     let mut h = Vec::new();
@@ -616,7 +691,7 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
     let mut parse = |b: &[u8]| -> Result<TraceRecord, String> {
         h.new_block();
         h.decode(b, &mut vals).map_err(|e| format!("{e:?}"))?;
-        TraceRecordRef::from_bin(&h, b, &vals).map(|r| r.to_owned_record())
+        TraceRecordRef::from_bin(&h, &vals).map(|r| r.to_owned_record())
     };
     let r = parse(&row(b"\xff", b"dataset.read", 0, -1)).unwrap();
     assert_eq!((r.rank, r.status, r.batch, r.seq), (-3, -1, 1, 0));
@@ -672,14 +747,15 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
         "column `seq` has type `s` in the file, the h5prov trace table has `u`"
     );
     let mut newer = bin_header_body("trace", &[]);
-    newer[0] = 3;
-    assert!(TraceRecordRef::bin_decoder(&newer)
-        .unwrap_err()
-        .starts_with("binary layout version 3"));
+    newer[0] = 4;
+    assert_eq!(
+        TraceRecordRef::bin_decoder(&newer).unwrap_err(),
+        "binary layout version 4, this reader knows versions 2 and 3"
+    );
     // Version 1 (plain varints and text, no blocks) is not read by this version.
     let mut older = bin_header_body("trace", &[]);
     older[0] = 1;
     assert!(TraceRecordRef::bin_decoder(&older)
         .unwrap_err()
-        .starts_with("binary layout version 1, this reader knows version 2"));
+        .starts_with("binary layout version 1, this reader knows versions 2 and 3"));
 }

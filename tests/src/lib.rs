@@ -565,7 +565,7 @@ pub fn read_bin_trace(f: &Path) -> Vec<h5prov_format::TraceRecord> {
                 return None;
             }
             h.decode(b, &mut vals).unwrap();
-            let r = TraceRecordRef::from_bin(&h, b, &vals)
+            let r = TraceRecordRef::from_bin(&h, &vals)
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             Some(r.to_owned_record())
         })
@@ -587,7 +587,7 @@ pub fn read_bin_objects(f: &Path) -> Vec<h5prov_format::ObjectSummary> {
                 return None;
             }
             h.decode(b, &mut vals).unwrap();
-            let r = ObjectSummaryRef::from_bin(&h, b, &vals)
+            let r = ObjectSummaryRef::from_bin(&h, &vals)
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             Some(r.to_owned_record())
         })

@@ -58,14 +58,14 @@ impl Buf {
 }
 
 /// Drives a binary file: `on_header` gets the header body (after the magic and its
-/// length) and gives the file's decoder, then `on_row` one record body at a time with its
-/// line number (header = 1), the values decoded into the slice it is given. A block's
+/// length) and gives the file's decoder, then `on_row` one record at a time with its line
+/// number (header = 1), its values decoded into the slice it is given. A block's
 /// zero length resets the decoder and is no record.
 pub(crate) fn drive_bin<H>(
     path: &Path,
     opts: &ReadOptions,
     on_header: impl FnOnce(&[u8]) -> Result<(H, BinDecoder), String>,
-    mut on_row: impl FnMut(&H, &BinDecoder, u64, &[u8], &[BinValue]) -> Result<(), String>,
+    mut on_row: impl FnMut(&H, &BinDecoder, u64, &[BinValue]) -> Result<(), String>,
 ) -> Result<FileDiag, Error> {
     let io = |e| Error::io(path, e);
     let malformed = |line: u64, reason: String| Error::Malformed {
@@ -159,7 +159,7 @@ pub(crate) fn drive_bin<H>(
             break;
         }
         match header.decode(body, &mut vals) {
-            Ok(()) => match on_row(&state, &header, line, body, &vals) {
+            Ok(()) => match on_row(&state, &header, line, &vals) {
                 Ok(()) => diag.rows += 1,
                 Err(reason) => diag.bad_row(path, line, at(reason), false, opts)?,
             },
@@ -194,8 +194,8 @@ pub fn read_bin_trace_lines(
         path,
         opts,
         |h| Ok(((), RecordRef::bin_decoder(h)?)),
-        |_, header, line, body, vals| {
-            sink(line, &RecordRef::from_bin(header, body, vals)?);
+        |_, header, line, vals| {
+            sink(line, &RecordRef::from_bin(header, vals)?);
             Ok(())
         },
     )

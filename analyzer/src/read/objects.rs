@@ -33,8 +33,8 @@ pub fn read_objects(
             path,
             opts,
             |h| Ok(((), ObjectSummaryRef::bin_decoder(h)?)),
-            |_, header, _, body, vals| {
-                o.set_from(&ObjectSummaryRef::from_bin(header, body, vals)?);
+            |_, header, _, vals| {
+                o.set_from(&ObjectSummaryRef::from_bin(header, vals)?);
                 sink(&o);
                 Ok(())
             },

@@ -1010,15 +1010,20 @@ struct TextKeys {
 }
 
 impl TextKeys {
-    /// The keys per trace column.
+    /// The key of trace column `col`.
     #[inline(always)]
-    fn columns(&self) -> [u64; TRACE_COLUMNS.len()] {
-        let mut k = [0; TRACE_COLUMNS.len()];
-        k[const { column_index(TRACE_COLUMNS, "op") }] = self.op;
-        k[const { column_index(TRACE_COLUMNS, "kind") }] = self.kind;
-        k[const { column_index(TRACE_COLUMNS, "file") }] = self.file;
-        k[const { column_index(TRACE_COLUMNS, "path") }] = self.path;
-        k
+    fn of(&self, col: usize) -> u64 {
+        const OP: usize = column_index(TRACE_COLUMNS, "op");
+        const KIND: usize = column_index(TRACE_COLUMNS, "kind");
+        const FILE: usize = column_index(TRACE_COLUMNS, "file");
+        const PATH: usize = column_index(TRACE_COLUMNS, "path");
+        match col {
+            OP => self.op,
+            KIND => self.kind,
+            FILE => self.file,
+            PATH => self.path,
+            _ => 0,
+        }
     }
 }
 
@@ -1090,7 +1095,7 @@ fn encode(
     match format {
         Format::Csv => r.write_csv(out),
         Format::Jsonl => r.write_jsonl(out),
-        Format::Bin => r.write_bin_keyed(out, bin, &keys.columns()),
+        Format::Bin => r.write_bin_keyed(out, bin, |c| keys.of(c)),
     }
 }
 

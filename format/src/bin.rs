@@ -199,6 +199,9 @@ pub struct BinBlock {
     /// Per column, its value in the block's previous record: a number, or for a text 0
     /// when empty, else its id + 1.
     prev: [u64; BIN_MAX_COLUMNS],
+    /// Per text column, the key its previous text was given (0: none): the same key again
+    /// is the same text, found without a lookup.
+    prev_key: [u64; BIN_MAX_COLUMNS],
     /// [`SLOTS`] slots once the first block started (an encoder that never writes
     /// allocates nothing).
     slots: Vec<Slot>,
@@ -214,6 +217,7 @@ impl Default for BinBlock {
     fn default() -> Self {
         BinBlock {
             prev: [0; BIN_MAX_COLUMNS],
+            prev_key: [0; BIN_MAX_COLUMNS],
             slots: Vec::new(),
             keyed: Vec::new(),
             arena: Vec::new(),
@@ -281,6 +285,7 @@ impl BinEncoder {
             self.started = true;
             let b = &mut self.block;
             b.prev = [0; BIN_MAX_COLUMNS];
+            b.prev_key = [0; BIN_MAX_COLUMNS];
             b.arena.clear();
             b.slots.clear();
             b.slots.resize(SLOTS, Slot::default());
@@ -337,6 +342,10 @@ impl BinBlock {
         key: u64,
         bits: &mut u64,
     ) -> usize {
+        if key != 0 && key == self.prev_key[col] {
+            return p;
+        }
+        self.prev_key[col] = key;
         if s.is_empty() {
             if self.prev[col] == 0 {
                 return p;

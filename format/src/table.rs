@@ -802,18 +802,19 @@ macro_rules! record_table {
             /// nothing once the encoder's buffers have grown.
             #[inline]
             pub fn write_bin(&self, out: &mut Vec<u8>, enc: &mut $crate::BinEncoder) {
-                self.write_bin_keyed(out, enc, &[0; $COLUMNS.len()]);
+                self.write_bin_keyed(out, enc, |_| 0);
             }
 
-            /// [`write_bin`](Self::write_bin) with a key for some text columns: `keys[c]`,
+            /// [`write_bin`](Self::write_bin) with a key for some text columns: `key(c)`,
             /// when not 0, stands for column `c`'s text, and must always stand for the
-            /// same text (see [`BinBlock::put_text`]($crate::BinBlock::put_text)).
+            /// same text (see [`BinBlock::put_text`]($crate::BinBlock::put_text)). `key`
+            /// is called with each column's position, a constant once inlined.
             #[inline]
             pub fn write_bin_keyed(
                 &self,
                 out: &mut Vec<u8>,
                 enc: &mut $crate::BinEncoder,
-                keys: &[u64; $COLUMNS.len()],
+                key: impl Fn(usize) -> u64,
             ) {
                 const _: () = assert!($COLUMNS.len() <= $crate::bin::BIN_MAX_COLUMNS);
                 const BITMAP: usize = $crate::bin::bin_bitmap_len($COLUMNS.len());
@@ -822,10 +823,10 @@ macro_rules! record_table {
                 let room = FIXED $( + $crate::table::Column::bin_text_len(self.$field) )*;
                 let (block, window, big) = enc.begin(out, room);
                 if room <= $crate::bin::BIN_WINDOW {
-                    let end = self.put_bin_fields::<_, BITMAP>(window, block, keys);
+                    let end = self.put_bin_fields::<_, BITMAP>(window, block, &key);
                     $crate::bin::bin_end(out, window, end);
                 } else {
-                    let end = self.put_bin_fields::<_, BITMAP>(big, block, keys);
+                    let end = self.put_bin_fields::<_, BITMAP>(big, block, &key);
                     $crate::bin::bin_end(out, big, end);
                 }
             }
@@ -837,14 +838,14 @@ macro_rules! record_table {
                 &self,
                 buf: &mut B,
                 block: &mut $crate::BinBlock,
-                keys: &[u64; $COLUMNS.len()],
+                key: &impl Fn(usize) -> u64,
             ) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }
                 let mut bits = 0u64;
                 let p = 4 + BITMAP;
                 $( let p = $crate::table::Column::put_bin(
-                    self.$field, buf, p, C::$field as usize, block, keys[C::$field as usize],
+                    self.$field, buf, p, C::$field as usize, block, key(C::$field as usize),
                     &mut bits); )*
                 $crate::bin::put_bitmap(buf, BITMAP, bits);
                 p

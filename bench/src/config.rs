@@ -344,6 +344,8 @@ pub struct Settings {
     /// MPI mode: the `-mpi` workloads (one shared file, MPI-IO) against the parallel HDF5,
     /// each process group started as `mpirun -np N`.
     pub mpi: bool,
+    /// `--pin`: the CPU list every timed workload process runs on (`taskset -c LIST`).
+    pub pin: Option<String>,
     /// `HOST:PORT` of the collector the streaming modes stream to (started by
     /// [`run`](crate::run) when a mode streams).
     pub collector: Option<String>,

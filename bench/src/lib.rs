@@ -180,6 +180,7 @@ pub fn run(
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         quick: settings.quick,
         mpi: settings.mpi,
+        pin: settings.pin.clone(),
         rounds: settings.rounds,
         sizes: settings.sizes,
         plugin_path,

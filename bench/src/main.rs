@@ -110,6 +110,10 @@ struct RunArgs {
     /// Also measure metadata-heavy instructions per HDF5 call under valgrind --tool=callgrind.
     #[arg(long)]
     callgrind: bool,
+    /// Run every timed workload process on these CPUs (`taskset -c LIST`, e.g. `1`): one
+    /// CPU's caches and no migrations, so rounds spread less. Stated in the report.
+    #[arg(long, value_name = "LIST")]
+    pin: Option<String>,
     /// Only the callgrind measurement (no timed runs).
     #[arg(long)]
     callgrind_only: bool,
@@ -229,6 +233,7 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
             callgrind: a.callgrind || a.callgrind_only,
             callgrind_iters,
             mpi: a.mpi,
+            pin: a.pin,
             collector: None,
         },
         a.require_h5prov,

@@ -102,6 +102,8 @@ pub struct Report {
     pub quick: bool,
     /// MPI mode (`mpirun -np N`, the `-mpi` workloads, one shared file).
     pub mpi: bool,
+    /// The CPUs the timed workload processes were pinned to (`--pin`), if any.
+    pub pin: Option<String>,
     /// Interleaved rounds.
     pub rounds: usize,
     /// Problem sizes.
@@ -275,6 +277,12 @@ pub fn markdown(r: &Report) -> String {
         "- sizes: metadata-heavy {} iterations; vpic {} particles × {} timesteps per process",
         r.sizes.meta_iters, r.sizes.vpic_particles, r.sizes.vpic_timesteps
     );
+    if let Some(cpus) = &r.pin {
+        let _ = writeln!(
+            s,
+            "- every timed workload process pinned to CPU {cpus} (`taskset -c {cpus}`)"
+        );
+    }
     if r.mpi {
         let _ = writeln!(
             s,

@@ -226,7 +226,9 @@ pub fn run_once(
             settings.collector.as_deref(),
         ),
         procs,
-        wrapper: Vec::new(),
+        wrapper: settings.pin.as_ref().map_or_else(Vec::new, |cpus| {
+            vec!["taskset".into(), "-c".into(), cpus.clone()]
+        }),
         mpi: settings.mpi,
     };
     let g: GroupResult = run_group(&launch, &run_dir.join("logs"))?;

@@ -346,6 +346,7 @@ fn make_source(
         callgrind: false,
         callgrind_iters: (0, 0),
         mpi: false,
+        pin: None,
         collector: None,
     };
     progress("[analyzer] building workloads/ for the source traces");

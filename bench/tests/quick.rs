@@ -37,6 +37,8 @@ fn quick_native_and_pass_through_write_a_parsable_report() {
         "--quick",
         "--modes",
         "native,pass_through",
+        "--pin",
+        "0",
         "--out",
         out_dir.to_str().unwrap(),
         "--work-dir",
@@ -61,6 +63,8 @@ fn quick_native_and_pass_through_write_a_parsable_report() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("report.json parses");
     assert_eq!(v["report_version"], 1);
     assert_eq!(v["quick"], true);
+    assert_eq!(v["pin"], "0");
+    assert!(md.contains("pinned to CPU 0 (`taskset -c 0`)"), "{md}");
     let cases = v["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 6);
     for c in cases {
@@ -144,6 +148,8 @@ fn quick_analyzer_benchmark_writes_reports_that_agree() {
         h5prov_bench::analyzer::ANALYZER_REPORT_VERSION
     );
     assert_eq!(v["quick"], true);
+    assert_eq!(v["pin"], "0");
+    assert!(md.contains("pinned to CPU 0 (`taskset -c 0`)"), "{md}");
     assert_eq!(v["records"], 200_000);
     assert_eq!(v["files"], 4);
     let a = &v["agreement"];

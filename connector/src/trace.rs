@@ -1371,6 +1371,14 @@ mod tests {
     use h5prov_format::ObjectSummary;
     use std::fmt::Write as _;
 
+    /// `r` encoded alone (a fresh encoder, no text keys).
+    fn encoded(format: Format, r: &TraceRecordRef<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        let keys = TextKeys::default();
+        encode(&mut out, &mut BinEncoder::default(), format, r, &keys);
+        out
+    }
+
     #[test]
     fn summary_rows_read_back_with_the_csv_crate() {
         let row = ObjectSummaryRef {
@@ -1473,7 +1481,6 @@ mod tests {
 
     #[test]
     fn csv_records_have_every_column() {
-        let mut w = Vec::new();
         let r = TraceRecordRef {
             seq: 7,
             start_ns: 1,
@@ -1495,14 +1502,7 @@ mod tests {
             detail: "start=5,10;count=3,4",
             ..TraceRecordRef::default()
         };
-        encode(
-            &mut w,
-            &mut BinEncoder::default(),
-            Format::Csv,
-            &r,
-            &TextKeys::default(),
-        );
-        let text = String::from_utf8(w.clone()).unwrap();
+        let text = String::from_utf8(encoded(Format::Csv, &r)).unwrap();
         let mut rd = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(text.as_bytes());
@@ -1519,15 +1519,7 @@ mod tests {
         assert_eq!(rec.seq, 7);
         assert_eq!(rec.detail, "start=5,10;count=3,4", "a quoted last field");
 
-        let mut j = Vec::new();
-        encode(
-            &mut j,
-            &mut BinEncoder::default(),
-            Format::Jsonl,
-            &r,
-            &TextKeys::default(),
-        );
-        let line = String::from_utf8(j).unwrap();
+        let line = String::from_utf8(encoded(Format::Jsonl, &r)).unwrap();
         let back: h5prov_format::TraceRecord = serde_json::from_str(line.trim()).unwrap();
         assert_eq!(back, rec, "CSV and JSONL carry the same fields");
     }

@@ -394,6 +394,25 @@ fn bin_split(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
     (header, bodies)
 }
 
+/// Decodes a binary trace's record bodies (a block's start: an empty body), in order.
+fn bin_traces(header: &[u8], bodies: &[&[u8]]) -> Vec<TraceRecord> {
+    let (mut h, mut vals) = (TraceRecordRef::bin_decoder(header).unwrap(), Vec::new());
+    let mut got = Vec::new();
+    for body in bodies {
+        if body.is_empty() {
+            h.new_block();
+            continue;
+        }
+        h.decode(body, &mut vals).unwrap();
+        got.push(
+            TraceRecordRef::from_bin(&h, &vals)
+                .unwrap()
+                .to_owned_record(),
+        );
+    }
+    got
+}
+
 #[test]
 fn trace_records_round_trip_through_bin() {
     let recs = awkward_traces();
@@ -527,23 +546,9 @@ fn bin_blocks_interleave_and_decode_on_their_own() {
         want.append(pend);
     }
     let (header, bodies) = bin_split(&file);
-    let mut h = TraceRecordRef::bin_decoder(header).unwrap();
-    let mut vals = Vec::new();
-    let mut got = Vec::new();
-    for body in &bodies {
-        if body.is_empty() {
-            h.new_block();
-            continue;
-        }
-        h.decode(body, &mut vals).unwrap();
-        got.push(
-            TraceRecordRef::from_bin(&h, &vals)
-                .unwrap()
-                .to_owned_record(),
-        );
-    }
-    assert_eq!(got, want);
+    assert_eq!(bin_traces(header, &bodies), want);
     // A record that names a text by id, decoded at the start of another block.
+    let (mut h, mut vals) = (TraceRecordRef::bin_decoder(header).unwrap(), Vec::new());
     let undefined = bodies
         .iter()
         .filter(|b| !b.is_empty())
@@ -609,21 +614,7 @@ fn keyed_texts_round_trip_through_bin() {
         }
     }
     let (header, bodies) = bin_split(&data);
-    let mut h = TraceRecordRef::bin_decoder(header).unwrap();
-    let (mut vals, mut got) = (Vec::new(), Vec::new());
-    for body in bodies {
-        if body.is_empty() {
-            h.new_block();
-            continue;
-        }
-        h.decode(body, &mut vals).unwrap();
-        got.push(
-            TraceRecordRef::from_bin(&h, &vals)
-                .unwrap()
-                .to_owned_record(),
-        );
-    }
-    assert_eq!(got, want);
+    assert_eq!(bin_traces(header, &bodies), want);
     // Unchanged columns are left out: less than the length and a byte per column each.
     assert!(
         data.len() < 3000 * (4 + TRACE_COLUMNS.len()),

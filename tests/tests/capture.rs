@@ -688,6 +688,29 @@ fn binary_and_csv_traces_report_the_same() {
     std::fs::create_dir_all(&conv).unwrap();
     let recs = read_bin_trace(trace);
     assert!(recs.len() > 1000, "{}", recs.len());
+    // Every record's texts (most found by key in the binary encoder: op, kind, file, path)
+    // and data-I/O columns are the CSV run's, in the same order.
+    let texts = |recs: &[TraceRecord], format: &str| {
+        let data = dir.join(format!("data-{format}"));
+        recs.iter()
+            .map(|r| {
+                let file = r.file.replace(data.to_str().unwrap(), "DATA");
+                let io = (
+                    r.bytes,
+                    r.npoints,
+                    r.sel.clone(),
+                    r.mem_type.clone(),
+                    r.bbox.clone(),
+                );
+                (r.op.clone(), r.kind.clone(), file, r.path.clone(), io)
+            })
+            .collect::<Vec<_>>()
+    };
+    let from_csv = read_records(&csv);
+    assert_eq!(texts(&recs, "bin"), texts(&from_csv, "csv"));
+    assert!(recs
+        .iter()
+        .any(|r| r.file.ends_with(".h5") && r.path.starts_with("/g")));
     let mut text = format!("{}\n", TRACE_COLUMNS.join(",")).into_bytes();
     let header = text.len();
     for r in &recs {

@@ -10,7 +10,7 @@ use super::csv_records::{CsvRecords, Fields, RawLine, Record, Row};
 use super::swar::parse_at;
 use super::{input, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
-use h5prov_format::{CsvHeader, FieldSource, TRACE_COLUMNS};
+use h5prov_format::{column_index, CsvHeader, FieldSource, TRACE_COLUMNS};
 use std::path::Path;
 
 /// Drives a CSV file: header callback, then one callback per row with its line number.
@@ -135,28 +135,8 @@ impl<'a> FieldSource<'a> for Plain<'a, '_> {
     fn empty_value(&self, _: usize, _: &'static str) {}
 }
 
-/// The position of column `name` in [`TRACE_COLUMNS`].
-const fn trace_column(name: &str) -> usize {
-    let mut i = 0;
-    while i < TRACE_COLUMNS.len() {
-        let c = TRACE_COLUMNS[i].as_bytes();
-        let n = name.as_bytes();
-        if c.len() == n.len() {
-            let mut j = 0;
-            while j < c.len() && c[j] == n[j] {
-                j += 1;
-            }
-            if j == c.len() {
-                return i;
-            }
-        }
-        i += 1;
-    }
-    panic!("not a trace column")
-}
-
 /// The first text column: the UTF-8 check starts there.
-const OP: usize = trace_column("op");
+const OP: usize = column_index(TRACE_COLUMNS, "op");
 
 /// The fast path of a file whose header is exactly [`TRACE_COLUMNS`]: parses a plain line
 /// in place, its comma positions in a local array, with the record table's own builder

@@ -186,6 +186,7 @@ fn storage_and_transfer_fields_in_csv_and_bin_and_the_same_file() {
     let native = scratch("fields-native");
     Run::native(&exe, &["f.h5"], &native).ok();
     let want = h5dump(&native);
+    let mut traced = None;
     for format in ["csv", "bin"] {
         let dir = scratch(&format!("fields-{format}"));
         let traces = dir.join("t");
@@ -201,7 +202,49 @@ fn storage_and_transfer_fields_in_csv_and_bin_and_the_same_file() {
         assert_eq!(files_with_suffix(&traces, &ext).len(), 1, "{format}");
         check(&traces);
         assert_eq!(h5dump(&dir), want, "{format}: the traced program's file");
+        traced = Some(dir);
     }
+    // Opened by another program (h5dump through h5prov): a contiguous dataset with its
+    // storage allocated is described without its creation property list (its fill and
+    // allocation times unknown); the others as at create.
+    let dir = traced.unwrap();
+    let traces = dir.join("t-h5dump");
+    Run::with_h5prov(&tool("h5dump"), &["f.h5"], &dir, &traces, "level=summary").ok();
+    let objs = read_objects(&traces);
+    let mut rows: Vec<_> = objs
+        .iter()
+        // h5dump's datasets opened by path (it also wraps ids of its own: no path).
+        .filter(|o| o.kind == "dataset" && !o.path.is_empty())
+        .map(|o| {
+            let s = |v: &str| v.to_string();
+            (
+                s(&o.path),
+                s(&o.layout),
+                s(&o.chunk),
+                s(&o.fill_time),
+                s(&o.alloc_time),
+            )
+        })
+        .collect();
+    rows.sort();
+    let row = |p: &str, l: &str, c: &str, f: &str, a: &str| {
+        (
+            p.to_string(),
+            l.to_string(),
+            c.to_string(),
+            f.to_string(),
+            a.to_string(),
+        )
+    };
+    assert_eq!(
+        rows,
+        [
+            row("/chunked", "chunked", "64x64", "ifset", "incr"),
+            row("/compact", "compact", "", "ifset", "early"),
+            row("/contig_be", "contiguous", "", "", ""),
+        ],
+        "{objs:#?}"
+    );
 }
 
 #[test]

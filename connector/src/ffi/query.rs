@@ -250,6 +250,7 @@ fn fill_time_name(t: i32) -> &'static str {
 
 fn alloc_time_name(t: i32) -> &'static str {
     match t {
+        0 => "default",
         1 => "early",
         2 => "late",
         3 => "incr",
@@ -260,8 +261,9 @@ fn alloc_time_name(t: i32) -> &'static str {
 /// `H5D_ALLOC_TIME_DEFAULT` as HDF5 resolves it at create (`H5D__create`): early for
 /// compact datasets and in files whose driver allocates early (MPI-IO), late for
 /// contiguous ones, incremental for chunked and virtual ones.
+/// An empty allocation time (not known) stays empty.
 pub fn resolve_alloc_time(shape: &mut Shape, mpio: bool) {
-    if shape.alloc_time.is_empty() && !shape.layout.is_empty() {
+    if shape.alloc_time == "default" {
         shape.alloc_time = match (mpio, shape.layout) {
             (true, _) | (_, "compact") => "early",
             (_, "contiguous") => "late",
@@ -415,6 +417,27 @@ pub unsafe fn chunk_cache(dapl: hid_t) -> Box<str> {
     format!("{}:{}:{w}", part(nslots), part(nbytes)).into_boxed_str()
 }
 
+/// The file address of a dataset's raw data when it is contiguous, not in external files
+/// and allocated (the native connector's `H5Dget_offset`); `None` otherwise, or when the
+/// under connector does not answer the native query.
+///
+/// # Safety
+/// `under` is a live dataset of connector `vol`.
+unsafe fn contiguous_offset(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<u64> {
+    /// `HADDR_UNDEF`: `(haddr_t)(int64_t)-1` in `H5public.h`, a macro bindgen cannot see.
+    const UNDEF: b::haddr_t = b::haddr_t::MAX;
+    let mut addr: b::haddr_t = UNDEF;
+    // The native connector reads the union's `get_offset` member, its first: this struct.
+    let mut get = b::H5VL_native_dataset_optional_args_t__bindgen_ty_2 { offset: &mut addr };
+    let mut args = b::H5VL_optional_args_t {
+        op_type: b::H5VL_NATIVE_DATASET_GET_OFFSET as i32,
+        args: (&mut get as *mut b::H5VL_native_dataset_optional_args_t__bindgen_ty_2).cast(),
+    };
+    // SAFETY: valid args for the native query; `addr` outlives the call.
+    let r = unsafe { b::H5VLdataset_optional(under, vol, &mut args, dxpl, std::ptr::null_mut()) };
+    (r >= 0 && addr != UNDEF).then_some(addr)
+}
+
 /// Asks the under connector for a dataset's space, type and layout.
 ///
 /// # Safety
@@ -443,8 +466,24 @@ pub unsafe fn dataset_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Opti
         };
         let space = get(b::H5VL_DATASET_GET_SPACE);
         let ty = get(b::H5VL_DATASET_GET_TYPE);
-        let dcpl = get(b::H5VL_DATASET_GET_DCPL);
-        let shape = (space >= 0 && ty >= 0).then(|| shape_from_ids(ty, space, dcpl));
+        // A contiguous dataset with its storage allocated: the creation property list
+        // (a copy with fix-ups: about two thirds of h5prov's extra on a read of many
+        // datasets) has nothing more that affects its I/O, so it is not asked for; its fill
+        // and allocation times stay unknown (empty).
+        // SAFETY: under is a live dataset of connector vol.
+        let contiguous = unsafe { contiguous_offset(under, vol, dxpl) }.is_some();
+        let dcpl = if contiguous {
+            -1
+        } else {
+            get(b::H5VL_DATASET_GET_DCPL)
+        };
+        let shape = (space >= 0 && ty >= 0).then(|| {
+            let mut s = shape_from_ids(ty, space, dcpl);
+            if contiguous {
+                s.layout = "contiguous";
+            }
+            s
+        });
         // SAFETY: closing ids we own.
         unsafe {
             if space >= 0 {

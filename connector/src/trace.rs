@@ -1079,6 +1079,8 @@ fn op_name(op: Op, sub: u32) -> &'static str {
 /// The text key of [`op_name`]`(op, sub)` (below [`crate::tree::KIND_TEXT_KEYS`]), 0 for `?`.
 #[inline]
 fn op_key(op: Op, sub: u32) -> u64 {
+    // Operation keys never reach the kinds' (a key stands for one text).
+    const _: () = assert!(Op::ALL.len() * (SUBS + 1) < crate::tree::KIND_TEXT_KEYS as usize);
     op_index(sub).map_or(0, |idx| 1 + (op as usize * (SUBS + 1) + idx) as u64)
 }
 

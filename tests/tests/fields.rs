@@ -216,32 +216,22 @@ fn storage_and_transfer_fields_in_csv_and_bin_and_the_same_file() {
         // h5dump's datasets opened by path (it also wraps ids of its own: no path).
         .filter(|o| o.kind == "dataset" && !o.path.is_empty())
         .map(|o| {
-            let s = |v: &str| v.to_string();
             (
-                s(&o.path),
-                s(&o.layout),
-                s(&o.chunk),
-                s(&o.fill_time),
-                s(&o.alloc_time),
+                o.path.as_str(),
+                o.layout.as_str(),
+                o.chunk.as_str(),
+                o.fill_time.as_str(),
+                o.alloc_time.as_str(),
             )
         })
         .collect();
     rows.sort();
-    let row = |p: &str, l: &str, c: &str, f: &str, a: &str| {
-        (
-            p.to_string(),
-            l.to_string(),
-            c.to_string(),
-            f.to_string(),
-            a.to_string(),
-        )
-    };
     assert_eq!(
         rows,
         [
-            row("/chunked", "chunked", "64x64", "ifset", "incr"),
-            row("/compact", "compact", "", "ifset", "early"),
-            row("/contig_be", "contiguous", "", "", ""),
+            ("/chunked", "chunked", "64x64", "ifset", "incr"),
+            ("/compact", "compact", "", "ifset", "early"),
+            ("/contig_be", "contiguous", "", "", ""),
         ],
         "{objs:#?}"
     );

@@ -417,13 +417,13 @@ pub unsafe fn chunk_cache(dapl: hid_t) -> Box<str> {
     format!("{}:{}:{w}", part(nslots), part(nbytes)).into_boxed_str()
 }
 
-/// The file address of a dataset's raw data when it is contiguous, not in external files
-/// and allocated (the native connector's `H5Dget_offset`); `None` otherwise, or when the
-/// under connector does not answer the native query.
+/// Whether a dataset is contiguous, not in external files and allocated: the native
+/// connector's `H5Dget_offset` gives it an address. False otherwise, or when the under
+/// connector does not answer the native query.
 ///
 /// # Safety
 /// `under` is a live dataset of connector `vol`.
-unsafe fn contiguous_offset(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<u64> {
+unsafe fn allocated_contiguous(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> bool {
     /// `HADDR_UNDEF`: `(haddr_t)(int64_t)-1` in `H5public.h`, a macro bindgen cannot see.
     const UNDEF: b::haddr_t = b::haddr_t::MAX;
     let mut addr: b::haddr_t = UNDEF;
@@ -435,7 +435,7 @@ unsafe fn contiguous_offset(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Opti
     };
     // SAFETY: valid args for the native query; `addr` outlives the call.
     let r = unsafe { b::H5VLdataset_optional(under, vol, &mut args, dxpl, std::ptr::null_mut()) };
-    (r >= 0 && addr != UNDEF).then_some(addr)
+    r >= 0 && addr != UNDEF
 }
 
 /// Asks the under connector for a dataset's space, type and layout.
@@ -471,7 +471,7 @@ pub unsafe fn dataset_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Opti
         // datasets) has nothing more that affects its I/O, so it is not asked for; its fill
         // and allocation times stay unknown (empty).
         // SAFETY: under is a live dataset of connector vol.
-        let contiguous = unsafe { contiguous_offset(under, vol, dxpl) }.is_some();
+        let contiguous = unsafe { allocated_contiguous(under, vol, dxpl) };
         let dcpl = if contiguous {
             -1
         } else {

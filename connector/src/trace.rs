@@ -1360,7 +1360,19 @@ fn write_summary(
             copy.write_csv(out)
         }
         Format::Jsonl => row.write_jsonl(out),
-        Format::Bin => row.write_bin(out, bin),
+        // The node's keys, as for its trace records: most rows then find their kind and
+        // file without hashing them, and their path once.
+        Format::Bin => row.write_bin_keyed(out, bin, |c| {
+            const KIND: usize = column_index(OBJECT_COLUMNS, "kind");
+            const FILE: usize = column_index(OBJECT_COLUMNS, "file");
+            const PATH: usize = column_index(OBJECT_COLUMNS, "path");
+            match c {
+                KIND => n.kind.name_key(),
+                FILE => n.file_key,
+                PATH => n.path_key,
+                _ => 0,
+            }
+        }),
     }
     if g.buf.len() >= s.threshold {
         s.drain_objects(&mut g);

@@ -397,8 +397,12 @@ pub unsafe extern "C" fn get_wrap_ctx(obj: *const c_void, ctx: *mut *mut c_void)
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj.cast_mut()) }?;
         let mut under_ctx = std::ptr::null_mut();
-        // SAFETY: forwarded.
-        unsafe { b::H5VLget_wrap_ctx(o.under, o.vol.id(), &mut under_ctx) };
+        // The native connector's context is NULL: one HDF5 API call fewer on almost every
+        // HDF5 call the application makes (each sets up a wrap context).
+        if !o.vol.is_native() {
+            // SAFETY: forwarded.
+            unsafe { b::H5VLget_wrap_ctx(o.under, o.vol.id(), &mut under_ctx) };
+        }
         let file = o.node.as_ref().and_then(|n| {
             if n.kind == Kind::File {
                 Some(n.clone())

@@ -81,34 +81,49 @@ pub fn guard_unwind<R>(fail: R, f: impl FnOnce() -> R) -> R {
 #[derive(Debug, Clone)]
 pub struct UnderVol(Arc<UnderVolRef>);
 
-/// The one HDF5 reference behind an [`UnderVol`].
+/// The one HDF5 reference behind an [`UnderVol`], and whether it is HDF5's native
+/// connector.
 #[derive(Debug)]
-pub struct UnderVolRef(hid_t);
+pub struct UnderVolRef {
+    id: hid_t,
+    native: bool,
+}
+
+/// `H5_VOL_NATIVE` (`H5VLpublic.h`): the native connector's value.
+const H5_VOL_NATIVE: h5prov_bindings::H5VL_class_value_t = 0;
 
 impl UnderVol {
-    /// Takes a new HDF5 reference to `id`.
-    pub fn new_ref(id: hid_t) -> UnderVol {
-        // SAFETY: H5Iinc_ref accepts any id and fails cleanly on an invalid one. Public
-        // HDF5 calls clear the error stack on entry, so it is preserved around the call.
-        query::quietly(|| unsafe { h5prov_bindings::H5Iinc_ref(id) });
-        UnderVol(Arc::new(UnderVolRef(id)))
-    }
-
     /// Adopts an id whose HDF5 reference the caller owns.
     pub fn adopt(id: hid_t) -> UnderVol {
-        UnderVol(Arc::new(UnderVolRef(id)))
+        let mut value = -1;
+        // SAFETY: a plain query on a connector id, into a local. Public HDF5 calls clear
+        // the error stack on entry, so it is preserved around the call.
+        let known =
+            query::quietly(|| unsafe { h5prov_bindings::H5VLget_value(id, &mut value) }) >= 0;
+        UnderVol(Arc::new(UnderVolRef {
+            id,
+            native: known && value == H5_VOL_NATIVE,
+        }))
     }
 
     /// The raw id.
     #[inline]
     pub fn id(&self) -> hid_t {
-        self.0 .0
+        self.0.id
+    }
+
+    /// Whether this is HDF5's native connector, which has no object wrapping (its class's
+    /// `wrap_cls` callbacks are all NULL in `H5VLnative.c`, 1.14 and 2.x alike): its wrap
+    /// context is always NULL, known without asking.
+    #[inline]
+    pub fn is_native(&self) -> bool {
+        self.0.native
     }
 }
 
 impl Drop for UnderVolRef {
     fn drop(&mut self) {
-        let id = self.0;
+        let id = self.id;
         // The error stack is preserved so a failed decrement (e.g. after H5close) never
         // pollutes or clears the application's stack.
         // SAFETY: a plain HDF5 call on an id.

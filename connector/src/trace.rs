@@ -15,8 +15,8 @@ use crate::stream::{self, Stream};
 use crate::subops;
 use crate::tree::{Io, Kind, Node};
 use h5prov_format::{
-    column_index, BinEncoder, ObjectSummaryRef, ProcessMeta, TextHint, TraceRecordRef,
-    FORMAT_VERSION, OBJECT_COLUMNS, TRACE_COLUMNS,
+    column_index, BinEncoder, ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION,
+    OBJECT_COLUMNS, TRACE_COLUMNS,
 };
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
@@ -958,8 +958,8 @@ impl Span {
             kind: kind.name_key(),
             file: ev.node.map_or(0, |n| n.file_key),
             path: match (ev.node, ev.path) {
-                (Some(n), None) => TextHint::Memo(n.path_key, &n.path_memo[0]),
-                _ => TextHint::None,
+                (Some(n), None) => n.path_key,
+                _ => 0,
             },
         };
         let rec = TraceRecordRef {
@@ -1000,37 +1000,29 @@ impl Span {
 }
 
 /// The keys of a trace record's texts that have one (see [`crate::tree::text_key`]; 0:
-/// none), and its path's memo: the binary encoder finds their ids by key or in the memo,
-/// without reading them.
+/// none): the binary encoder finds their ids by key, without reading them.
 #[derive(Default)]
-struct TextKeys<'n> {
+struct TextKeys {
     op: u64,
     kind: u64,
     file: u64,
-    path: TextHint<'n>,
+    path: u64,
 }
 
-impl<'n> TextKeys<'n> {
-    /// What stands for trace column `col`'s text.
+impl TextKeys {
+    /// The key of trace column `col`.
     #[inline(always)]
-    fn of(&self, col: usize) -> TextHint<'n> {
+    fn of(&self, col: usize) -> u64 {
         const OP: usize = column_index(TRACE_COLUMNS, "op");
         const KIND: usize = column_index(TRACE_COLUMNS, "kind");
         const FILE: usize = column_index(TRACE_COLUMNS, "file");
         const PATH: usize = column_index(TRACE_COLUMNS, "path");
-        let key = |k| {
-            if k == 0 {
-                TextHint::None
-            } else {
-                TextHint::Key(k)
-            }
-        };
         match col {
-            OP => key(self.op),
-            KIND => key(self.kind),
-            FILE => key(self.file),
+            OP => self.op,
+            KIND => self.kind,
+            FILE => self.file,
             PATH => self.path,
-            _ => TextHint::None,
+            _ => 0,
         }
     }
 }
@@ -1375,10 +1367,10 @@ fn write_summary(
             const FILE: usize = column_index(OBJECT_COLUMNS, "file");
             const PATH: usize = column_index(OBJECT_COLUMNS, "path");
             match c {
-                KIND => TextHint::Key(n.kind.name_key()),
-                FILE => TextHint::Key(n.file_key),
-                PATH => TextHint::Memo(n.path_key, &n.path_memo[1]),
-                _ => TextHint::None,
+                KIND => n.kind.name_key(),
+                FILE => n.file_key,
+                PATH => n.path_key,
+                _ => 0,
             }
         }),
     }

@@ -19,7 +19,6 @@
 //! - Counters sit behind a per-node `parking_lot` mutex: uncontended in the common case,
 //!   correct when HDF5 is thread-safe or an async connector calls from another thread.
 
-use h5prov_format::BinMemo;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -358,9 +357,6 @@ pub struct Node {
     pub path: Box<str>,
     /// The key of `path` for the binary encoder ([`text_key`]).
     pub path_key: u64,
-    /// The id `path` has in the binary block of the trace encoder that last wrote it, and
-    /// in the objects file's: found there, not in the block's table of keys.
-    pub path_memo: [BinMemo; 2],
     /// The key of `file_name` for the binary encoder: its file node's, when it shares
     /// that node's name.
     pub file_key: u64,
@@ -570,7 +566,6 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         file_name: new.file_name,
         path: new.path.into(),
         path_key: text_key(),
-        path_memo: Default::default(),
         file_key,
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
@@ -967,7 +962,6 @@ mod tests {
                 file_name: n.file_name.clone(),
                 path: "/d".into(),
                 path_key: text_key(),
-                path_memo: Default::default(),
                 file_key: n.file_key,
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),

@@ -36,7 +36,6 @@
 //! record run out of bytes, those after a corrupt length do not.
 
 use crate::table::FieldSource;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The first eight bytes of a binary trace or objects file.
 pub const BIN_MAGIC: &[u8; 8] = b"H5PROVB1";
@@ -170,48 +169,6 @@ const SLOTS: usize = 256;
 /// key (keys are structured: counters, small numbers).
 const KEYED: usize = 512;
 
-/// What the encoder may use to find a text's id in its block without reading the text
-/// (see [`BinBlock::put_text`]).
-#[derive(Clone, Copy, Default)]
-pub enum TextHint<'m> {
-    /// Nothing: the text is sampled and hashed.
-    #[default]
-    None,
-    /// A key that always stands for this text (a static name's number): its id is found
-    /// in the block's table of keys.
-    Key(u64),
-    /// A key that always stands for this text, and its owner's [`BinMemo`]: its id is
-    /// found in the memo (kept with the owner, whose memory the caller has just used), so
-    /// no table is read.
-    Memo(u64, &'m BinMemo),
-}
-
-impl TextHint<'_> {
-    /// The key, 0 for none.
-    #[inline(always)]
-    fn key(self) -> u64 {
-        match self {
-            TextHint::None => 0,
-            TextHint::Key(k) | TextHint::Memo(k, _) => k,
-        }
-    }
-}
-
-/// Where the owner of one text (an object, for its path) remembers the id the text was
-/// given in a binary block, and which block: one atomic word, `block tag << MEMO_ID_BITS |
-/// id`. A memo is only a hint: a block that does not find its own tag there writes the
-/// text again, so encoders of several threads may share it.
-#[derive(Debug, Default)]
-pub struct BinMemo(AtomicU64);
-
-/// Bits of a [`BinMemo`] word that hold the id (a block with more texts than this does
-/// not memoize the later ones).
-const MEMO_ID_BITS: u32 = 24;
-
-/// The next block's tag: blocks are told apart in [`BinMemo`]s by a tag no other block of
-/// the process has had (it starts at 1, so an empty memo matches no block).
-static BLOCK_TAGS: AtomicU64 = AtomicU64::new(1);
-
 /// The state of one binary writer: the block it is in (each column's last number, the
 /// texts given ids) and the record being built. One per output buffer:
 /// [`BinEncoder::new_block`] when the buffer was written out, so that every buffer is one
@@ -254,8 +211,6 @@ pub struct BinBlock {
     /// The bytes of the texts in `slots`.
     arena: Vec<u8>,
     next_id: u64,
-    /// This block's tag in [`BinMemo`]s.
-    tag: u64,
 }
 
 impl Default for BinBlock {
@@ -267,7 +222,6 @@ impl Default for BinBlock {
             keyed: Vec::new(),
             arena: Vec::new(),
             next_id: 0,
-            tag: 0,
         }
     }
 }
@@ -338,7 +292,6 @@ impl BinEncoder {
             b.keyed.clear();
             b.keyed.resize(KEYED, (0, 0));
             b.next_id = 0;
-            b.tag = BLOCK_TAGS.fetch_add(1, Ordering::Relaxed);
             out.extend_from_slice(&[0; 4]);
         }
         if room > BIN_WINDOW && self.big.len() < room {
@@ -376,10 +329,9 @@ impl BinBlock {
     /// when the block has one for it, else 1, its length and bytes (it takes the next id).
     /// Returns where it ends. Needs `1 + BIN_NUM_ROOM + s.len()` bytes there.
     ///
-    /// `hint`'s key, when not 0, stands for `s`: the caller promises that a key always
-    /// stands for the same text (a static name's number, an object's for its immutable
-    /// path), and a memo too. The block then finds the text's id by the key or in the
-    /// memo, without reading the text.
+    /// `key`, when not 0, stands for `s`: the caller promises that a key always stands for
+    /// the same text (a static name's number, an object's for its immutable path). The
+    /// block then finds the text's id by the key, without reading the text.
     #[inline(always)]
     pub fn put_text<B: BinBuf + ?Sized>(
         &mut self,
@@ -387,10 +339,9 @@ impl BinBlock {
         p: usize,
         col: usize,
         s: &[u8],
-        hint: TextHint<'_>,
+        key: u64,
         bits: &mut u64,
     ) -> usize {
-        let key = hint.key();
         if key != 0 && key == self.prev_key[col] {
             return p;
         }
@@ -404,10 +355,10 @@ impl BinBlock {
             buf.put(p, 0);
             return p + 1;
         }
-        let known = match hint {
-            TextHint::None => self.hashed_id(s),
-            TextHint::Key(key) => self.keyed_id(key),
-            TextHint::Memo(_, memo) => self.memo_id(memo),
+        let known = if key != 0 {
+            self.keyed_id(key)
+        } else {
+            self.hashed_id(s)
         };
         if let Some(id) = known {
             if self.prev[col] == id + 1 {
@@ -441,20 +392,6 @@ impl BinBlock {
         if second.0 == key {
             self.keyed[set].1 = second.1;
             return Some(second.1);
-        }
-        None
-    }
-
-    /// The id memo `m` holds for this block, or `None` when it holds none: then the memo
-    /// is given the next id (the caller writes the text).
-    #[inline(always)]
-    fn memo_id(&self, m: &BinMemo) -> Option<u64> {
-        let v = m.0.load(Ordering::Relaxed);
-        if v >> MEMO_ID_BITS == self.tag {
-            return Some(v & ((1 << MEMO_ID_BITS) - 1));
-        }
-        if self.next_id < 1 << MEMO_ID_BITS {
-            m.0.store(self.tag << MEMO_ID_BITS | self.next_id, Ordering::Relaxed);
         }
         None
     }

@@ -14,9 +14,9 @@ mod field;
 mod table;
 
 pub use bin::{
-    bin_records, get_varint, put_varint, BinBlock, BinDecoder, BinEncoder, BinError, BinMemo,
-    BinSource, BinValue, TextHint, BIN_MAGIC, BIN_MAX_COLUMNS, BIN_MAX_HEADER, BIN_MAX_RECORD,
-    BIN_NUM_ROOM, BIN_SIGNED, BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
+    bin_records, get_varint, put_varint, BinBlock, BinDecoder, BinEncoder, BinError, BinSource,
+    BinValue, BIN_MAGIC, BIN_MAX_COLUMNS, BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_NUM_ROOM, BIN_SIGNED,
+    BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
 pub use field::{write_json_fields, JsonValue, JSON_PAD};
 pub use table::{

@@ -159,7 +159,7 @@ pub trait Column<'a>: Sized + Copy {
     /// Writes the field's binary value, as column `col`, at `buf[p..]`, which has
     /// [`BIN_ROOM`](Column::BIN_ROOM) and [`bin_text_len`](Column::bin_text_len) bytes
     /// there, and sets bit `col` of `bits`; or, when the value is the column's previous
-    /// one, nothing. Returns where it ends. `hint` is what stands for the text (see
+    /// one, nothing. Returns where it ends. `key` is the text's key, 0 for none (see
     /// [`BinBlock::put_text`](crate::BinBlock::put_text)); numbers ignore it.
     fn put_bin<B: crate::bin::BinBuf + ?Sized>(
         self,
@@ -167,7 +167,7 @@ pub trait Column<'a>: Sized + Copy {
         p: usize,
         col: usize,
         block: &mut crate::BinBlock,
-        hint: crate::TextHint<'_>,
+        key: u64,
         bits: &mut u64,
     ) -> usize;
     /// Whether the value is the empty string (never, for numbers).
@@ -203,7 +203,7 @@ macro_rules! unsigned_column {
             }
             const BIN: u8 = $crate::bin::BIN_UNSIGNED;
             #[inline(always)]
-            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock, _hint: $crate::TextHint<'_>, bits: &mut u64)
+            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock, _key: u64, bits: &mut u64)
                 -> usize {
                 enc.put_num(buf, p, col, u64::from(self), bits)
             }
@@ -244,7 +244,7 @@ macro_rules! signed_column {
             }
             const BIN: u8 = $crate::bin::BIN_SIGNED;
             #[inline(always)]
-            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock, _hint: $crate::TextHint<'_>, bits: &mut u64)
+            fn put_bin<B: $crate::bin::BinBuf + ?Sized>(self, buf: &mut B, p: usize, col: usize, enc: &mut $crate::BinBlock, _key: u64, bits: &mut u64)
                 -> usize {
                 enc.put_num(buf, p, col, i64::from(self) as u64, bits)
             }
@@ -312,10 +312,10 @@ impl<'a> Column<'a> for &'a str {
         p: usize,
         col: usize,
         enc: &mut crate::BinBlock,
-        hint: crate::TextHint<'_>,
+        key: u64,
         bits: &mut u64,
     ) -> usize {
-        enc.put_text(buf, p, col, self.as_bytes(), hint, bits)
+        enc.put_text(buf, p, col, self.as_bytes(), key, bits)
     }
     fn is_empty_text(self) -> bool {
         self.is_empty()
@@ -802,19 +802,19 @@ macro_rules! record_table {
             /// nothing once the encoder's buffers have grown.
             #[inline]
             pub fn write_bin(&self, out: &mut Vec<u8>, enc: &mut $crate::BinEncoder) {
-                self.write_bin_keyed(out, enc, |_| $crate::TextHint::None);
+                self.write_bin_keyed(out, enc, |_| 0);
             }
 
-            /// [`write_bin`](Self::write_bin) with a hint for some text columns: `key(c)`
-            /// stands for column `c`'s text, and must always stand for the same text (see
-            /// [`BinBlock::put_text`]($crate::BinBlock::put_text)). `key` is called with
-            /// each column's position, a constant once inlined.
+            /// [`write_bin`](Self::write_bin) with a key for some text columns: `key(c)`,
+            /// when not 0, stands for column `c`'s text, and must always stand for the
+            /// same text (see [`BinBlock::put_text`]($crate::BinBlock::put_text)). `key`
+            /// is called with each column's position, a constant once inlined.
             #[inline]
-            pub fn write_bin_keyed<'m>(
+            pub fn write_bin_keyed(
                 &self,
                 out: &mut Vec<u8>,
                 enc: &mut $crate::BinEncoder,
-                key: impl Fn(usize) -> $crate::TextHint<'m>,
+                key: impl Fn(usize) -> u64,
             ) {
                 const _: () = assert!($COLUMNS.len() <= $crate::bin::BIN_MAX_COLUMNS);
                 const BITMAP: usize = $crate::bin::bin_bitmap_len($COLUMNS.len());
@@ -834,11 +834,11 @@ macro_rules! record_table {
             /// Writes the bitmap and the fields after the record's length; returns where
             /// they end.
             #[inline(always)]
-            fn put_bin_fields<'m, B: $crate::bin::BinBuf + ?Sized, const BITMAP: usize>(
+            fn put_bin_fields<B: $crate::bin::BinBuf + ?Sized, const BITMAP: usize>(
                 &self,
                 buf: &mut B,
                 block: &mut $crate::BinBlock,
-                key: &impl Fn(usize) -> $crate::TextHint<'m>,
+                key: &impl Fn(usize) -> u64,
             ) -> usize {
                 #[allow(non_camel_case_types)]
                 enum C { $($field),* }

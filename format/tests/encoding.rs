@@ -561,13 +561,12 @@ fn bin_blocks_interleave_and_decode_on_their_own() {
     assert!(undefined > 0);
 }
 
-/// Texts given by key or memo decode as the texts: more keys than the encoder remembers
-/// (texts written again), keys mixed with unkeyed texts of the same content in other
-/// records and columns, a text that goes empty and comes back, blocks that start afresh
-/// (memos of an earlier block), and two encoders that share the memos.
+/// Texts given by key decode as the texts: more keys than the encoder remembers (texts
+/// written again), keys mixed with unkeyed texts of the same content in other records and
+/// columns, a text that goes empty and comes back, blocks that start afresh.
 #[test]
 fn keyed_texts_round_trip_through_bin() {
-    use h5prov_format::{column_index, BinMemo, TextHint};
+    use h5prov_format::column_index;
     const OP: usize = column_index(TRACE_COLUMNS, "op");
     const PATH: usize = column_index(TRACE_COLUMNS, "path");
     const FILE: usize = column_index(TRACE_COLUMNS, "file");
@@ -579,21 +578,19 @@ fn keyed_texts_round_trip_through_bin() {
         "/g2",
         "/g1",
     ];
+    let (mut data, mut enc) = (Vec::new(), BinEncoder::default());
+    TraceRecordRef::write_bin_header(&mut data);
+    let mut want = Vec::new();
     let many: Vec<String> = (0..1500).map(|i| format!("/g{i}")).collect();
-    let memos: Vec<BinMemo> = many.iter().map(|_| BinMemo::default()).collect();
-    // Two encoders, each with its file; records go to one or the other in runs.
-    let mut files: [(Vec<u8>, BinEncoder, Vec<TraceRecord>); 2] =
-        std::array::from_fn(|_| (Vec::new(), BinEncoder::default(), Vec::new()));
-    for (data, _, _) in &mut files {
-        TraceRecordRef::write_bin_header(data);
-    }
-    for i in 0..6000usize {
+    for i in 0..3000usize {
         let (o, p) = (i * 7 % ops.len(), i * 3 % paths.len());
-        let m = i / 2 % many.len();
         // From record 200 on, a new path every other record, each with its own key.
         let (path, path_key) = match i {
             0..200 => (paths[p], (p as u64 + 1) << 8),
-            _ => (many[m].as_str(), 1000 + m as u64),
+            _ => (
+                many[i / 2 % many.len()].as_str(),
+                1000 + (i / 2 % many.len()) as u64,
+            ),
         };
         let r = TraceRecord {
             seq: i as u64,
@@ -604,32 +601,26 @@ fn keyed_texts_round_trip_through_bin() {
             batch: 1,
             ..TraceRecord::default()
         };
-        let hint = |c: usize| match c {
-            OP => TextHint::Key(o as u64 + 1),
-            // Every fourth record gives its path nothing, the others a key or a memo.
-            PATH if i % 4 == 3 => TextHint::None,
-            PATH if i >= 200 && i % 4 != 0 => TextHint::Memo(path_key, &memos[m]),
-            PATH => TextHint::Key(path_key),
-            FILE if !r.file.is_empty() => TextHint::Key(7),
-            _ => TextHint::None,
-        };
-        let (data, enc, want) = &mut files[i / 29 % 2];
-        r.borrowed().write_bin_keyed(data, enc, hint);
+        let mut keys = [0u64; TRACE_COLUMNS.len()];
+        keys[OP] = o as u64 + 1;
+        // Every fourth record gives its path no key.
+        keys[PATH] = if i % 4 == 3 { 0 } else { path_key };
+        keys[FILE] = if r.file.is_empty() { 0 } else { 7 };
+        r.borrowed()
+            .write_bin_keyed(&mut data, &mut enc, |c| keys[c]);
         want.push(r);
         if i % 37 == 36 {
             enc.new_block();
         }
     }
-    for (data, _, want) in &files {
-        let (header, bodies) = bin_split(data);
-        assert_eq!(&bin_traces(header, &bodies), want);
-        // Unchanged columns are left out: less than the length and a byte per column each.
-        assert!(
-            data.len() < want.len() * (4 + TRACE_COLUMNS.len()),
-            "{} bytes",
-            data.len()
-        );
-    }
+    let (header, bodies) = bin_split(&data);
+    assert_eq!(bin_traces(header, &bodies), want);
+    // Unchanged columns are left out: less than the length and a byte per column each.
+    assert!(
+        data.len() < 3000 * (4 + TRACE_COLUMNS.len()),
+        "{} bytes",
+        data.len()
+    );
 }
 
 /// Damaged records never panic the decoder: every record of a block of awkward records,

@@ -216,11 +216,9 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
     guard(-1, Op::InfoToStr, || {
         // SAFETY: an Info we created.
         let i = unsafe { info.cast::<Info>().as_ref() }.ok_or("NULL info")?;
-        let mut value: c_int = -1;
         let mut under_str: *mut c_char = std::ptr::null_mut();
-        // SAFETY: valid id and out-pointers; the under string is HDF5-allocated.
+        // SAFETY: valid id and out-pointer; the under string is HDF5-allocated.
         let under_text = unsafe {
-            b::H5VLget_value(i.under.id(), &mut value);
             b::H5VLconnector_info_to_str(i.under_info, i.under.id(), &mut under_str);
             let t = cstr(under_str).into_owned();
             if !under_str.is_null() {
@@ -229,7 +227,7 @@ pub unsafe extern "C" fn info_to_str(info: *const c_void, out: *mut *mut c_char)
             t
         };
         let p = ConnectorInfo {
-            under: Under::Value(value.max(0) as u32),
+            under: Under::Value(i.under.value().max(0) as u32),
             under_info: under_text,
             options: i.parsed.options.clone(),
             path_bytes: i.parsed.path_bytes.clone(),

@@ -81,12 +81,12 @@ pub fn guard_unwind<R>(fail: R, f: impl FnOnce() -> R) -> R {
 #[derive(Debug, Clone)]
 pub struct UnderVol(Arc<UnderVolRef>);
 
-/// The one HDF5 reference behind an [`UnderVol`], and whether it is HDF5's native
-/// connector.
+/// The one HDF5 reference behind an [`UnderVol`], and the connector's value.
 #[derive(Debug)]
 pub struct UnderVolRef {
     id: hid_t,
-    native: bool,
+    /// `H5VLget_value`'s answer, asked once; -1 when HDF5 could not say.
+    value: h5prov_bindings::H5VL_class_value_t,
 }
 
 /// `H5_VOL_NATIVE` (`H5VLpublic.h`): the native connector's value.
@@ -98,12 +98,10 @@ impl UnderVol {
         let mut value = -1;
         // SAFETY: a plain query on a connector id, into a local. Public HDF5 calls clear
         // the error stack on entry, so it is preserved around the call.
-        let known =
-            query::quietly(|| unsafe { h5prov_bindings::H5VLget_value(id, &mut value) }) >= 0;
-        UnderVol(Arc::new(UnderVolRef {
-            id,
-            native: known && value == H5_VOL_NATIVE,
-        }))
+        if query::quietly(|| unsafe { h5prov_bindings::H5VLget_value(id, &mut value) }) < 0 {
+            value = -1;
+        }
+        UnderVol(Arc::new(UnderVolRef { id, value }))
     }
 
     /// The raw id.
@@ -112,12 +110,17 @@ impl UnderVol {
         self.0.id
     }
 
+    /// The connector's value (`H5VL_class_value_t`), -1 when unknown.
+    pub fn value(&self) -> h5prov_bindings::H5VL_class_value_t {
+        self.0.value
+    }
+
     /// Whether this is HDF5's native connector, which has no object wrapping (its class's
     /// `wrap_cls` callbacks are all NULL in `H5VLnative.c`, 1.14 and 2.x alike): its wrap
     /// context is always NULL, known without asking.
     #[inline]
     pub fn is_native(&self) -> bool {
-        self.0.native
+        self.0.value == H5_VOL_NATIVE
     }
 }
 

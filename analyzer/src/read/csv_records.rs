@@ -21,6 +21,19 @@ use std::io::{self, Read};
 /// happens once per thousands of lines.
 pub(crate) const BUFFER: usize = 256 * 1024;
 
+/// The longest line a reader holds: far longer than any valid record (whose longest
+/// fields are paths). A longer line is skipped, without holding it, as
+/// [`Record::TooLong`], so memory does not follow the input's longest line.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+/// The reason given for a line longer than [`MAX_LINE`].
+pub(crate) fn too_long() -> String {
+    format!(
+        "a line longer than any valid record (over {} MiB)",
+        MAX_LINE >> 20
+    )
+}
+
 /// One CSV record: its fields as spans of `bytes`.
 ///
 /// On the fast path `bytes` is the line itself (commas included); after `csv_core` it is
@@ -220,6 +233,9 @@ pub(crate) enum Record<'a> {
     Line(RawLine<'a>),
     /// A record that `csv_core` parsed (quoted fields, `\r`).
     Parsed(Row<'a>),
+    /// A line longer than [`MAX_LINE`]: no row. Its rest is skipped, unread, when the
+    /// next record is asked for (or [`CsvRecords::has_more`]).
+    TooLong,
 }
 
 impl<'a> Record<'a> {
@@ -231,6 +247,10 @@ impl<'a> Record<'a> {
         match *self {
             Record::Line(l) => l.split(spans),
             Record::Parsed(r) => r,
+            Record::TooLong => Row {
+                bytes: &[],
+                spans: &[],
+            },
         }
     }
 }
@@ -243,6 +263,8 @@ enum Found {
     Line { start: usize, len: usize },
     /// A record for `csv_core` at `pos`.
     Slow,
+    /// A line longer than [`MAX_LINE`], to skip.
+    TooLong,
 }
 
 /// Streams the records of a CSV byte stream.
@@ -269,6 +291,8 @@ pub(crate) struct CsvRecords<R> {
     /// ...and this is the first one found at or after `pos`, if any.
     special: Option<usize>,
     started: bool,
+    /// The rest of a line longer than [`MAX_LINE`] is to be skipped.
+    skipping: bool,
     spans: Vec<(usize, usize)>,
     core: csv_core::Reader,
     out: Vec<u8>,
@@ -308,6 +332,7 @@ impl<R: Read> CsvRecords<R> {
             scanned: 0,
             special: None,
             started: false,
+            skipping: false,
             spans: Vec::with_capacity(32),
             core,
             out: vec![0; 1024],
@@ -409,6 +434,9 @@ impl<R: Read> CsvRecords<R> {
     /// Whether another record follows, without consuming it (the end of the stream is
     /// known afterwards when it returns false).
     pub fn has_more(&mut self) -> io::Result<bool> {
+        if self.skipping {
+            self.skip_line()?;
+        }
         if self.pending_line.is_none() {
             self.pending_line = Some(self.line);
         }
@@ -443,6 +471,9 @@ impl<R: Read> CsvRecords<R> {
     /// data as needed) and consumes the line when it is plain.
     #[inline]
     fn advance(&mut self) -> io::Result<(u64, Found)> {
+        if self.skipping {
+            self.skip_line()?;
+        }
         let line = self.pending_line.take().unwrap_or(self.line);
         if !self.skip_blanks()? {
             return Ok((line, Found::End));
@@ -451,6 +482,12 @@ impl<R: Read> CsvRecords<R> {
         let nl = loop {
             if let Some(n) = memchr(b'\n', &self.buf[from..self.end]) {
                 break Some(from + n);
+            }
+            if self.end - self.pos > MAX_LINE {
+                // Drop what was read of it (no `\n` in there) and skip the rest later.
+                self.pos = self.end;
+                self.skipping = true;
+                return Ok((line, Found::TooLong));
             }
             let (pos, end) = (self.pos, self.end);
             if !self.fill()? {
@@ -479,6 +516,24 @@ impl<R: Read> CsvRecords<R> {
         ))
     }
 
+    /// Skips the rest of a line longer than [`MAX_LINE`] (from `pos`), reading it in
+    /// pieces no bigger than the buffer; the next record starts after its `\n`.
+    #[cold]
+    fn skip_line(&mut self) -> io::Result<()> {
+        self.skipping = false;
+        loop {
+            if let Some(n) = memchr(b'\n', &self.buf[self.pos..self.end]) {
+                self.pos += n + 1;
+                self.line += 1;
+                return Ok(());
+            }
+            self.pos = self.end;
+            if !self.fill()? {
+                return Ok(());
+            }
+        }
+    }
+
     /// The next record and its line number, or `None` at the end; plain lines unsplit.
     #[inline]
     pub fn next_raw(&mut self) -> io::Result<Option<(u64, Record<'_>)>> {
@@ -491,13 +546,15 @@ impl<R: Read> CsvRecords<R> {
                     len,
                 }),
             ))),
-            (line, Found::Slow) => Ok(self
-                .slow_record(line)?
-                .map(|(line, r)| (line, Record::Parsed(r)))),
+            (line, Found::TooLong) => Ok(Some((line, Record::TooLong))),
+            (line, Found::Slow) => self.slow_record(line),
         }
     }
 
-    /// The next record and its line number, or `None` at the end.
+    /// The next record and its line number, or `None` at the end. A line longer than
+    /// [`MAX_LINE`] is an error (of kind `InvalidData`). (The readers take
+    /// [`CsvRecords::next_raw`]; the tests compare this with `csv::Reader`.)
+    #[cfg(test)]
     pub fn next_record(&mut self) -> io::Result<Option<(u64, Row<'_>)>> {
         match self.advance()? {
             (_, Found::End) => Ok(None),
@@ -508,15 +565,29 @@ impl<R: Read> CsvRecords<R> {
                 };
                 Ok(Some((line, l.split(&mut self.spans))))
             }
-            (line, Found::Slow) => self.slow_record(line),
+            (line, Found::TooLong) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("line {line}: {}", too_long()),
+            )),
+            (line, Found::Slow) => match self.slow_record(line)? {
+                None => Ok(None),
+                Some((line, Record::Parsed(r))) => Ok(Some((line, r))),
+                Some((line, _)) => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("line {line}: {}", too_long()),
+                )),
+            },
         }
     }
 
-    /// Parses one record with `csv_core` (quoted fields, `\r`).
+    /// Parses one record with `csv_core` (quoted fields, `\r`). A record that runs over
+    /// more than [`MAX_LINE`] bytes (an unclosed quote, say) is given up: the parser starts
+    /// afresh after the next `\n`, and the record is [`Record::TooLong`].
     #[cold]
-    fn slow_record(&mut self, line: u64) -> io::Result<Option<(u64, Row<'_>)>> {
+    fn slow_record(&mut self, line: u64) -> io::Result<Option<(u64, Record<'_>)>> {
         use csv_core::ReadRecordResult as R;
         let (mut nout, mut nend) = (0usize, 0usize);
+        let mut read = 0u64;
         loop {
             let input = &self.buf[self.pos..self.end];
             let (res, nin, o, e) =
@@ -526,6 +597,17 @@ impl<R: Read> CsvRecords<R> {
             self.pos += nin;
             nout += o;
             nend += e;
+            read += nin as u64;
+            if read > MAX_LINE as u64 && !matches!(res, R::Record | R::End) {
+                // Started afresh (and never to strip a BOM, as in `with_capacity`)...
+                self.core.reset();
+                let _ = self
+                    .core
+                    .read_record(b"\n", &mut [0u8; 1], &mut [0usize; 1]);
+                // ...after the next `\n`.
+                self.skipping = true;
+                return Ok(Some((line, Record::TooLong)));
+            }
             match res {
                 R::InputEmpty => {
                     // At the end of the stream, the next call (with empty input) finishes
@@ -552,10 +634,10 @@ impl<R: Read> CsvRecords<R> {
         }
         Ok(Some((
             line,
-            Row {
+            Record::Parsed(Row {
                 bytes: &self.out[..nout],
                 spans: &self.spans,
-            },
+            }),
         )))
     }
 }
@@ -758,5 +840,56 @@ mod tests {
         let (_, row) = r.next_record().unwrap().unwrap();
         assert_eq!(row.bytes(), b"xy");
         assert_eq!(row.len(), 2);
+    }
+
+    /// A stream of `n` bytes of `b` (a huge line without holding it).
+    struct Repeat(u8, u64);
+
+    impl Read for Repeat {
+        fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+            let n = (b.len() as u64).min(self.1) as usize;
+            b[..n].fill(self.0);
+            self.1 -= n as u64;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_longer_than_any_record_are_skipped_in_bounded_memory() {
+        // A line of 64 MiB (no `\n` within the limit), and a quote that never closes over
+        // 64 MiB of short lines (the `csv_core` path), between good rows.
+        for (open, filler) in [(&b""[..], b'x'), (&b"\""[..], b'\n')] {
+            let data = Read::chain(
+                Read::chain(
+                    Read::chain(&b"a,b\n1,2\n"[..], open),
+                    Repeat(filler, 64 << 20),
+                ),
+                &b"\n3,4\n"[..],
+            );
+            let mut r = CsvRecords::new(data);
+            let mut got = Vec::new();
+            while let Some((line, rec)) = r.next_raw().unwrap() {
+                got.push(match rec {
+                    Record::TooLong => (line, None),
+                    rec => (line, Some(rec.row(&mut Vec::new()).iter().count())),
+                });
+            }
+            assert_eq!(got.len(), 4, "{got:?}");
+            assert_eq!(got[..3], [(1, Some(2)), (2, Some(2)), (3, None)]);
+            assert_eq!(got[3].1, Some(2));
+            assert!(
+                r.buf.len() <= 4 * MAX_LINE && r.out.len() <= 4 * MAX_LINE,
+                "buffers grew to {} and {} bytes",
+                r.buf.len(),
+                r.out.len()
+            );
+        }
+        // Unterminated at the end: still one skipped line, and the stream known to end
+        // without `\n`.
+        let mut r = CsvRecords::new(Read::chain(&b"a\n"[..], Repeat(b'y', 8 << 20)));
+        assert!(matches!(r.next_raw().unwrap(), Some((1, Record::Line(_)))));
+        assert!(matches!(r.next_raw().unwrap(), Some((2, Record::TooLong))));
+        assert!(!r.has_more().unwrap());
+        assert!(!r.terminated());
     }
 }

@@ -6,7 +6,7 @@
 //! Columns are found by header name, so a file with extra or reordered columns still
 //! reads; `op`, `start_ns` and `total_ns` are required.
 
-use super::csv_records::{CsvRecords, Fields, RawLine, Record, Row};
+use super::csv_records::{too_long, CsvRecords, Fields, RawLine, Record, Row};
 use super::swar::parse_at;
 use super::{input, Error, FileDiag, ReadOptions};
 use crate::record::RecordRef;
@@ -39,8 +39,16 @@ pub(crate) fn drive_records<H>(
     let mut rdr = CsvRecords::new(input::open(path)?);
     let io = |e| Error::io(path, e);
     let mut diag = FileDiag::default();
-    let Some((_, header)) = rdr.next_record().map_err(io)? else {
-        return Ok(diag); // empty file: nothing written yet
+    let mut spans = Vec::with_capacity(32);
+    let header = match rdr.next_raw().map_err(io)? {
+        None => return Ok(diag), // empty file: nothing written yet
+        Some((_, Record::TooLong)) => {
+            // Not an h5prov file (a huge file of garbage named like one, say): an error, or
+            // with --lenient one malformed line and nothing more read.
+            diag.bad_row(path, 1, too_long(), false, opts)?;
+            return Ok(diag);
+        }
+        Some((_, rec)) => rec.row(&mut spans),
     };
     let state = match on_header(&header) {
         Ok(h) => h,
@@ -58,8 +66,16 @@ pub(crate) fn drive_records<H>(
         }
     };
     let header_bytes = rdr.consumed();
-    let mut spans = Vec::with_capacity(32);
     while let Some((line, rec)) = rdr.next_raw().map_err(io)? {
+        let rec = match rec {
+            // Never a truncated last line (that is part of a valid row): malformed, an
+            // error before reading the rest of it, or counted with --lenient.
+            Record::TooLong => {
+                diag.bad_row(path, line, too_long(), false, opts)?;
+                continue;
+            }
+            rec => rec,
+        };
         match on_row(&state, line, rec, &mut spans) {
             Ok(()) => diag.rows += 1,
             Err(reason) => {

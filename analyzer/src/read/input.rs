@@ -123,6 +123,26 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, Error> {
     Ok(v)
 }
 
+/// [`read_all`] of a file that is never longer than `max` bytes (decompressed): a longer
+/// one is an error (of kind `InvalidData`) after reading `max + 1` bytes of it.
+pub fn read_all_max(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, Error> {
+    let mut v = Vec::new();
+    open(path)?
+        .take(max + 1)
+        .read_to_end(&mut v)
+        .map_err(|e| Error::io(path, e))?;
+    if v.len() as u64 > max {
+        return Err(Error::io(
+            path,
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("longer than any {what} ({} MiB): not read", max >> 20),
+            ),
+        ));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

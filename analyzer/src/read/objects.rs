@@ -145,9 +145,13 @@ impl Keys<'_> {
     }
 }
 
+/// The longest `meta.json` read: far longer than any the connector writes (a few KiB).
+pub const MAX_META: u64 = 16 << 20;
+
 /// [`read_meta`], telling an unreadable file from one whose keys have the wrong types.
 pub fn read_meta_checked(path: &Path) -> Result<ProcessMeta, MetaError> {
-    let bytes = input::read_all(path).map_err(|e| {
+    // Bounded: a huge file named like a meta is not loaded.
+    let bytes = input::read_all_max(path, MAX_META, "meta.json").map_err(|e| {
         MetaError::Unreadable(match e {
             Error::Io { source, .. } => source.to_string(),
             other => other.to_string(),

@@ -9,7 +9,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use h5prov_analyzer::aggregate::{aggregate_all, Aggregate};
 use h5prov_analyzer::analysis::{analyze, Report};
 use h5prov_analyzer::insights::{self, Thresholds};
-use h5prov_analyzer::read::{discover, merged, Error, Inputs, ReadOptions};
+use h5prov_analyzer::read::{discover, discover_with, merged, Error, Inputs, ReadOptions};
 use h5prov_analyzer::render::{self, terminal::TermOptions};
 use h5prov_analyzer::{columnar, compare, export, stats};
 use std::io::{IsTerminal, Write};
@@ -461,7 +461,7 @@ fn load(
             dir.display()
         )));
     }
-    let inputs = discover(dir)?;
+    let inputs = discover_read(dir, &opts)?;
     let pb = progress_bar(&inputs, ra);
     let agg = pool.install(|| {
         aggregate_all(&inputs, &opts, &|n| {
@@ -476,6 +476,24 @@ fn load(
     let agg = agg?;
     warn_diag(&agg);
     Ok(agg)
+}
+
+/// [`discover_with`], warning once about the directories skipped (`--lenient`).
+fn discover_read(dir: &Path, opts: &ReadOptions) -> Result<Inputs, Error> {
+    let inputs = discover_with(dir, opts)?;
+    if let Some((p, why)) = inputs.unreadable_dirs.first() {
+        eprintln!(
+            "warning: skipped {} director{} that cannot be read (--lenient), e.g. {}: {why}",
+            inputs.unreadable_dirs.len(),
+            if inputs.unreadable_dirs.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            p.display()
+        );
+    }
+    Ok(inputs)
 }
 
 fn warn_diag(agg: &Aggregate) {
@@ -574,7 +592,7 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
     // Runs by job id; runs with one id are one job.
     let mut jobs: std::collections::BTreeMap<String, Inputs> = Default::default();
     for dir in &a.dirs {
-        let inputs = discover(dir)?;
+        let inputs = discover_read(dir, &opts)?;
         let id = match &a.job {
             Some(j) => columnar::sanitize_job_id(j),
             None => columnar::job_id_of(dir, &inputs)?,
@@ -660,7 +678,12 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
         ));
     };
     let pool = pool(a.read.threads)?;
-    let inputs = discover(dir)?;
+    let inputs = discover_read(
+        dir,
+        &ReadOptions {
+            lenient: a.read.lenient,
+        },
+    )?;
     if inputs.traces.is_empty() {
         return Err(Error::Other(format!(
             "{}: no trace files (*.trace.csv, *.trace.jsonl, *.trace.bin) to export",

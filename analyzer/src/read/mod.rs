@@ -223,6 +223,9 @@ pub struct Inputs {
     pub metas: Vec<InputFile>,
     /// Stream captures (`collect-*.jsonl`, written by `h5prov collect --out`).
     pub streams: Vec<InputFile>,
+    /// Subdirectories that could not be listed, and why: skipped (only with `--lenient`,
+    /// see [`discover_with`]).
+    pub unreadable_dirs: Vec<(PathBuf, String)>,
 }
 
 impl Inputs {
@@ -240,8 +243,15 @@ impl Inputs {
 /// `root` may also be a single file or a merged file (`h5prov merge`), whose members are
 /// listed as `<root>/<member name>`. Merged files inside a directory are not read (a merged
 /// file written into the directory it was made from would count everything twice).
-/// Symbolic links to directories are not followed.
+/// Symbolic links to directories are not followed. A subdirectory that cannot be listed
+/// (permission denied) is an error naming it.
 pub fn discover(root: &Path) -> Result<Inputs, Error> {
+    discover_with(root, &ReadOptions::default())
+}
+
+/// [`discover`]; with `opts.lenient`, a subdirectory that cannot be listed is skipped and
+/// named in [`Inputs::unreadable_dirs`] instead (`root` itself must be readable).
+pub fn discover_with(root: &Path, opts: &ReadOptions) -> Result<Inputs, Error> {
     let mut inputs = Inputs::default();
     let meta = std::fs::metadata(root).map_err(|e| Error::io(root, e))?;
     if meta.is_file() {
@@ -275,7 +285,8 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
             ));
         }
     } else {
-        walk(root, &mut inputs)?;
+        let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+        walk(root, rd, &mut inputs, opts)?;
     }
     if inputs.traces.is_empty()
         && inputs.objects.is_empty()
@@ -290,6 +301,7 @@ pub fn discover(root: &Path) -> Result<Inputs, Error> {
     inputs.objects.sort_by(|a, b| a.0.cmp(&b.0));
     inputs.metas.sort();
     inputs.streams.sort();
+    inputs.unreadable_dirs.sort();
     Ok(inputs)
 }
 
@@ -302,14 +314,28 @@ fn add_input(inputs: &mut Inputs, path: PathBuf, size: u64, class: (FileRole, En
     }
 }
 
-fn walk(dir: &Path, inputs: &mut Inputs) -> Result<(), Error> {
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+fn walk(
+    dir: &Path,
+    rd: std::fs::ReadDir,
+    inputs: &mut Inputs,
+    opts: &ReadOptions,
+) -> Result<(), Error> {
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let path = entry.path();
         let ft = entry.file_type().map_err(|e| Error::io(&path, e))?;
         if ft.is_dir() {
-            walk(&path, inputs)?;
+            match std::fs::read_dir(&path) {
+                Ok(sub) => walk(&path, sub, inputs, opts)?,
+                Err(e) if opts.lenient => inputs.unreadable_dirs.push((path, e.to_string())),
+                Err(e) => {
+                    return Err(Error::Other(format!(
+                        "{}: {e}: cannot list this directory (rerun with --lenient to skip \
+                         the directories that cannot be read)",
+                        path.display()
+                    )))
+                }
+            }
         } else if ft.is_file() || ft.is_symlink() {
             if stream_capture::is_capture(&path) {
                 if let Ok(m) = std::fs::metadata(&path) {

@@ -14,6 +14,7 @@
 //! its one parser ([`h5prov_format::FieldSource`]). `docs/TRACE-FORMAT.md` § *Parquet
 //! export* documents the tables, `docs/PARQUET.md` queries them.
 
+pub mod commit;
 mod read;
 pub mod schema;
 mod write;
@@ -29,17 +30,21 @@ pub fn job_dir(out: &Path, table: &str, job: &str) -> PathBuf {
     out.join(table).join(format!("job={job}"))
 }
 
-/// The first table partition of job `job` that already exists under `out`.
+/// The first table partition of job `job` that already exists under `out`, or the staging
+/// directory of the job if its export committed it but was killed before moving it all.
 pub fn partition_exists(out: &Path, job: &str) -> Option<PathBuf> {
     schema::TABLES
         .iter()
         .map(|t| job_dir(out, t, job))
         .find(|p| p.exists())
+        .or_else(|| commit::pending(out, job).then(|| commit::staging_dir(out, job)))
 }
 
-/// Whether `dir` is a Parquet export (it has the `records/` and `processes/` tables).
+/// Whether `dir` is a Parquet export (it has the `records/` and `processes/` tables, or a
+/// job committed into it whose tables are not all moved yet).
 pub fn is_export(dir: &Path) -> bool {
-    dir.join("records").is_dir() && dir.join("processes").is_dir() && dir.join("files").is_dir()
+    (dir.join("records").is_dir() && dir.join("processes").is_dir() && dir.join("files").is_dir())
+        || !commit::pending_jobs(dir).is_empty()
 }
 
 /// A job id as a partition name: ASCII letters, digits, `.`, `_`, `-` and `+` kept, any

@@ -2,7 +2,6 @@
 //! every file's rows go through the same [`Accumulator`] entry points with the same
 //! [`FileDiag`], so `h5prov report` of an export gives the report of the traces.
 
-use super::job_dir;
 use super::schema::{MetaKind, LINE, PROCESS_COLUMNS, SOURCE, TABLES};
 use crate::aggregate::{Accumulator, Aggregate};
 use crate::read::objects::{meta_from_json, MetaError};
@@ -37,6 +36,8 @@ pub fn jobs(dir: &Path) -> Result<Vec<String>, Error> {
             }
         }
     }
+    // Committed, but its export was killed before moving every table.
+    out.extend(super::commit::pending_jobs(dir));
     Ok(out.into_iter().collect())
 }
 
@@ -72,7 +73,7 @@ pub fn pick_job(dir: &Path, job: Option<&str>) -> Result<String, Error> {
 
 /// The Parquet files of one table partition, sorted, with their sizes.
 fn part_files(dir: &Path, table: &str, job: &str) -> Result<Vec<(PathBuf, u64)>, Error> {
-    let d = job_dir(dir, table, job);
+    let d = super::commit::partition_dir(dir, table, job);
     let mut out = Vec::new();
     let rd = match std::fs::read_dir(&d) {
         Ok(rd) => rd,

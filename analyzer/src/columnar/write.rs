@@ -4,7 +4,7 @@ use super::schema::{
     files_schema, objects_schema, processes_schema, records_schema, MetaKind, LINE,
     PROCESS_COLUMNS, TABLES,
 };
-use super::{job_dir, partition_exists};
+use super::{commit, job_dir, partition_exists};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
 use crate::read::stream_capture::{read_capture, STREAM_FORMAT};
 use crate::read::{read_trace_lines, Error, FileDiag, InputFile, Inputs, ReadOptions};
@@ -452,10 +452,11 @@ fn dir_bytes(dir: &Path) -> u64 {
 /// Exports one job's files (`inputs`) into `out` as the partition `job=<job>` of every
 /// table, reading on the current rayon pool (one `records` and one `objects` Parquet file
 /// per worker). Reading follows `h5prov report`: a malformed row fails the export (naming
-/// file and line) unless `opts.lenient`, a meta from a newer format too. The partitions
-/// are written under `out/_tmp-job=<job>-<pid>/` and renamed into place at the end, so an
-/// export that fails leaves nothing; an existing partition of the job is an error, and no
-/// other partition is touched.
+/// file and line) unless `opts.lenient`, a meta from a newer format too. The job appears in
+/// every table or in none, even if the export is killed ([`super::commit`]): what dead
+/// exports left is finished or removed first; an export that fails leaves nothing; an
+/// existing partition of the job, or another export of it running, is an error; no other
+/// partition is touched.
 pub fn export_job(
     out: &Path,
     job: &str,
@@ -463,6 +464,25 @@ pub fn export_job(
     opts: &ReadOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ExportStats, Error> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let r = export_locked(out, job, inputs, opts, progress);
+    // The staging directory beside `out` goes once nothing is staged.
+    let _ = std::fs::remove_dir(commit::staging_root(out));
+    r
+}
+
+/// [`export_job`] into an existing `out`, under the job's lock.
+fn export_locked(
+    out: &Path,
+    job: &str,
+    inputs: &Inputs,
+    opts: &ReadOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ExportStats, Error> {
+    commit::recover(out)?;
+    let lock = commit::acquire(out, job)?;
+    // An export of this job that died after its commit: finish it (then it exists).
+    commit::finish(out, job, &lock)?;
     if let Some(p) = partition_exists(out, job) {
         return Err(Error::Other(format!(
             "{}: job {job} was already exported to {}; nothing was written (an export adds \
@@ -472,25 +492,29 @@ pub fn export_job(
             out.display()
         )));
     }
-    let tmp = out.join(format!("_tmp-job={job}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let tmp = commit::staging_dir(out, job);
     for t in TABLES {
         std::fs::create_dir_all(tmp.join(t)).map_err(|e| Error::io(&tmp.join(t), e))?;
     }
-    let r = export_into(&tmp, job, inputs, opts, progress);
-    let r = r.and_then(|mut stats| {
-        for t in TABLES {
-            let dst = job_dir(out, t, job);
-            std::fs::create_dir_all(out.join(t)).map_err(|e| Error::io(&out.join(t), e))?;
-            std::fs::rename(tmp.join(t), &dst).map_err(|e| Error::io(&dst, e))?;
-        }
+    let r = export_into(&tmp, job, inputs, opts, progress).and_then(|mut stats| {
+        commit::step("staged");
+        let marker = tmp.join("COMMIT");
+        let part = tmp.join("COMMIT.part");
+        std::fs::write(&part, format!("{job}\n")).map_err(|e| Error::io(&part, e))?;
+        // The commit point: from here on the job is exported.
+        std::fs::rename(&part, &marker).map_err(|e| Error::io(&marker, e))?;
+        commit::step("committed");
+        commit::finish(out, job, &lock)?;
         stats.bytes_out = TABLES
             .iter()
             .map(|t| dir_bytes(&job_dir(out, t, job)))
             .sum();
         Ok(stats)
     });
-    let _ = std::fs::remove_dir_all(&tmp);
+    if r.is_err() && !commit::pending(out, job) {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    drop(lock);
     r
 }
 
@@ -622,6 +646,7 @@ fn export_into(
     if let Some(e) = err {
         return Err(e);
     }
+    commit::step("records-written");
     if !inputs.streams.is_empty() {
         stats.records += export_capture(tmp, inputs, opts, &mut file_rows, &mut metas)?;
         progress(inputs.streams.iter().map(|f| f.size).sum());

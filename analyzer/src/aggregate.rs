@@ -1275,6 +1275,36 @@ pub struct Builder<'a> {
     /// The dataset insights' facts ([`crate::insights_dataset`]): the accumulator's
     /// recorder, whose tables one file after another reuses.
     dataset_io: &'a mut crate::insights_dataset::Recorder,
+    /// Records of anonymous objects, held until the link that names them.
+    anonymous: Anonymous,
+}
+
+/// The label the connector gives an object created without a name (`H5Dcreate_anon`,
+/// ...), `(anonymous #N of pid P)`, starts so: its records carry it in `path` until a link
+/// names the object; that link's record carries it in `anon`.
+pub const ANONYMOUS_LABEL: &str = "(anonymous #";
+
+/// At most this many records of anonymous objects are held, waiting for their names
+/// (h5py's `f[name] = x` holds two or three per dataset, for an instant). Beyond it the
+/// held records are added under their labels: memory stays bounded.
+pub const ANONYMOUS_HELD: usize = 1 << 16;
+
+/// The records of anonymous objects of one trace file, by label, until a link names the
+/// object ([`Builder::add`]); and the names links gave.
+#[derive(Default)]
+struct Anonymous {
+    /// Held records by label, in order, each with whether its times are times.
+    held: FxHashMap<Box<str>, Vec<(bool, h5prov_format::TraceRecord)>>,
+    /// Records in `held`.
+    count: usize,
+    /// The name each named label got.
+    named: FxHashMap<Box<str>, Box<str>>,
+}
+
+/// Whether `path` is an anonymous object's label.
+#[inline]
+pub fn is_anonymous_label(path: &str) -> bool {
+    path.as_bytes().first() == Some(&b'(') && path.starts_with(ANONYMOUS_LABEL)
 }
 
 impl<'a> Builder<'a> {
@@ -1301,6 +1331,7 @@ impl<'a> Builder<'a> {
             last_ns: 0,
             checks: RecordChecks::default(),
             dataset_io: &mut acc.dataset_io,
+            anonymous: Anonymous::default(),
         }
     }
 
@@ -1333,7 +1364,10 @@ impl<'a> Builder<'a> {
         self.ops.push(LocalOp {
             name: op.to_string(),
             class: OpClass::of(op),
-            is_open: matches!(callback, "open" | "create") || family == "datatype.commit",
+            // A link's create makes a link, not an object: no open of the object it is
+            // filed under (an anonymous object's, when the link names it).
+            is_open: (matches!(callback, "open" | "create") && family != "link.create")
+                || family == "datatype.commit",
             file_op: FileOp::of(family),
             collective: collective::Kind::of(op),
             stats: OpStats::default(),
@@ -1344,11 +1378,78 @@ impl<'a> Builder<'a> {
     }
 
     /// Adds one record, read at `line` of its file, after checking it ([`RecordChecks`]).
+    /// A record of an anonymous object is held until the link that names it, and then
+    /// added under that name ([`Builder::add_anonymous`]).
+    #[inline]
     pub fn add(&mut self, line: u64, r: &RecordRef<'_>) {
-        if self.checks.check(line, r) {
+        let timed = self.checks.check(line, r);
+        if is_anonymous_label(r.path) || !r.anon.is_empty() {
+            return self.add_anonymous(timed, r);
+        }
+        self.add_checked(timed, r);
+    }
+
+    /// Adds a checked record (`timed`: its times are times).
+    #[inline(always)]
+    fn add_checked(&mut self, timed: bool, r: &RecordRef<'_>) {
+        if timed {
             self.add_record::<true>(r);
         } else {
             self.add_untimed(r);
+        }
+    }
+
+    /// A record of an anonymous object, or the link that names one:
+    /// - a record under a label is held (or, once the label is named, added under the
+    ///   name);
+    /// - the link's record (`anon` = the label) adds the label's held records under the
+    ///   link's `path`, in their order, then itself.
+    ///
+    /// Labels never named are added as they are when the file ends ([`Builder::finish`]):
+    /// they include the pid, so two anonymous objects never merge.
+    #[cold]
+    #[inline(never)]
+    fn add_anonymous(&mut self, timed: bool, r: &RecordRef<'_>) {
+        if !r.anon.is_empty() {
+            let held = self.anonymous.held.remove(r.anon).unwrap_or_default();
+            self.anonymous.count -= held.len();
+            for (t, h) in &held {
+                let named = RecordRef {
+                    path: r.path,
+                    ..h.borrowed()
+                };
+                self.add_checked(*t, &named);
+            }
+            self.anonymous.named.insert(r.anon.into(), r.path.into());
+            return self.add_checked(timed, r);
+        }
+        if let Some(name) = self.anonymous.named.get(r.path).cloned() {
+            let named = RecordRef { path: &name, ..*r };
+            return self.add_checked(timed, &named);
+        }
+        if self.anonymous.count >= ANONYMOUS_HELD {
+            self.release_anonymous();
+        }
+        self.anonymous.count += 1;
+        self.anonymous
+            .held
+            .entry(r.path.into())
+            .or_default()
+            .push((timed, r.to_owned_record()));
+    }
+
+    /// Adds every held record under its label (the file ended, or too many are held).
+    /// Labels in order, so that the result does not depend on the hash order.
+    fn release_anonymous(&mut self) {
+        let mut held: Vec<_> = std::mem::take(&mut self.anonymous.held)
+            .into_iter()
+            .collect();
+        held.sort_by(|a, b| a.0.cmp(&b.0));
+        self.anonymous.count = 0;
+        for (_, records) in held {
+            for (t, h) in &records {
+                self.add_checked(*t, &h.borrowed());
+            }
         }
     }
 
@@ -1553,6 +1654,7 @@ impl<'a> Builder<'a> {
     /// Adds what the builder holds to its accumulator, keyed by names, and returns the
     /// record checks' findings.
     pub fn finish(mut self) -> RecordChecks {
+        self.release_anonymous();
         self.timeline.flush(&mut self.open_bin);
         let names: Vec<String> = self.ops.iter().map(|o| o.name.clone()).collect();
         let mut agg = Aggregate {
@@ -2443,6 +2545,92 @@ fn refuse_twice_read(agg: &Aggregate) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The objects of `a.h5` and their (calls, opens, writes, bytes written) when `recs`
+    /// are one trace file: (op, kind, path, anon, bytes).
+    fn objects_of(
+        recs: &[(&str, &str, &str, &str, u64)],
+    ) -> BTreeMap<(String, String), (u64, u64, u64, u64)> {
+        let mut acc = Accumulator::default();
+        acc.add_trace_with(Path::new("t.trace.csv"), |b| {
+            for (i, (op, kind, path, anon, bytes)) in recs.iter().enumerate() {
+                let r = RecordRef {
+                    seq: i as u64,
+                    start_ns: 1_000 + i as u64,
+                    total_ns: 1,
+                    pid: 9,
+                    op,
+                    kind,
+                    file: "a.h5",
+                    path,
+                    anon,
+                    bytes: *bytes,
+                    batch: 1,
+                    ..RecordRef::default()
+                };
+                b.add(i as u64 + 2, &r);
+            }
+            Ok(FileDiag {
+                rows: recs.len() as u64,
+                ..FileDiag::default()
+            })
+        })
+        .unwrap();
+        let agg = acc.finish();
+        agg.objects["a.h5"]
+            .iter()
+            .map(|((k, p), o)| {
+                (
+                    (k.to_string(), p.to_string()),
+                    (o.calls, o.opens, o.writes, o.bytes_written),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn records_of_an_anonymous_object_are_filed_under_the_name_its_link_gave() {
+        let a = "(anonymous #1 of pid 9)";
+        let never = "(anonymous #2 of pid 9)";
+        let got = objects_of(&[
+            ("dataset.create", "dataset", a, "", 0),
+            ("dataset.write", "dataset", a, "", 8),
+            ("dataset.create", "dataset", never, "", 0),
+            ("dataset.write", "dataset", "/b", "", 4),
+            ("dataset.write", "dataset", never, "", 2),
+            ("link.create:hard", "dataset", "/g/a", a, 0),
+            ("dataset.write", "dataset", "/g/a", "", 16),
+            // A record under a label already named (another thread's, late).
+            ("dataset.get:space", "dataset", a, "", 0),
+        ]);
+        let d = |p: &str| ("dataset".to_string(), p.to_string());
+        assert_eq!(
+            got,
+            BTreeMap::from([
+                // create, write, link (not an open), write, get.
+                (d("/g/a"), (5, 1, 2, 24)),
+                (d("/b"), (1, 0, 1, 4)),
+                // Never linked: its label, on its own.
+                (d(never), (2, 1, 1, 2)),
+            ])
+        );
+    }
+
+    #[test]
+    fn held_anonymous_records_stay_bounded() {
+        // More records under labels never named than are held: all are counted, under
+        // their labels.
+        let labels: Vec<String> = (0..3)
+            .map(|i| format!("(anonymous #{i} of pid 9)"))
+            .collect();
+        let recs: Vec<(&str, &str, &str, &str, u64)> = (0..ANONYMOUS_HELD + 10)
+            .map(|i| ("dataset.write", "dataset", labels[i % 3].as_str(), "", 1))
+            .collect();
+        let got = objects_of(&recs);
+        let calls: u64 = got.values().map(|v| v.0).sum();
+        assert_eq!(calls, recs.len() as u64);
+        assert_eq!(got.len(), 3);
+    }
 
     #[test]
     fn object_table_updates_the_named_object_across_merges() {

@@ -62,6 +62,7 @@ fn awkward_traces() -> Vec<TraceRecord> {
             file_bytes: [u64::MAX, 0, 7][i % 3],
             blocks: [0, u64::MAX][i % 2],
             bbox: t(i + 9),
+            anon: t(i + 10),
         })
         .collect()
 }

@@ -847,6 +847,8 @@ pub struct Event<'a> {
     pub bbox: &'a str,
     /// Path override (e.g. the name of a created link).
     pub path: Option<&'a str>,
+    /// The label an anonymous object's earlier records carry, on the link that names it.
+    pub anon: &'a str,
 }
 
 impl Default for Event<'_> {
@@ -860,6 +862,7 @@ impl Default for Event<'_> {
             detail: "",
             bbox: "",
             path: None,
+            anon: "",
         }
     }
 }
@@ -958,7 +961,7 @@ impl Span {
             kind: kind.name_key(),
             file: ev.node.map_or(0, |n| n.file_key),
             path: match (ev.node, ev.path) {
-                (Some(n), None) => n.path_key,
+                (Some(n), None) => n.path_key(),
                 _ => 0,
             },
         };
@@ -973,7 +976,7 @@ impl Span {
             op,
             kind: kind.name(),
             file: ev.node.map_or("", |n| &n.file_name),
-            path: ev.path.unwrap_or(ev.node.map_or("", |n| &n.path)),
+            path: ev.path.unwrap_or(ev.node.map_or("", |n| n.path())),
             status: ev.status,
             is_async: u8::from(self.is_async),
             bytes: io.bytes,
@@ -994,6 +997,7 @@ impl Span {
             file_bytes: io.file_bytes,
             blocks: io.blocks,
             bbox: ev.bbox,
+            anon: ev.anon,
         };
         emit(s, sink, op, &rec, &keys, t3);
     }
@@ -1312,7 +1316,7 @@ fn write_summary(
         pid: s.pid,
         kind: n.kind.name(),
         file: &n.file_name,
-        path: &n.path,
+        path: n.path(),
         token: n.token_hex(&mut token),
         opens: st.opens,
         accesses: st.accesses,
@@ -1369,7 +1373,7 @@ fn write_summary(
             match c {
                 KIND => n.kind.name_key(),
                 FILE => n.file_key,
-                PATH => n.path_key,
+                PATH => n.path_key(),
                 _ => 0,
             }
         }),

@@ -22,7 +22,7 @@
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Weak};
+use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 /// Kind of object a node stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -353,10 +353,17 @@ pub struct Node {
     pub file: Option<Arc<Node>>,
     /// File name of the container.
     pub file_name: Arc<str>,
-    /// Path within the file (first path it was reached through).
-    pub path: Box<str>,
+    /// Path within the file (first path it was reached through), or an anonymous
+    /// object's label, `(anonymous #N of pid P)`: see [`Node::path`].
+    path: Box<str>,
     /// The key of `path` for the binary encoder ([`text_key`]).
-    pub path_key: u64,
+    path_key: u64,
+    /// Whether the object was created without a name (`H5Dcreate_anon`, `H5Gcreate_anon`,
+    /// `H5Tcommit_anon`): `path` is its label until a link names it.
+    anonymous: bool,
+    /// The name an anonymous object got from its first link ([`Node::name_anonymous`]),
+    /// and its key.
+    linked: OnceLock<(Box<str>, u64)>,
     /// The key of `file_name` for the binary encoder: its file node's, when it shares
     /// that node's name.
     pub file_key: u64,
@@ -386,6 +393,8 @@ pub const PARKED: usize = 4;
 static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
     LazyLock::new(|| Mutex::new(HashMap::default()));
 static UNIQUE: AtomicU64 = AtomicU64::new(1);
+/// The number of the next anonymous object's label.
+static ANONYMOUS: AtomicU64 = AtomicU64::new(1);
 static UNRELEASED: AtomicU64 = AtomicU64::new(0);
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
@@ -545,6 +554,9 @@ pub struct NewNode<'a> {
     pub file_name: Arc<str>,
     /// Path.
     pub path: &'a str,
+    /// Created without a name: the node gets a label of its own instead of `path` (the
+    /// path of the location it was created at), until a link names it.
+    pub anonymous: bool,
 }
 
 /// Finds the node for `key`, or creates it. Returns the node and whether it was created.
@@ -559,13 +571,20 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         Some(f) if Arc::ptr_eq(&f.file_name, &new.file_name) => f.file_key,
         _ => text_key(),
     };
+    let path = if new.anonymous {
+        anonymous_label()
+    } else {
+        new.path.into()
+    };
     let node = Arc::new(Node {
         kind: new.kind,
         key: key.clone(),
         file: new.file,
         file_name: new.file_name,
-        path: new.path.into(),
+        path,
         path_key: text_key(),
+        anonymous: new.anonymous,
+        linked: OnceLock::new(),
         file_key,
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
@@ -589,9 +608,18 @@ pub fn file_node(key: Key, file_name: &str) -> Arc<Node> {
             file: None,
             file_name: Arc::from(file_name),
             path: "/",
+            anonymous: false,
         },
     )
     .0
+}
+
+/// A new anonymous object's label, `(anonymous #N of pid P)`: N counts the anonymous objects
+/// of the process, and the pid keeps two processes' labels apart when the analyzer adds
+/// up the objects of a file.
+fn anonymous_label() -> Box<str> {
+    let n = ANONYMOUS.fetch_add(1, Ordering::Relaxed);
+    format!("(anonymous #{n} of pid {})", std::process::id()).into_boxed_str()
 }
 
 /// Joins a parent path and a link name into an object path.
@@ -610,6 +638,38 @@ pub fn join_path(parent: &str, name: &str) -> String {
 }
 
 impl Node {
+    /// The object's path: the first one it was reached through; for an object created
+    /// without a name, its label until its first link and then that link's path.
+    #[inline]
+    pub fn path(&self) -> &str {
+        match self.linked.get() {
+            Some((p, _)) => p,
+            None => &self.path,
+        }
+    }
+
+    /// The key of [`path`](Node::path) for the binary encoder ([`text_key`]).
+    #[inline]
+    pub fn path_key(&self) -> u64 {
+        match self.linked.get() {
+            Some((_, k)) => *k,
+            None => self.path_key,
+        }
+    }
+
+    /// Gives an anonymous object the name `path` of a link just made to it, unless it has
+    /// one (a second link adds a name; the first stays). Returns the label its earlier
+    /// records carry, when this named it.
+    pub fn name_anonymous(&self, path: &str) -> Option<&str> {
+        if !self.anonymous {
+            return None;
+        }
+        self.linked
+            .set((path.into(), text_key()))
+            .ok()
+            .map(|()| &*self.path)
+    }
+
     /// Counts one traced call on this object: starting at `start_ns` (epoch ns), lasting
     /// `total_ns`, with HDF5 status `status` and, for data I/O, what it moved (`batch`
     /// datasets shared the call's time).
@@ -748,6 +808,7 @@ mod tests {
             file: None,
             file_name: Arc::from("f.h5"),
             path,
+            anonymous: false,
         }
     }
 
@@ -781,6 +842,7 @@ mod tests {
                 file: Some(file.clone()),
                 file_name: file.file_name.clone(),
                 path: "/g",
+                anonymous: false,
             },
         );
         drop(file);
@@ -801,6 +863,7 @@ mod tests {
                 file: Some(file.clone()),
                 file_name: file.file_name.clone(),
                 path,
+                anonymous: false,
             },
         )
     }
@@ -908,6 +971,34 @@ mod tests {
     }
 
     #[test]
+    fn an_anonymous_object_has_a_label_until_its_first_link_names_it() {
+        let anon = |n| NewNode {
+            anonymous: true,
+            ..new(Kind::Dataset, n)
+        };
+        let (a, _) = lookup_or_insert(Key::Object(77, [3; 16]), anon("/"));
+        let (b, _) = lookup_or_insert(Key::Object(77, [4; 16]), anon("/"));
+        let label = a.path().to_string();
+        assert!(label.starts_with("(anonymous #"), "{label}");
+        assert!(label.ends_with(&format!(" of pid {})", std::process::id())));
+        assert_ne!(a.path(), b.path(), "two anonymous objects, two labels");
+        let key = a.path_key();
+        assert_eq!(a.name_anonymous("/a"), Some(label.as_str()));
+        assert_eq!(a.path(), "/a");
+        assert_ne!(a.path_key(), key, "a new text, a new key");
+        assert_eq!(
+            a.name_anonymous("/second-link"),
+            None,
+            "the first name stays"
+        );
+        assert_eq!(a.path(), "/a");
+        // A named object keeps its name.
+        let (c, _) = lookup_or_insert(Key::Object(77, [5; 16]), new(Kind::Dataset, "/c"));
+        assert_eq!(c.name_anonymous("/other"), None);
+        assert_eq!(c.path(), "/c");
+    }
+
+    #[test]
     fn unique_keys_are_never_shared() {
         let (a, _) = lookup_or_insert(unique_key(), new(Kind::Object, ""));
         let (b, _) = lookup_or_insert(unique_key(), new(Kind::Object, ""));
@@ -962,6 +1053,8 @@ mod tests {
                 file_name: n.file_name.clone(),
                 path: "/d".into(),
                 path_key: text_key(),
+                anonymous: false,
+                linked: OnceLock::new(),
                 file_key: n.file_key,
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),

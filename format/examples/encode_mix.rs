@@ -60,6 +60,7 @@ fn main() {
             file_bytes: if io { 4 } else { 0 },
             blocks: u64::from(io),
             bbox: "",
+            anon: "",
         };
         let r = std::hint::black_box(r);
         match fmt.as_str() {

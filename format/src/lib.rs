@@ -95,6 +95,11 @@ table::record_table! {
         blocks "blocks": u64 = 0, opt;
         /// Bounding box of the file selection, `start:end` per dimension (`0:99x0:9`).
         bbox "bbox": str = "", opt;
+        /// On the `link.create` that names an anonymous object (`H5Dcreate_anon`,
+        /// `H5Gcreate_anon`, `H5Tcommit_anon`, then `H5Olink` or a hard link): the label
+        /// the object's earlier records carry in `path`, `(anonymous #N of pid P)`. Those
+        /// records belong to this record's `path`. Else empty.
+        anon "anon": str = "", opt;
     }
 }
 

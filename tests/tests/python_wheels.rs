@@ -341,3 +341,97 @@ fn h5py_reopening_a_dataset_for_every_access_is_one_summary_row() {
         "{read:?}"
     );
 }
+
+/// h5py's `f[name] = array` creates the dataset anonymously (`H5Dcreate_anon`), writes
+/// the array into it and then links it (`H5Olink`). Every such dataset gets its own name
+/// in the trace, the objects file and the report: its create and write (made before the
+/// link) under its name, not under `/`, and no open/close churn of a merged `/`.
+#[test]
+fn h5py_datasets_assigned_by_name_are_named_after_their_link() {
+    const N: usize = 100;
+    let dir = scratch("py-h5py-anonymous");
+    let traces = dir.join("traces");
+    let script = repo().join("tests/python/h5py_anonymous.py");
+    let n = N.to_string();
+    let run = venv_python(&script, &[dir.to_str().unwrap(), &n], &dir).h5prov(&traces, "");
+    let desc = run.describe();
+    let out = run.ok();
+    let printed: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{desc}: no JSON ({e}): {out}"));
+    let names: BTreeSet<String> = printed["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), N);
+
+    // The report: 100 datasets by name, each with its write (made before the link), and no
+    // churn warning.
+    let report = report_json(&traces);
+    let rows = report["datasets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("report has no datasets section: {report:#}"));
+    let mut written: BTreeMap<String, u64> = BTreeMap::new();
+    for r in rows {
+        *written
+            .entry(r["path"].as_str().unwrap_or_default().to_string())
+            .or_default() += r["bytes_written"].as_u64().unwrap_or(0);
+    }
+    assert_eq!(
+        written.keys().cloned().collect::<BTreeSet<_>>(),
+        names,
+        "the report's datasets: {desc}"
+    );
+    for (name, w) in &written {
+        assert!(*w >= 128, "{name} wrote {w} bytes in the report: {desc}");
+    }
+    let insights = report["insights"].as_array().unwrap();
+    let churn: Vec<_> = insights
+        .iter()
+        .filter(|i| i["code"] == "open_close_churn")
+        .collect();
+    assert!(churn.is_empty(), "{churn:#?}\n{desc}");
+
+    // The objects file: one row per dataset and session, under its name.
+    let objs = read_objects(&traces);
+    let rows: BTreeSet<&str> = objs
+        .iter()
+        .filter(|o| o.kind == "dataset")
+        .map(|o| o.path.as_str())
+        .collect();
+    assert_eq!(
+        rows,
+        names.iter().map(String::as_str).collect(),
+        "objects file: {desc}"
+    );
+    for o in objs
+        .iter()
+        .filter(|o| o.kind == "dataset" && o.created == 1)
+    {
+        assert!(o.bytes_written >= 128, "{o:?}: {desc}");
+    }
+
+    // The trace: one link per dataset names an anonymous object, and no dataset record is
+    // filed under `/`.
+    let recs = read_records(&traces);
+    let links: BTreeSet<&str> = recs
+        .iter()
+        .filter(|r| r.op == "link.create:hard" && !r.anon.is_empty())
+        .map(|r| r.path.as_str())
+        .collect();
+    assert_eq!(
+        links,
+        names.iter().map(String::as_str).collect(),
+        "each f[name] = x links one anonymous dataset: {desc}"
+    );
+    let under_root: Vec<_> = recs
+        .iter()
+        .filter(|r| r.kind == "dataset" && r.path == "/")
+        .map(|r| r.op.as_str())
+        .collect();
+    assert!(
+        under_root.is_empty(),
+        "dataset records filed under `/`: {under_root:?}\n{desc}"
+    );
+}

@@ -451,6 +451,7 @@ pub unsafe extern "C" fn wrap_object(
                 file: w.file.clone(),
                 file_name,
                 path: "",
+                anonymous: false,
             },
         );
         node.stats.lock().opens += 1; // not an open of the file's datasets or groups
@@ -1392,6 +1393,9 @@ pub unsafe extern "C" fn link_create(
         let (o, under) = unsafe { under_of(obj) };
         let a = unsafe { args.as_mut() }.ok_or("NULL arguments")?;
         let mut vol = o.map(|o| &o.vol);
+        // The object a hard link goes to, when it is the object passed in itself (`H5Olink`;
+        // `H5Lcreate_hard(obj, ".", ...)`): an anonymous one gets its name from the link.
+        let mut target = None;
         if a.op_type == b::H5VL_LINK_CREATE_HARD {
             // SAFETY: the hard member; curr_obj is null or our wrapper.
             unsafe {
@@ -1399,6 +1403,9 @@ pub unsafe extern "C" fn link_create(
                 if let Some(c) = c {
                     vol = vol.or(Some(&c.vol));
                     a.args.hard.curr_obj = cu;
+                    if links_to_itself(&a.args.hard.curr_loc_params) {
+                        target = c.node.as_deref();
+                    }
                 }
             }
         }
@@ -1411,9 +1418,57 @@ pub unsafe extern "C" fn link_create(
         unsafe { wrap_req(req, vol, Op::LinkCreate) };
         // SAFETY: loc valid or null.
         let name = unsafe { query::opened_name(std::ptr::null(), loc) };
-        record_simple(&mut span, o.and_then(|o| o.node.as_deref()), r, Some(&name));
+        let location = o.and_then(|o| o.node.as_deref());
+        let named = target
+            .filter(|_| r >= 0 && !name.is_empty())
+            .and_then(|t| name_anonymous(t, location, &name).map(|label| (t, label)));
+        match named {
+            // The record is the named object's, under its new path; `anon` carries the
+            // label of its earlier records.
+            Some((t, label)) => span.finish(&Event {
+                node: Some(t),
+                status: r,
+                anon: label,
+                ..Event::default()
+            }),
+            None => record_simple(&mut span, location, r, Some(&name)),
+        }
         Ok(r)
     })
+}
+
+/// Whether a hard link's current-object location is that object itself: by self, or by
+/// the name `.` (`H5Lcreate_hard` names the object it is given as `cur_loc` so).
+///
+/// # Safety
+/// `l` is HDF5's location parameters: a by-name location holds a valid name or NULL.
+unsafe fn links_to_itself(l: &H5VL_loc_params_t) -> bool {
+    match l.type_ {
+        b::H5VL_OBJECT_BY_SELF => true,
+        b::H5VL_OBJECT_BY_NAME => {
+            // SAFETY: the by-name member is the active one; its name is valid or NULL.
+            let name = unsafe { cstr(l.loc_data.loc_by_name.name) };
+            name == "."
+        }
+        _ => false,
+    }
+}
+
+/// Names the anonymous object `t` after a link `name` made at `location` (a file or group
+/// node). Returns the label its earlier records
+/// carry, or `None` when `t` is not anonymous, has a name already, or the link's path is
+/// not known (a location without a path of its own).
+fn name_anonymous<'t>(t: &'t Node, location: Option<&Node>, name: &str) -> Option<&'t str> {
+    let parent = match location {
+        Some(l) if l.kind == Kind::File => "/",
+        Some(l) => l.path(),
+        None => return None,
+    };
+    let path = tree::join_path(parent, name);
+    if !path.starts_with('/') {
+        return None;
+    }
+    t.name_anonymous(&path)
 }
 
 unsafe fn link_copy_move(

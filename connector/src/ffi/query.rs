@@ -583,12 +583,18 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
         // SAFETY: checked non-null.
         || unsafe { (*open.loc).type_ } == b::H5VL_OBJECT_BY_SELF
         || !name.is_empty();
-    let parent_path = pnode.map_or("/", |p| if p.kind == Kind::File { "/" } else { &p.path });
+    let parent_path = pnode.map_or("/", |p| if p.kind == Kind::File { "/" } else { p.path() });
     let path = if by_self {
         tree::join_path(parent_path, &name)
     } else {
         String::new()
     };
+    // `H5Dcreate_anon`, `H5Gcreate_anon`, `H5Tcommit_anon`: created with no name, at the
+    // location object itself. The node gets a label until a link names it (`link_create`).
+    let anonymous = open.created
+        && open.name.is_null()
+        && matches!(open.kind, Kind::Dataset | Kind::Group | Kind::Datatype)
+        && name.is_empty();
     let (key, file) = match open.kind {
         Kind::Attr => {
             // An attribute is known by its holder and its name only when it is on the
@@ -629,6 +635,7 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             file: file.clone(),
             file_name,
             path: &path,
+            anonymous,
         },
     );
     // A node found for an object just created is a deleted object's, whose token HDF5 gave
@@ -660,6 +667,7 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
                     file,
                     file_name,
                     path: &path,
+                    anonymous,
                 },
             ),
             // Open elsewhere too: one node for both opens, as for any concurrent ones.

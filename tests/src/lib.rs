@@ -287,6 +287,16 @@ impl Run {
         s
     }
 
+    /// Starts the run with its stdout piped (stderr inherited): for tests that signal
+    /// the program while it runs.
+    pub fn spawn_piped(mut self) -> std::process::Child {
+        let desc = self.describe();
+        self.cmd
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{desc}: {e}"))
+    }
+
     /// Runs and returns the output, whatever the status.
     pub fn output(mut self) -> Output {
         let desc = self.describe();

@@ -222,6 +222,57 @@ pub struct Session {
 struct TraceOut {
     file: File,
     len: u64,
+    /// `format=bin`: each block is written as one zstd frame.
+    zstd: Option<Zstd>,
+}
+
+/// A zstd compressor and its output buffer, reused by every block of a file.
+struct Zstd {
+    cx: zstd::bulk::Compressor<'static>,
+    out: Vec<u8>,
+}
+
+/// The zstd level of trace and objects blocks. On the binary blocks of 20,000 datasets
+/// created, written and closed, level 1 makes them 3x smaller (25.5 to 8.6 bytes a record)
+/// at ~800 instructions a record (callgrind, metadata-heavy); level 3 gave 8.1 bytes for
+/// ~1,100 instructions, the fast (negative) levels lose a sixth of the ratio.
+const ZSTD_LEVEL: i32 = 1;
+
+impl Zstd {
+    fn new(format: Format) -> Option<Zstd> {
+        if !format.compressed() {
+            return None;
+        }
+        Some(Zstd {
+            cx: zstd::bulk::Compressor::new(ZSTD_LEVEL).ok()?,
+            out: Vec::new(),
+        })
+    }
+
+    /// `data` as one zstd frame, or the error.
+    fn frame(&mut self, data: &[u8]) -> std::io::Result<&[u8]> {
+        self.out.clear();
+        self.out
+            .reserve(zstd::zstd_safe::compress_bound(data.len()));
+        self.cx.compress_to_buffer(data, &mut self.out)?;
+        Ok(&self.out)
+    }
+}
+
+/// Writes `data` to `file`, as one zstd frame when `zstd` is given; returns the bytes
+/// written (the file's growth).
+fn write_block(file: &mut File, zstd: Option<&mut Zstd>, data: &[u8]) -> std::io::Result<u64> {
+    match zstd {
+        Some(z) => {
+            let frame = z.frame(data)?;
+            file.write_all(frame)?;
+            Ok(frame.len() as u64)
+        }
+        None => {
+            file.write_all(data)?;
+            Ok(data.len() as u64)
+        }
+    }
 }
 
 /// The pending-records sidecar (`<stem>.pending`, layout in `h5prov_format::pending`):
@@ -337,6 +388,8 @@ impl Slot {
 /// The objects file and its pending rows.
 struct Objects {
     file: File,
+    /// `format=bin`: each block is written as one zstd frame.
+    zstd: Option<Zstd>,
     /// Encoded rows, whole rows only.
     buf: Vec<u8>,
     /// The binary encoding's block (`format=bin`): one per write of `buf`.
@@ -391,8 +444,16 @@ impl Session {
         };
         let mut file = f.lock();
         let written = self.bytes.load(Ordering::Relaxed);
+        // The cap is on the file's size: a compressed block is taken at its uncompressed
+        // size, an upper bound of its frame (give or take a frame header, inside the
+        // margin of the file-size limit).
+        let size = if file.zstd.is_some() {
+            file.len
+        } else {
+            written
+        };
         if let Some((cap, from_ulimit)) = self.trace_cap() {
-            if written + bytes.len() as u64 > cap {
+            if size + bytes.len() as u64 > cap {
                 if let Some(slot) = slot {
                     slot.clear();
                 }
@@ -416,18 +477,18 @@ impl Session {
         if let Some(slot) = slot.as_deref_mut() {
             slot.draining(at, bytes.len());
         }
-        let res = file.file.write_all(bytes);
+        let TraceOut { file: f, zstd, .. } = &mut *file;
+        let res = write_block(f, zstd.as_mut(), bytes);
         // A failed write may have written part of the block: the end is not known.
-        file.len = if res.is_ok() {
-            at + bytes.len() as u64
-        } else {
-            file.file.stream_position().unwrap_or(at)
+        file.len = match &res {
+            Ok(n) => at + n,
+            Err(_) => file.file.stream_position().unwrap_or(at),
         };
         if let Some(slot) = slot {
             slot.clear();
         }
         match res {
-            Ok(()) => {
+            Ok(_) => {
                 self.bytes
                     .store(written + bytes.len() as u64, Ordering::Relaxed);
             }
@@ -463,6 +524,7 @@ impl Session {
     fn drain_objects(&self, objects: &mut Objects) {
         let Objects {
             file,
+            zstd,
             buf: pending,
             bin,
         } = objects;
@@ -481,9 +543,11 @@ impl Session {
             );
             return;
         }
-        let res = file.write_all(pending);
-        self.objects_bytes
-            .fetch_add(pending.len() as u64, Ordering::Relaxed);
+        let res = write_block(file, zstd.as_mut(), pending);
+        self.objects_bytes.fetch_add(
+            res.as_ref().map_or(pending.len() as u64, |n| *n),
+            Ordering::Relaxed,
+        );
         pending.clear();
         if let Err(e) = res {
             self.warn_once("cannot write the objects file", &e);
@@ -615,7 +679,7 @@ pub fn start(cfg: &Config, info: &str) {
                 ))
             }
             Ok(()) => {
-                let ext = cfg.format.ext();
+                let ext = cfg.format.file_ext();
                 let traced = cfg.level >= Level::File;
                 let (trace_suffix, objects_suffix) =
                     (format!(".trace.{ext}"), format!(".objects.{ext}"));
@@ -654,15 +718,16 @@ pub fn start(cfg: &Config, info: &str) {
     } else if cfg.format == Format::Bin {
         // The headers name the columns and their types; like the CSV header rows they are
         // not counted in `bytes_written`.
+        // Each header is a zstd frame of its own, like every block after it.
         if let Some(t) = trace.as_mut() {
             let mut h = Vec::new();
             TraceRecordRef::write_bin_header(&mut h);
-            let _ = t.write_all(&h);
+            let _ = write_block(t, Zstd::new(cfg.format).as_mut(), &h);
         }
         if let Some(o) = objects.as_mut() {
             let mut h = Vec::new();
             ObjectSummaryRef::write_bin_header(&mut h);
-            let _ = o.write_all(&h);
+            let _ = write_block(o, Zstd::new(cfg.format).as_mut(), &h);
         }
     }
     let exe = std::env::current_exe()
@@ -746,7 +811,11 @@ pub fn start(cfg: &Config, info: &str) {
     });
     let trace = trace.map(|mut file| {
         let len = file.stream_position().unwrap_or(0);
-        Mutex::new(TraceOut { file, len })
+        Mutex::new(TraceOut {
+            file,
+            len,
+            zstd: Zstd::new(cfg.format),
+        })
     });
     let session = Session {
         threshold,
@@ -761,6 +830,7 @@ pub fn start(cfg: &Config, info: &str) {
         objects: objects.map(|file| {
             Mutex::new(Objects {
                 file,
+                zstd: Zstd::new(cfg.format),
                 buf: Vec::new(),
                 bin: BinEncoder::default(),
             })

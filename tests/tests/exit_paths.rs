@@ -44,7 +44,11 @@ fn work_traces(dir: &Path) -> Vec<(PathBuf, Vec<(u64, String)>)> {
     files_with_suffix(dir, "")
         .into_iter()
         .filter(|p| {
-            h5prov_format::classify(p).is_some_and(|c| c.0 == h5prov_format::FileRole::Trace)
+            // `*.trace.bin.zst` (the default) is a binary trace, compressed.
+            let name = p.to_string_lossy();
+            let name = name.strip_suffix(".zst").unwrap_or(&name);
+            h5prov_format::classify(Path::new(name))
+                .is_some_and(|c| c.0 == h5prov_format::FileRole::Trace)
         })
         .map(|p| {
             let recs = cat(&p);

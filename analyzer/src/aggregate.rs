@@ -699,6 +699,10 @@ pub struct Diagnostics {
     /// Processes read from them, each as if it had a trace file (not counted in
     /// `trace_files`).
     pub stream_processes: u64,
+    /// Processes that ended without closing HDF5 (`_exit`, `os._exit`, `kill -9`) and whose
+    /// every record was recovered: their metas were finished from the data
+    /// ([`Aggregate::finish_unclosed`]).
+    pub unclosed: u64,
 }
 
 impl Diagnostics {
@@ -711,6 +715,7 @@ impl Diagnostics {
         self.stream_files += o.stream_files;
         self.stream_messages += o.stream_messages;
         self.stream_processes += o.stream_processes;
+        self.unclosed += o.unclosed;
         self.truncated.extend(o.truncated);
         self.malformed_rows += o.malformed_rows;
         self.malformed_files += o.malformed_files;
@@ -1062,6 +1067,49 @@ pub fn objects_of_kind<'a, V>(
 ) -> impl Iterator<Item = ((&'a str, &'a str), &'a V)> + 'a {
     map.iter()
         .flat_map(move |(f, m)| m.of_kind(kind).map(move |(p, v)| ((f.as_str(), p), v)))
+}
+
+impl Aggregate {
+    /// Finishes the meta of each process that ended without closing HDF5 (`_exit`,
+    /// `os._exit`, `kill -9`: its `end_ns` is null) when its trace was read with its
+    /// pending sidecar and nothing was cut: nothing was lost, so `records`,
+    /// `bytes_written` and `end_ns` (its last call's end) come from the data, and it is
+    /// counted in [`Diagnostics::unclosed`] instead of as unfinished. A cut trace, or one
+    /// without a sidecar (the process died with records only in memory, or an older
+    /// h5prov), stays unfinished: records may have been lost.
+    pub fn finish_unclosed(&mut self) {
+        let d = &mut self.diag;
+        for (stem, m) in d.meta_facts.iter_mut() {
+            if m.end_ns.is_some() {
+                continue;
+            }
+            let Some(t) = d.trace_facts.get(stem) else {
+                continue;
+            };
+            if !t.recovered || t.files != 1 || d.truncated.iter().any(|(p, _)| *p == t.path) {
+                continue;
+            }
+            let key = ProcKey {
+                rank: m.rank,
+                pid: m.pid,
+            };
+            let Some(meta) = self
+                .metas
+                .iter_mut()
+                .find(|x| x.rank == m.rank && x.pid == m.pid && x.end_ns.is_none())
+            else {
+                continue;
+            };
+            let last = self.procs.get(&key).map_or(0, |p| p.last_ns);
+            let end = last.max(meta.start_ns);
+            (m.records, m.bytes_written, m.end_ns) =
+                (t.rows + t.malformed, t.data_bytes, Some(end));
+            meta.records = m.records;
+            meta.bytes_written = m.bytes_written;
+            meta.end_ns = Some(end);
+            d.unclosed += 1;
+        }
+    }
 }
 
 /// Everything the analysis needs, reduced over all input files.
@@ -2191,6 +2239,7 @@ impl Accumulator {
                 rows: d.rows,
                 malformed: d.malformed,
                 data_bytes: d.data_bytes,
+                recovered: d.recovered,
             });
         Ok(())
     }
@@ -2308,6 +2357,8 @@ impl Accumulator {
                     bytes_written: m.bytes_written,
                     write_errors: m.write_errors,
                     end_ns: m.end_ns,
+                    rank: m.rank,
+                    pid: m.pid,
                 };
                 diag.meta_fact(check::stem(path), facts);
                 // Sorted when the accumulator is finished (Aggregate::merge sorts).
@@ -2376,6 +2427,7 @@ impl Accumulator {
         );
         agg.objects = objects;
         agg.summaries = summaries;
+        agg.finish_unclosed();
         agg
     }
 }

@@ -116,6 +116,11 @@ pub struct RunInfo {
     pub stream_dropped: Option<u64>,
     /// Processes whose meta has no `end_ns` (did not finish).
     pub unfinished: usize,
+    /// Processes that ended without closing HDF5 (`_exit`, `os._exit`, `kill -9`) and
+    /// lost nothing: every buffered record was recovered from their pending sidecar, and
+    /// their metas were finished from the data. Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unclosed: u64,
     /// Files with a truncated last line, as `path:line`.
     pub truncated: Vec<String>,
     /// Malformed rows skipped with `--lenient`.
@@ -652,6 +657,7 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
             .iter()
             .filter(|m| m.end_ns.is_none() && m.format != STREAM_FORMAT)
             .count(),
+        unclosed: d.unclosed,
         truncated: d
             .truncated
             .iter()

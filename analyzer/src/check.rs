@@ -157,6 +157,8 @@ pub struct TraceFacts {
     pub malformed: u64,
     /// Bytes of complete rows (see [`crate::read::FileDiag::data_bytes`]).
     pub data_bytes: u64,
+    /// Its pending sidecar was read ([`crate::read::FileDiag::recovered`]).
+    pub recovered: bool,
 }
 
 impl TraceFacts {
@@ -169,6 +171,7 @@ impl TraceFacts {
         self.rows += o.rows;
         self.malformed += o.malformed;
         self.data_bytes += o.data_bytes;
+        self.recovered |= o.recovered;
     }
 }
 
@@ -189,6 +192,10 @@ pub struct MetaFacts {
     pub write_errors: u64,
     /// `end_ns` (None: the process did not finish).
     pub end_ns: Option<u64>,
+    /// `rank` and `pid`: the process.
+    pub rank: i64,
+    /// `pid`.
+    pub pid: u32,
 }
 
 /// The key that pairs a process's files: the path without `.trace.csv`, `.meta.json`, ...

@@ -229,6 +229,28 @@ pub fn detect(
         ));
     }
 
+    // Processes that ended without closing HDF5, with nothing lost: a note, not a warning.
+    if run.unclosed > 0 {
+        out.push(ins(
+            Level::Info,
+            "ended_without_closing",
+            format!(
+                "{} ended without closing HDF5",
+                if run.unclosed == 1 {
+                    "1 process".to_string()
+                } else {
+                    format!("{} processes", run.unclosed)
+                }
+            ),
+            "they ended with _exit, os._exit (multiprocessing workers do) or a signal; every \
+             record they made was recovered from their pending sidecar files, and their \
+             record counts and end times were taken from the data"
+                .into(),
+            "Nothing to do for the trace. Files such a process left open were not closed by \
+             HDF5: data it had not flushed may be missing from them.",
+        ));
+    }
+
     // The live stream (`stream=`) lost messages: the trace files are unaffected.
     if let Some(dropped) = run.stream_dropped.filter(|d| *d > 0) {
         let sent = run.stream_sent.unwrap_or(0);

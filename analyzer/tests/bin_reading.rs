@@ -158,3 +158,36 @@ fn a_corrupt_length_is_an_error_naming_file_and_offset() {
     std::fs::write(&p, b"seq,op\n1,x\n").unwrap();
     assert!(read(&p).unwrap_err().contains("not an h5prov binary file"));
 }
+
+/// The connector's default: `*.trace.bin.zst`, the header and each block one zstd frame.
+/// A file cut inside its last frame (the process was killed while writing it) reads every
+/// record of the frames before and reports the cut, even when what was decoded ends on a
+/// record boundary: the cut frame's records are lost, and the report must say so.
+#[test]
+fn a_compressed_file_cut_inside_its_last_frame_keeps_the_frames_before() {
+    let tmp = common::tempdir("bin-zst-cut");
+    let recs = records();
+    let (mut header, mut enc) = (Vec::new(), BinEncoder::default());
+    TraceRecordRef::write_bin_header(&mut header);
+    let mut file = zstd::bulk::compress(&header, 1).unwrap();
+    let mut frame_ends = Vec::new();
+    for chunk in recs.chunks(5) {
+        let mut block = Vec::new();
+        enc.new_block();
+        for r in chunk {
+            r.borrowed().write_bin(&mut block, &mut enc);
+        }
+        file.extend(zstd::bulk::compress(&block, 1).unwrap());
+        frame_ends.push(file.len());
+    }
+    let p = tmp.join("h5prov-r0-p7.trace.bin.zst");
+    std::fs::write(&p, &file).unwrap();
+    let (got, d) = read(&p).unwrap();
+    assert_eq!((got, d.truncated_line), (recs.clone(), None));
+    // Cut inside the fourth frame: the first three frames' 15 records, and a truncation.
+    let cut = frame_ends[2] + (frame_ends[3] - frame_ends[2]) / 2;
+    std::fs::write(&p, &file[..cut]).unwrap();
+    let (got, d) = read(&p).unwrap();
+    assert_eq!(got, recs[..15]);
+    assert!(d.truncated_line.is_some(), "{d:?}");
+}

@@ -41,7 +41,10 @@ fn count_lines(path: &Path) -> io::Result<u64> {
 /// Counts the whole records of a binary trace file: the length prefixes after the header
 /// (magic, `u32` LE header length, header), as the connector counts its buffered ones.
 fn count_bin_records(path: &Path) -> io::Result<u64> {
-    let data = fs::read(path)?;
+    let mut data = fs::read(path)?;
+    if path.extension().is_some_and(|e| e == "zst") {
+        data = zstd::stream::decode_all(data.as_slice())?;
+    }
     let Some(h) = data.get(8..12) else {
         return Ok(0);
     };
@@ -70,7 +73,7 @@ pub fn measure(dir: &Path) -> io::Result<TraceStats> {
             stats.files += 1;
             stats.bytes += entry.metadata()?.len();
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".trace.bin") {
+            if name.ends_with(".trace.bin") || name.ends_with(".trace.bin.zst") {
                 stats.records += count_bin_records(&path)?;
             } else if name.contains(".trace.") {
                 let lines = count_lines(&path)?;

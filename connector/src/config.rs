@@ -4,7 +4,7 @@
 //! | --- | --- | --- |
 //! | `path` | trace directory | `./h5prov-traces` |
 //! | `level` | `off`, `summary`, `file`, `group`, `dataset`, `element`; or the original H5Prov `1` (print), `2` (file), `3` (both) at dataset level | `dataset` |
-//! | `format` | `csv`, `jsonl`, `bin` | `csv` |
+//! | `format` | `bin` (binary blocks, each a zstd frame: `*.trace.bin.zst`; `h5prov cat` prints CSV), `csv`, `jsonl` | `bin` |
 //! | `name` | file-name template: `%r` rank, `%p` pid, `%h` host, `%t` start time, `%%` | `h5prov-r%r-p%p` |
 //! | `dirs` | spread files over N subdirectories `dNNNN` (1..=65536) | none |
 //! | `mode` | octal permission of created files | `600` |
@@ -58,7 +58,8 @@ pub enum Format {
     Csv,
     /// One JSON object per line.
     Jsonl,
-    /// Length-prefixed binary records after a header naming the columns.
+    /// Length-prefixed binary records after a header naming the columns, each written
+    /// block compressed as one zstd frame (`*.bin.zst`).
     Bin,
 }
 
@@ -88,6 +89,20 @@ impl Format {
             Format::Jsonl => "jsonl",
             Format::Bin => "bin",
         }
+    }
+
+    /// The suffix of the trace and objects files after `.trace`/`.objects`: the
+    /// extension, and `.zst` for the compressed binary encoding.
+    pub fn file_ext(self) -> &'static str {
+        match self {
+            Format::Bin => "bin.zst",
+            f => f.ext(),
+        }
+    }
+
+    /// Whether written blocks are compressed (one zstd frame each).
+    pub fn compressed(self) -> bool {
+        self == Format::Bin
     }
 }
 
@@ -129,7 +144,7 @@ impl Default for Config {
             level: Level::Dataset,
             to_file: true,
             to_stderr: false,
-            format: Format::Csv,
+            format: Format::Bin,
             name: "h5prov-r%r-p%p".to_string(),
             dirs: None,
             mode: 0o600,

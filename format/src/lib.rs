@@ -11,6 +11,7 @@ pub const FORMAT_VERSION: u32 = 1;
 
 mod bin;
 mod field;
+mod pending;
 mod table;
 
 pub use bin::{
@@ -19,6 +20,10 @@ pub use bin::{
     BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
 };
 pub use field::{write_json_fields, JsonValue, JSON_PAD};
+pub use pending::{
+    parse_pending_header, pending_header, pending_state, PENDING_DRAINING, PENDING_LEN_MASK,
+    PENDING_MAGIC, PENDING_MAX_SLOT, PENDING_SLOT_HEADER, PENDING_SUFFIX, PENDING_VERSION,
+};
 pub use table::{
     column_index, parse_i64, parse_u64, Column, ColumnKind, CsvFields, CsvHeader, CsvSource,
     FieldSink, FieldSource, JsonField,

@@ -71,7 +71,9 @@ pub fn expected_transfers(xfer: &str, writes: u64) -> (u64, u64) {
 pub fn rank_of_trace_name(name: &str) -> Option<i64> {
     let stem = name
         .strip_suffix(".trace.csv")
-        .or_else(|| name.strip_suffix(".trace.jsonl"))?;
+        .or_else(|| name.strip_suffix(".trace.jsonl"))
+        .or_else(|| name.strip_suffix(".trace.bin.zst"))
+        .or_else(|| name.strip_suffix(".trace.bin"))?;
     stem.split('-').find_map(|part| {
         let digits = part.strip_prefix('r')?;
         (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
@@ -378,6 +380,7 @@ mod tests {
     #[test]
     fn ranks_from_trace_names() {
         assert_eq!(rank_of_trace_name("h5prov-r3-p1234.trace.csv"), Some(3));
+        assert_eq!(rank_of_trace_name("h5prov-r4-p1234.trace.bin.zst"), Some(4));
         assert_eq!(rank_of_trace_name("h5prov-r12-p9.trace.jsonl"), Some(12));
         assert_eq!(rank_of_trace_name("h5prov-r3-p1234.objects.csv"), None);
         assert_eq!(rank_of_trace_name("h5prov-rx-p1.trace.csv"), None);

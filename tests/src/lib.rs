@@ -287,6 +287,16 @@ impl Run {
         s
     }
 
+    /// Starts the run with its stdout piped (stderr inherited): for tests that signal
+    /// the program while it runs.
+    pub fn spawn_piped(mut self) -> std::process::Child {
+        let desc = self.describe();
+        self.cmd
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{desc}: {e}"))
+    }
+
     /// Runs and returns the output, whatever the status.
     pub fn output(mut self) -> Output {
         let desc = self.describe();
@@ -550,10 +560,21 @@ pub fn bin_bodies(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
     (&data[12..12 + h], bodies)
 }
 
+/// A file's bytes, decompressed when its name ends with `.zst` (the default binary
+/// traces, `*.trace.bin.zst`: one zstd frame a block).
+pub fn read_maybe_zst(f: &Path) -> Vec<u8> {
+    let data = std::fs::read(f).unwrap();
+    if f.to_string_lossy().ends_with(".zst") {
+        zstd::stream::decode_all(data.as_slice()).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+    } else {
+        data
+    }
+}
+
 /// The records of a complete binary trace file.
 pub fn read_bin_trace(f: &Path) -> Vec<h5prov_format::TraceRecord> {
     use h5prov_format::TraceRecordRef;
-    let data = std::fs::read(f).unwrap();
+    let data = read_maybe_zst(f);
     let (h, bodies) = bin_bodies(&data);
     let mut h = TraceRecordRef::bin_decoder(h).unwrap();
     let mut vals = Vec::new();
@@ -575,7 +596,7 @@ pub fn read_bin_trace(f: &Path) -> Vec<h5prov_format::TraceRecord> {
 /// The rows of a complete binary objects file.
 pub fn read_bin_objects(f: &Path) -> Vec<h5prov_format::ObjectSummary> {
     use h5prov_format::ObjectSummaryRef;
-    let data = std::fs::read(f).unwrap();
+    let data = read_maybe_zst(f);
     let (h, bodies) = bin_bodies(&data);
     let mut h = ObjectSummaryRef::bin_decoder(h).unwrap();
     let mut vals = Vec::new();
@@ -597,8 +618,10 @@ pub fn read_bin_objects(f: &Path) -> Vec<h5prov_format::ObjectSummary> {
 /// All trace records below `dir` (CSV, JSONL or binary).
 pub fn read_records(dir: &Path) -> Vec<h5prov_format::TraceRecord> {
     let mut recs = Vec::new();
-    for f in files_with_suffix(dir, ".trace.bin") {
-        recs.extend(read_bin_trace(&f));
+    for ext in [".trace.bin", ".trace.bin.zst"] {
+        for f in files_with_suffix(dir, ext) {
+            recs.extend(read_bin_trace(&f));
+        }
     }
     for f in files_with_suffix(dir, ".trace.csv") {
         let mut rd = csv::Reader::from_path(&f).unwrap();
@@ -620,8 +643,10 @@ pub fn read_records(dir: &Path) -> Vec<h5prov_format::TraceRecord> {
 /// All object summary rows below `dir` (CSV, JSONL or binary).
 pub fn read_objects(dir: &Path) -> Vec<h5prov_format::ObjectSummary> {
     let mut rows = Vec::new();
-    for f in files_with_suffix(dir, ".objects.bin") {
-        rows.extend(read_bin_objects(&f));
+    for ext in [".objects.bin", ".objects.bin.zst"] {
+        for f in files_with_suffix(dir, ext) {
+            rows.extend(read_bin_objects(&f));
+        }
     }
     for f in files_with_suffix(dir, ".objects.csv") {
         let mut rd = csv::Reader::from_path(&f).unwrap();

@@ -167,9 +167,11 @@ fn every_format_records_the_known_sequence_exactly() {
         let (traces, recs) = known_sequence(&format!("format={format}"), &format!("ks-{format}"));
         check_invariants(&recs);
         check_dataset_level(&recs);
-        let ext = format!(".trace.{format}");
+        // The binary encoding is written zstd-compressed.
+        let file_ext = if format == "bin" { "bin.zst" } else { format };
+        let ext = format!(".trace.{file_ext}");
         assert_eq!(files_with_suffix(&traces, &ext).len(), 1, "{format}");
-        let objects = format!(".objects.{format}");
+        let objects = format!(".objects.{file_ext}");
         assert_eq!(files_with_suffix(&traces, &objects).len(), 1, "{format}");
         let metas = read_metas(&traces);
         assert_eq!(metas.len(), 1);
@@ -360,7 +362,7 @@ fn four_ranks_write_four_sets_of_files() {
     let dir = scratch("ranks");
     let traces = dir.join("t");
     let conn = format!(
-        "h5prov under_vol=0;under_info={{}};path={};dirs=2",
+        "h5prov under_vol=0;under_info={{}};path={};dirs=2;format=csv",
         traces.display()
     );
     run_four_ranks("known_sequence", &["-d", dir.to_str().unwrap()], &conn);
@@ -496,7 +498,7 @@ fn the_rank_that_writes_ten_times_the_data_is_named_the_straggler() {
     let dir = scratch("rank3x10");
     let traces = dir.join("t");
     let conn = format!(
-        "h5prov under_vol=0;under_info={{}};path={};level=dataset",
+        "h5prov under_vol=0;under_info={{}};path={};level=dataset;format=csv",
         traces.display()
     );
     let (particles, steps) = (65_536u64, 2u64);
@@ -607,8 +609,8 @@ fn max_size_caps_the_trace_and_counts_what_it_drops() {
         let stderr = out.output().stderr;
         (traces, String::from_utf8_lossy(&stderr).into_owned())
     };
-    let (full, _) = run("full", "level=element;buffer=4K");
-    let (capped, err) = run("capped", "level=element;buffer=4K;max_size=64K");
+    let (full, _) = run("full", "level=element;buffer=4K;format=csv");
+    let (capped, err) = run("capped", "level=element;buffer=4K;max_size=64K;format=csv");
     assert_eq!(
         err.matches("reached max_size=65536").count(),
         1,
@@ -680,11 +682,11 @@ fn binary_and_csv_traces_report_the_same() {
     let bin = run("bin");
     let csv = run("csv");
     let conv = dir.join("converted");
-    let trace = &files_with_suffix(&bin, ".trace.bin")[0];
-    let objects = &files_with_suffix(&bin, ".objects.bin")[0];
+    let trace = &files_with_suffix(&bin, ".trace.bin.zst")[0];
+    let objects = &files_with_suffix(&bin, ".objects.bin.zst")[0];
     let meta = &files_with_suffix(&bin, ".meta.json")[0];
     let stem = trace.file_name().unwrap().to_str().unwrap();
-    let stem = stem.strip_suffix(".trace.bin").unwrap();
+    let stem = stem.strip_suffix(".trace.bin.zst").unwrap();
     std::fs::create_dir_all(&conv).unwrap();
     let recs = read_bin_trace(trace);
     assert!(recs.len() > 1000, "{}", recs.len());
@@ -724,11 +726,11 @@ fn binary_and_csv_traces_report_the_same() {
     let mut m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(meta).unwrap()).unwrap();
     assert_eq!(m["format"], "bin");
-    // `bytes_written` counts the records, not the header.
+    // `bytes_written` counts the records, uncompressed, not the header.
     let mut bin_header = Vec::new();
     TraceRecordRef::write_bin_header(&mut bin_header);
     assert_eq!(
-        std::fs::metadata(trace).unwrap().len(),
+        read_maybe_zst(trace).len() as u64,
         bin_header.len() as u64 + m["bytes_written"].as_u64().unwrap(),
     );
     m["format"] = "csv".into();

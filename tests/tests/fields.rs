@@ -198,7 +198,11 @@ fn storage_and_transfer_fields_in_csv_and_bin_and_the_same_file() {
             &format!("level=dataset;format={format}"),
         )
         .ok();
-        let ext = format!(".trace.{format}");
+        // The binary encoding is written zstd-compressed.
+        let ext = format!(
+            ".trace.{}",
+            if format == "bin" { "bin.zst" } else { format }
+        );
         assert_eq!(files_with_suffix(&traces, &ext).len(), 1, "{format}");
         check(&traces);
         assert_eq!(h5dump(&dir), want, "{format}: the traced program's file");

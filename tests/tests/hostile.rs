@@ -60,13 +60,13 @@ fn a_file_size_limit_never_kills_the_host() {
     let dir = scratch("fsize");
     let traces = dir.join("traces");
     let prog = c_program("small_writes");
-    // 20000 one-element writes make about 4.6 MB of trace; the limit is 1 MiB.
+    // 20000 one-element writes make about 4.6 MB of CSV trace; the limit is 1 MiB.
     let script = format!(
         "ulimit -f 2048 && exec {} f.h5 20000",
         h5prov_tests::shell_quote(&prog.to_string_lossy())
     );
     let out = Run::native(Path::new("/bin/sh"), &["-c", &script], &dir)
-        .h5prov(&traces, "")
+        .h5prov(&traces, "format=csv")
         .output();
     assert!(
         out.status.success(),

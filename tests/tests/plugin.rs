@@ -1,6 +1,6 @@
 //! `libh5prov.so` as HDF5 sees it: the two plugin entry points and the class they return.
 
-use h5prov_tests::{hdf5_dir, plugin_dir};
+use h5prov_tests::{describe_output, hdf5_dir, plugin_dir};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 /// The leading fields of `H5VL_class_t` (HDF5 1.14 and 2.x, VOL version 3).
@@ -84,4 +84,33 @@ fn plugin_needs_no_libhdf5() {
         undefined_h5.is_empty(),
         "undefined HDF5 symbols: {undefined_h5:#?}"
     );
+}
+
+/// libh5prov.so links libzstd statically (it compresses binary trace blocks): none of its
+/// symbols may be exported, or a host application that brings its own zstd (PyTables'
+/// blosc, netCDF's filter plugins) could bind to ours. Only the plugin entry points are.
+#[test]
+fn no_zstd_symbol_is_exported() {
+    let so = plugin_dir().join("libh5prov.so");
+    let out = std::process::Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&so)
+        .output()
+        .expect("run nm");
+    assert!(out.status.success(), "{}", describe_output("nm -D", &out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert!(names.contains(&"H5PLget_plugin_info"), "{names:?}");
+    let zstd: Vec<&&str> = names
+        .iter()
+        .filter(|n| {
+            ["ZSTD_", "ZDICT_", "HUF_", "FSE_", "HIST_"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        })
+        .collect();
+    assert!(zstd.is_empty(), "exported from {}: {zstd:?}", so.display());
 }

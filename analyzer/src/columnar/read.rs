@@ -438,6 +438,8 @@ fn read_files(dir: &Path, job: &str) -> Result<Vec<FileRow>, Error> {
                         first_malformed: opt(fm_line, i)
                             .map(|l| (l, fm_reason.value(i).to_string())),
                         data_bytes: data_bytes.value(i) as u64,
+                        // An export holds the records, not where they were read from.
+                        recovered: false,
                     },
                     meta_error,
                 });

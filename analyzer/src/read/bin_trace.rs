@@ -22,6 +22,9 @@ struct Buf {
     lo: usize,
     hi: usize,
     eof: bool,
+    /// The stream ended inside a compressed frame (a `.zst` file cut short: the process
+    /// was killed while writing its last block). The bytes before the cut are read.
+    cut: bool,
 }
 
 impl Buf {
@@ -41,6 +44,10 @@ impl Buf {
             let k = match self.r.read(&mut self.buf[self.hi..]) {
                 Ok(k) => k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    self.cut = true;
+                    0
+                }
                 Err(e) => return Err(e),
             };
             if k == 0 {
@@ -79,6 +86,7 @@ pub(crate) fn drive_bin<H>(
         lo: 0,
         hi: 0,
         eof: false,
+        cut: false,
     };
     let mut diag = FileDiag::default();
     let n = b.fill(12).map_err(io)?;
@@ -179,6 +187,10 @@ pub(crate) fn drive_bin<H>(
         diag.data_bytes += total as u64;
         b.lo += total;
         offset += total as u64;
+    }
+    if b.cut && diag.truncated_line.is_none() {
+        // The cut frame's records are lost even if the bytes before it end on a record.
+        diag.truncated_line = Some(line + 1);
     }
     Ok(diag)
 }

@@ -73,10 +73,138 @@ impl<R: Read> Read for Context<R> {
 
 /// Opens an input and returns its content, decompressed as its name says.
 ///
-/// `path` is a file or `<merged file>/<member name>`. Errors name `path`.
+/// `path` is a file or `<merged file>/<member name>`. Errors name `path`. A trace file
+/// with a pending sidecar next to it (its process ended without closing HDF5: `_exit`,
+/// `kill -9`) reads as one trace: the file, cut where the sidecar says a write was in
+/// progress, then the sidecar's records ([`pending_of`]).
 pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
     let raw = open_raw(path)?;
-    decompress(raw, Compression::of_path(path)).map_err(|e| Error::io(path, e))
+    let Some(side) = pending_of(path) else {
+        return decompress(raw, Compression::of_path(path)).map_err(|e| Error::io(path, e));
+    };
+    let pending = Pending::open(&side)?;
+    let raw: Box<dyn Read + Send> = match pending.cut {
+        Some(at) => Box::new(raw.take(at)),
+        None => raw,
+    };
+    let trace = decompress(raw, Compression::of_path(path)).map_err(|e| Error::io(path, e))?;
+    Ok(Box::new(trace.chain(pending)))
+}
+
+/// The pending sidecar of trace file `path` (`<stem>.pending`, see
+/// [`h5prov_format::PENDING_SUFFIX`]), when there is one on disk.
+pub fn pending_of(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let (_, inner) = Compression::of_name(name);
+    let stem = [".trace.csv", ".trace.jsonl", ".trace.bin"]
+        .iter()
+        .find_map(|s| inner.strip_suffix(s))?;
+    let side = path.with_file_name(format!("{stem}{}", h5prov_format::PENDING_SUFFIX));
+    side.is_file().then_some(side)
+}
+
+/// The records of a pending sidecar, slot after slot, one slot in memory at a time.
+struct Pending {
+    file: File,
+    path: std::path::PathBuf,
+    /// Where the first slot starts, and each slot's size.
+    first: u64,
+    size: u64,
+    /// Slots in the file, and the next one to read.
+    slots: u64,
+    next: u64,
+    /// Where the trace is cut: the offset a slot was being written at.
+    cut: Option<u64>,
+    /// The current slot's records, and how many of them were handed out.
+    cur: Vec<u8>,
+    pos: usize,
+}
+
+impl Pending {
+    fn open(path: &Path) -> Result<Pending, Error> {
+        let bad = |what: String| {
+            Error::io(
+                path,
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("pending sidecar: {what}"),
+                ),
+            )
+        };
+        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let mut h = Vec::with_capacity(32);
+        (&mut file)
+            .take(32)
+            .read_to_end(&mut h)
+            .map_err(|e| Error::io(path, e))?;
+        let (first, size) = h5prov_format::parse_pending_header(&h).map_err(bad)?;
+        let slots = len.saturating_sub(first) / size;
+        let mut p = Pending {
+            file,
+            path: path.to_path_buf(),
+            first,
+            size,
+            slots,
+            next: 0,
+            cut: None,
+            cur: Vec::new(),
+            pos: 0,
+        };
+        for i in 0..slots {
+            let (draining, _, at) = p.slot_header(i).map_err(|e| Error::io(path, e))?;
+            if draining {
+                p.cut = Some(p.cut.map_or(at, |c: u64| c.min(at)));
+            }
+        }
+        Ok(p)
+    }
+
+    /// Slot `i`'s header: (draining, len, at), its length checked against the slot.
+    fn slot_header(&mut self, i: u64) -> io::Result<(bool, u64, u64)> {
+        use std::io::{Seek, SeekFrom};
+        let mut h = [0u8; 16];
+        self.file
+            .seek(SeekFrom::Start(self.first + i * self.size))?;
+        self.file.read_exact(&mut h)?;
+        let word = |k: usize| u64::from_le_bytes(h[k..k + 8].try_into().unwrap_or([0; 8]));
+        let (draining, len) = h5prov_format::pending_state(word(0));
+        if len > self.size - h5prov_format::PENDING_SLOT_HEADER as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "pending sidecar {}: slot {i} claims {len} bytes, more than a slot holds \
+                     (corrupt sidecar)",
+                    self.path.display()
+                ),
+            ));
+        }
+        Ok((draining, len, word(8)))
+    }
+}
+
+impl Read for Pending {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::io::{Seek, SeekFrom};
+        while self.pos == self.cur.len() {
+            if self.next == self.slots {
+                return Ok(0);
+            }
+            let i = self.next;
+            self.next += 1;
+            let (_, len, _) = self.slot_header(i)?;
+            self.cur.resize(len as usize, 0);
+            self.pos = 0;
+            self.file.seek(SeekFrom::Start(
+                self.first + i * self.size + h5prov_format::PENDING_SLOT_HEADER as u64,
+            ))?;
+            self.file.read_exact(&mut self.cur)?;
+        }
+        let n = buf.len().min(self.cur.len() - self.pos);
+        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 /// Wraps `raw` in the decoder for `c`.
@@ -161,6 +289,58 @@ mod tests {
         assert_eq!(Compression::of_path(Path::new("a.gz")), Compression::Gzip);
         assert_eq!(Compression::of_path(Path::new("a.zst")), Compression::Zstd);
         assert_eq!(Compression::of_path(Path::new("a.csv")), Compression::None);
+    }
+
+    /// A sidecar with `slots` (state word, at, records), slot size 4096 after a 4096-byte
+    /// header page.
+    fn sidecar(slots: &[(u64, u64, &[u8])]) -> Vec<u8> {
+        let mut v = h5prov_format::pending_header(4096, 4096).to_vec();
+        v.resize(4096, 0);
+        for (state, at, data) in slots {
+            let mut s = vec![0u8; 4096];
+            s[..8].copy_from_slice(&state.to_le_bytes());
+            s[8..16].copy_from_slice(&at.to_le_bytes());
+            s[64..64 + data.len()].copy_from_slice(data);
+            v.extend(s);
+        }
+        v
+    }
+
+    #[test]
+    fn a_trace_and_its_sidecar_read_as_one_trace() {
+        let dir = std::env::temp_dir().join(format!("h5prov-pending-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("p.trace.csv");
+        let side = dir.join("p.pending");
+        // Filling slots: their records come after the trace.
+        std::fs::write(&trace, b"seq\n0\n1\n").unwrap();
+        std::fs::write(
+            &side,
+            sidecar(&[(4, 0, b"2\n3\n"), (0, 0, b""), (2, 0, b"4\n")]),
+        )
+        .unwrap();
+        assert_eq!(read_all(&trace).unwrap(), b"seq\n0\n1\n2\n3\n4\n");
+        // Killed while writing a slot at offset 8: the trace's bytes from there are a
+        // (here partial) copy of the slot, read from the slot instead.
+        std::fs::write(&trace, b"seq\n0\n1\n2\n3").unwrap();
+        let draining = h5prov_format::PENDING_DRAINING | 4;
+        std::fs::write(&side, sidecar(&[(2, 0, b"5\n"), (draining, 8, b"2\n3\n")])).unwrap();
+        assert_eq!(read_all(&trace).unwrap(), b"seq\n0\n1\n5\n2\n3\n");
+        // Killed after the write, before the slot was emptied: the same.
+        std::fs::write(&trace, b"seq\n0\n1\n2\n3\n").unwrap();
+        assert_eq!(read_all(&trace).unwrap(), b"seq\n0\n1\n5\n2\n3\n");
+        // A corrupt slot length is named.
+        std::fs::write(&side, sidecar(&[(5000, 0, b"")])).unwrap();
+        let e = read_all(&trace).unwrap_err().to_string();
+        assert!(
+            e.contains("p.pending") && e.contains("corrupt sidecar"),
+            "{e}"
+        );
+        std::fs::write(&side, b"H5PROVB1").unwrap();
+        let e = read_all(&trace).unwrap_err().to_string();
+        assert!(e.contains("p.pending") && e.contains("H5PROVP1"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

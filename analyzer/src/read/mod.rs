@@ -143,6 +143,9 @@ pub struct FileDiag {
     /// last `\n`): what the connector counts as the meta's `bytes_written`. A truncated last
     /// line is not counted.
     pub data_bytes: u64,
+    /// The file's pending sidecar was read too ([`input::pending_of`]): its process ended
+    /// without closing HDF5, and its buffered records were recovered.
+    pub recovered: bool,
 }
 
 impl FileDiag {
@@ -182,11 +185,14 @@ pub fn read_trace_lines(
     opts: &ReadOptions,
     mut sink: impl FnMut(u64, &crate::record::RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    match enc {
+    let recovered = input::pending_of(path).is_some();
+    let mut d = match enc {
         Encoding::Csv => csv_trace::read_csv_trace_lines(path, opts, sink),
         Encoding::Bin => bin_trace::read_bin_trace_lines(path, opts, &mut sink),
         _ => jsonl_trace::read_jsonl_trace_lines(path, opts, sink),
-    }
+    }?;
+    d.recovered = recovered;
+    Ok(d)
 }
 
 /// [`read_trace_lines`] without the line numbers.
@@ -196,11 +202,14 @@ pub fn read_trace(
     opts: &ReadOptions,
     sink: impl FnMut(&crate::record::RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    match enc {
+    let recovered = input::pending_of(path).is_some();
+    let mut d = match enc {
         Encoding::Csv => csv_trace::read_csv_trace(path, opts, sink),
         Encoding::Bin => bin_trace::read_bin_trace(path, opts, sink),
         _ => jsonl_trace::read_jsonl_trace(path, opts, sink),
-    }
+    }?;
+    d.recovered = recovered;
+    Ok(d)
 }
 
 /// One h5prov file found under the input directory.

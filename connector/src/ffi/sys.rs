@@ -159,3 +159,126 @@ pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> std::io::Re
         }
     }
 }
+
+/// A `MAP_SHARED` read-write mapping of part of a file (the trace's pending-records
+/// sidecar): stores into it are in the page cache at once, so they survive the process
+/// however it ends (`_exit`, `kill -9`), though not a crash of the machine.
+///
+/// Hazards, and how the caller avoids them: a store into a page the file no longer
+/// covers, or into a hole the file system cannot fill, raises `SIGBUS`. The caller
+/// allocates the file's blocks ([`allocate`]) before mapping them and never shrinks it.
+pub struct SharedMap {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; `&self` methods only do
+// atomic stores, `&mut self` ones are exclusive.
+unsafe impl Send for SharedMap {}
+// SAFETY: as above.
+unsafe impl Sync for SharedMap {}
+
+impl SharedMap {
+    /// Maps `len` bytes of `file` at `offset` (a multiple of the page size), read-write
+    /// and shared.
+    pub fn new(file: &std::fs::File, offset: u64, len: usize) -> std::io::Result<SharedMap> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a fresh mapping (no address hint) of a file descriptor that is open for
+        // reading and writing; the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ptr = std::ptr::NonNull::new(p.cast::<u8>())
+            .ok_or_else(|| std::io::Error::other("mmap returned a null mapping"))?;
+        Ok(SharedMap { ptr, len })
+    }
+
+    /// Stores `v` (little-endian) at byte `off`, a multiple of 8, in one atomic store
+    /// (release: the bytes stored before it are in the mapping first). Out of bounds or
+    /// misaligned: nothing is stored.
+    pub fn store_u64(&self, off: usize, v: u64) {
+        if off % 8 != 0 || off + 8 > self.len {
+            return;
+        }
+        // SAFETY: in bounds and 8-aligned (mappings are page-aligned); the mapping lives
+        // as long as `self`, and every access to this word is atomic.
+        let a = unsafe {
+            &*self
+                .ptr
+                .as_ptr()
+                .add(off)
+                .cast::<std::sync::atomic::AtomicU64>()
+        };
+        a.store(v.to_le(), std::sync::atomic::Ordering::Release);
+    }
+
+    /// Copies `bytes` to byte `off`; returns false (nothing copied) when they do not fit.
+    pub fn write(&mut self, off: usize, bytes: &[u8]) -> bool {
+        if off
+            .checked_add(bytes.len())
+            .is_none_or(|end| end > self.len)
+        {
+            return false;
+        }
+        // SAFETY: the range is inside the mapping (checked above), `bytes` is another
+        // allocation, and `&mut self` excludes other writers of this process.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.as_ptr().add(off), bytes.len())
+        };
+        true
+    }
+
+    /// The mapping's length.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mapping is empty (never: mappings have a length).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for SharedMap {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once. Unmapping writes nothing to
+        // the file (a forked child that drops its copy does not touch the parent's data).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Allocates the blocks of `file` in `offset..offset + len` (`posix_fallocate`), so that
+/// stores into a mapping of them never meet a full file system (`SIGBUS`).
+pub fn allocate(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain system call on an open descriptor.
+    let r = unsafe {
+        libc::posix_fallocate(file.as_raw_fd(), offset as libc::off_t, len as libc::off_t)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(r))
+    }
+}
+
+/// The page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}

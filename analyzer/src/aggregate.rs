@@ -109,7 +109,7 @@ pub struct OpStats {
     pub bytes: u64,
     /// Calls with a failure status.
     pub errors: u64,
-    /// Calls made with an async request.
+    /// Calls whose operation was still in flight when they returned (the `async` column).
     pub async_calls: u64,
     /// Latency distribution.
     pub sketch: LogSketch,

@@ -870,7 +870,7 @@ impl Span {
     /// wrappers call the under connector right away); a callback with work of its own
     /// before the under call marks it with [`under_start`](Self::under_start).
     #[inline]
-    pub fn begin(op: Op, sub: u32, is_async: bool) -> Span {
+    pub fn begin(op: Op, sub: u32) -> Span {
         let lvl = level();
         let now = if lvl == Level::Off {
             0 // never read when off
@@ -884,8 +884,16 @@ impl Span {
             t0: now,
             t1: now,
             t2: now,
-            is_async,
+            is_async: false,
         }
+    }
+
+    /// Marks the operation as still in flight when the callback returns: the under
+    /// connector handed back a request (vol-async runs it on a background thread). A request
+    /// slot alone does not count: the native connector leaves it empty and has finished.
+    #[inline]
+    pub fn set_in_flight(&mut self, in_flight: bool) {
+        self.is_async = in_flight;
     }
 
     /// Whether this span records anything (a session runs).

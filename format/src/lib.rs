@@ -65,7 +65,9 @@ table::record_table! {
         path "path": str = "", opt;
         /// HDF5 status of the callback: 0 success, -1 failure.
         status "status": i32 = 0, opt;
-        /// 1 when the call carried an async request.
+        /// 1 when the operation was still in flight when the call returned (the under
+        /// connector handed back a request: vol-async runs it in the background); 0 when it
+        /// had finished, as always on the native connector.
         is_async "async": u8 = 0, opt;
         /// Data bytes moved.
         bytes "bytes": u64 = 0, opt;

@@ -4,9 +4,7 @@
 //! callbacks whose arguments carry other objects (unwrapped), introspection, and requests.
 
 use super::query::{self, quietly};
-use super::{
-    cstr, guard, is_async, shape_call, sub_of, wrap_req, Error, Opening, UnderVol, VolObj,
-};
+use super::{cstr, guard, shape_call, sub_of, wrap_req, Error, Opening, UnderVol, VolObj};
 use crate::config::{Config, Level};
 use crate::info::{ConnectorInfo, Under};
 use crate::ops::Op;
@@ -383,6 +381,12 @@ struct WrapCtx {
 
 pub unsafe extern "C" fn get_object(obj: *const c_void) -> *mut c_void {
     guard(std::ptr::null_mut(), Op::WrapGetObject, || {
+        // SAFETY: HDF5 passes a non-null object: ours, or the library's own.
+        if !obj.is_null() && !unsafe { VolObj::is_ours(obj) } {
+            // Passed through h5prov's level unwrapped (see `VolObj`): already the
+            // library's object.
+            return Ok(obj.cast_mut());
+        }
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj.cast_mut()) }?;
         // SAFETY: forwarded.
@@ -460,6 +464,12 @@ pub unsafe extern "C" fn wrap_object(
 
 pub unsafe extern "C" fn unwrap_object(obj: *mut c_void) -> *mut c_void {
     guard(std::ptr::null_mut(), Op::UnwrapObject, || {
+        // SAFETY: HDF5 passes a non-null object: ours, or the library's own.
+        if !obj.is_null() && !unsafe { VolObj::is_ours(obj) } {
+            // HDF5 wrapped it at h5prov's level with a NULL context, which passes it
+            // through (vol-async over h5prov, see `VolObj`): nothing of ours to take off.
+            return Ok(obj);
+        }
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj) }?;
         // SAFETY: forwarded.
@@ -494,9 +504,24 @@ pub unsafe extern "C" fn free_wrap_ctx(ctx: *mut c_void) -> herr_t {
 // ---------------------------------------------------------------------------------------
 // Files
 
-fn file_node(under: *mut c_void, vol: hid_t, name: &str, dxpl: hid_t, created: bool) -> Arc<Node> {
-    // SAFETY: under is a live file object of connector vol.
-    let key = match unsafe { query::file_number(under, vol, dxpl) } {
+/// The state node of a file just created or opened. `pending`: the create or open is still
+/// in flight, so its file number is not asked (see [`super::request_returned`]): the file
+/// gets a node of its own.
+fn file_node(
+    under: *mut c_void,
+    vol: hid_t,
+    name: &str,
+    dxpl: hid_t,
+    created: bool,
+    pending: bool,
+) -> Arc<Node> {
+    let number = if pending {
+        None
+    } else {
+        // SAFETY: under is a live file object of connector vol.
+        unsafe { query::file_number(under, vol, dxpl) }
+    };
+    let key = match number {
         Some(n) => Key::File(n),
         None => tree::unique_key(),
     };
@@ -524,7 +549,7 @@ unsafe fn file_open_common(
     }
     // SAFETY: fapl is a FAPL id.
     let ufapl = unsafe { under_fapl(fapl, &info) }?;
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     let under = call(ufapl);
     span.under_end();
     // SAFETY: closing our copy, without touching the error stack of a failed open.
@@ -540,7 +565,9 @@ unsafe fn file_open_common(
         });
         return Ok(std::ptr::null_mut());
     }
-    let node = file_node(under, info.under.id(), &fname, dxpl, created);
+    // SAFETY: req per the VOL contract.
+    let pending = unsafe { super::request_returned(req) };
+    let node = file_node(under, info.under.id(), &fname, dxpl, created, pending);
     let (align, fs_magic) = (fapl_alignment(fapl), fs_magic(name));
     // SAFETY: the application's FAPL, valid for this call.
     let cache = unsafe { query::chunk_cache(fapl) };
@@ -554,7 +581,7 @@ unsafe fn file_open_common(
         }
     }
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &info.under, op) };
+    span.set_in_flight(unsafe { wrap_req(req, &info.under, op) });
     span.finish(&Event {
         node: Some(&node),
         ..Event::default()
@@ -630,7 +657,7 @@ pub unsafe extern "C" fn file_specific(
                 } else {
                     my.args.del.fapl_id = ufapl;
                 }
-                let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
+                let mut span = Span::begin(Op::FileSpecific, sub);
                 // SAFETY: forwarded with the swapped FAPL.
                 let r = unsafe {
                     b::H5VLfile_specific(std::ptr::null_mut(), info.under.id(), &mut my, dxpl, req)
@@ -639,7 +666,7 @@ pub unsafe extern "C" fn file_specific(
                 // SAFETY: closing our copy, preserving the error stack.
                 quietly(|| unsafe { b::H5Pclose(ufapl) });
                 // SAFETY: req per the VOL contract.
-                unsafe { wrap_req(req, &info.under, Op::FileSpecific) };
+                span.set_in_flight(unsafe { wrap_req(req, &info.under, Op::FileSpecific) });
                 // SAFETY: C string from HDF5.
                 let fname = unsafe { cstr(fname) };
                 span.finish(&Event {
@@ -653,12 +680,12 @@ pub unsafe extern "C" fn file_specific(
             b::H5VL_FILE_REOPEN => {
                 // SAFETY: our wrapper.
                 let o = unsafe { VolObj::from_ptr(obj) }?;
-                let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
+                let mut span = Span::begin(Op::FileSpecific, sub);
                 // SAFETY: forwarded.
                 let r = unsafe { b::H5VLfile_specific(o.under, o.vol.id(), a, dxpl, req) };
                 span.under_end();
                 // SAFETY: req per the VOL contract.
-                unsafe { wrap_req(req, &o.vol, Op::FileSpecific) };
+                span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::FileSpecific) });
                 // SAFETY: the reopen member; the new file is the under connector's object.
                 unsafe {
                     let slot = a.args.reopen.file;
@@ -1090,7 +1117,7 @@ unsafe fn dataset_io(
         many = wrappers.iter().map(|w| w.under).collect::<Vec<_>>();
         &mut many
     };
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     // Selections are read before the under call: public HDF5 functions clear the error
     // stack on entry, so nothing may run between a failing under call and our return.
     let want_detail = span.level() >= Level::Element;
@@ -1116,7 +1143,9 @@ unsafe fn dataset_io(
     // Only after a successful, synchronous transfer (an async one has not happened
     // yet), and only for a collective request: one query for the whole call, as HDF5
     // decides once for all datasets of a multi-dataset call.
-    if r >= 0 && !is_async(req) && ios.iter().any(|(io, _, _)| io.xfer == "collective") {
+    // SAFETY: req per the VOL contract.
+    let pending = unsafe { super::request_returned(req) };
+    if r >= 0 && !pending && ios.iter().any(|(io, _, _)| io.xfer == "collective") {
         let actual = actual_xfer();
         for (io, _, _) in ios.iter_mut() {
             if io.xfer == "collective" {
@@ -1125,7 +1154,7 @@ unsafe fn dataset_io(
         }
     }
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, vol, op) });
     for (w, (io, detail, bbox)) in wrappers.iter().zip(ios.iter()) {
         span.finish(&Event {
             node: w.node.as_deref(),
@@ -1216,7 +1245,7 @@ unsafe fn attr_io(
 ) -> Result<herr_t, Error> {
     // SAFETY: our wrapper.
     let o = unsafe { VolObj::from_ptr(attr) }?;
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     let node = o.node.as_deref();
     // Before the under call (see dataset_io).
     let mut bbox = Detail::default();
@@ -1230,7 +1259,7 @@ unsafe fn attr_io(
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &o.vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
     span.finish(&Event {
         node,
         status: r,
@@ -1403,12 +1432,12 @@ pub unsafe extern "C" fn link_create(
             }
         }
         let vol = vol.ok_or("no object to find the under connector from")?;
-        let mut span = Span::begin(Op::LinkCreate, sub, is_async(req));
+        let mut span = Span::begin(Op::LinkCreate, sub);
         // SAFETY: forwarded with unwrapped objects.
         let r = unsafe { b::H5VLlink_create(a, under, loc, vol.id(), lcpl, lapl, dxpl, req) };
         span.under_end();
         // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, vol, Op::LinkCreate) };
+        span.set_in_flight(unsafe { wrap_req(req, vol, Op::LinkCreate) });
         // SAFETY: loc valid or null.
         let name = unsafe { query::opened_name(std::ptr::null(), loc) };
         record_simple(&mut span, o.and_then(|o| o.node.as_deref()), r, Some(&name));
@@ -1431,11 +1460,11 @@ unsafe fn link_copy_move(
         .or(d)
         .map(|o| &o.vol)
         .ok_or("no object to find the under connector from")?;
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     let r = call(su, du, vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, vol, op) });
     // SAFETY: loc valid or null.
     let name = unsafe { query::opened_name(std::ptr::null(), loc1) };
     let _ = loc2;
@@ -1510,7 +1539,7 @@ pub unsafe extern "C" fn object_open(
     guard(std::ptr::null_mut(), Op::ObjectOpen, || {
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj) }?;
-        let mut span = Span::begin(Op::ObjectOpen, NONE, is_async(req));
+        let mut span = Span::begin(Op::ObjectOpen, NONE);
         // SAFETY: forwarded.
         let under = unsafe { b::H5VLobject_open(o.under, loc, o.vol.id(), opened_type, dxpl, req) };
         span.under_end();
@@ -1530,10 +1559,12 @@ pub unsafe extern "C" fn object_open(
             dapl: -1,
             _p: PhantomData,
         };
-        // SAFETY: under is the new object; loc valid.
-        let node = unsafe { query::attach(o, under, &open) };
         // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &o.vol, Op::ObjectOpen) };
+        let pending = unsafe { super::request_returned(req) };
+        // SAFETY: under is the new object; loc valid.
+        let node = unsafe { query::attach(o, under, &open, pending) };
+        // SAFETY: req per the VOL contract.
+        span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::ObjectOpen) });
         record_simple(&mut span, Some(&node), 0, None);
         Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
     })
@@ -1555,7 +1586,7 @@ pub unsafe extern "C" fn object_copy(
     guard(-1, Op::ObjectCopy, || {
         // SAFETY: our wrappers.
         let (s, d) = unsafe { (VolObj::from_ptr(src)?, VolObj::from_ptr(dst)?) };
-        let mut span = Span::begin(Op::ObjectCopy, NONE, is_async(req));
+        let mut span = Span::begin(Op::ObjectCopy, NONE);
         // SAFETY: forwarded with unwrapped objects.
         let r = unsafe {
             b::H5VLobject_copy(
@@ -1574,7 +1605,7 @@ pub unsafe extern "C" fn object_copy(
         };
         span.under_end();
         // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &s.vol, Op::ObjectCopy) };
+        span.set_in_flight(unsafe { wrap_req(req, &s.vol, Op::ObjectCopy) });
         // SAFETY: C string from HDF5.
         let name = unsafe { cstr(src_name) };
         record_simple(&mut span, s.node.as_deref(), r, Some(&name));
@@ -1607,23 +1638,25 @@ pub unsafe extern "C" fn generic_optional(
 }
 
 // ---------------------------------------------------------------------------------------
-// Requests: the wrapper is freed when the request completes.
+// Requests. The wrapper is freed exactly once, in `request_free`: HDF5's event set calls
+// it on every request, completed or not (`H5ES__event_free`, `H5ESevent.c`), after the
+// wait, cancel or notify that saw it complete. (HDF5's own pass_through template also frees
+// in `wait`, `cancel` and `notify`: the event set's `request_free` then touches freed memory.)
 
 unsafe fn request_end(
     op: Op,
     req: *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
-    done: impl FnOnce(herr_t) -> bool,
+    free: bool,
 ) -> Result<herr_t, Error> {
     // SAFETY: our request wrapper.
     let o = unsafe { VolObj::from_ptr(req) }?;
     let origin = o.req_op;
-    let mut span = Span::begin(op, NONE, false);
+    let mut span = Span::begin(op, NONE);
     let r = call(o.under, o.vol.id());
     span.under_end();
-    let finished = done(r);
-    if finished {
-        // SAFETY: the request is complete; HDF5 will not use the wrapper again.
+    if free && r >= 0 {
+        // SAFETY: HDF5 frees a request once and does not use it afterwards.
         unsafe { VolObj::free(req) };
     }
     span.finish(&Event {
@@ -1647,12 +1680,7 @@ pub unsafe extern "C" fn request_wait(
                 Op::RequestWait,
                 req,
                 |o, v| b::H5VLrequest_wait(o, v, timeout, status),
-                |r| {
-                    r >= 0
-                        && status
-                            .as_ref()
-                            .is_some_and(|s| *s != b::H5VL_REQUEST_STATUS_IN_PROGRESS)
-                },
+                false,
             )
         }
     })
@@ -1670,7 +1698,7 @@ pub unsafe extern "C" fn request_notify(
                 Op::RequestNotify,
                 req,
                 |o, v| b::H5VLrequest_notify(o, v, cb, ctx),
-                |r| r >= 0,
+                false,
             )
         }
     })
@@ -1687,7 +1715,7 @@ pub unsafe extern "C" fn request_cancel(
                 Op::RequestCancel,
                 req,
                 |o, v| b::H5VLrequest_cancel(o, v, status),
-                |r| r >= 0,
+                false,
             )
         }
     })
@@ -1696,13 +1724,6 @@ pub unsafe extern "C" fn request_cancel(
 pub unsafe extern "C" fn request_free(req: *mut c_void) -> herr_t {
     guard(-1, Op::RequestFree, || {
         // SAFETY: forwarded.
-        unsafe {
-            request_end(
-                Op::RequestFree,
-                req,
-                |o, v| b::H5VLrequest_free(o, v),
-                |r| r >= 0,
-            )
-        }
+        unsafe { request_end(Op::RequestFree, req, |o, v| b::H5VLrequest_free(o, v), true) }
     })
 }

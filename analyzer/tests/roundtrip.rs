@@ -62,6 +62,8 @@ fn awkward_traces() -> Vec<TraceRecord> {
             file_bytes: [u64::MAX, 0, 7][i % 3],
             blocks: [0, u64::MAX][i % 2],
             bbox: t(i + 9),
+            req: [u64::MAX, 0, 3][i % 3],
+            req_done: [0, 1, u8::MAX][i % 3],
         })
         .collect()
 }

@@ -827,6 +827,11 @@ pub struct Span {
     t1: Tick,
     t2: Tick,
     is_async: bool,
+    /// The `req` column: the request id of an operation left in flight, or of the request a
+    /// `request.*` callback acts on.
+    req: u64,
+    /// The `req_done` column.
+    req_done: u8,
 }
 
 /// One event to record.
@@ -885,15 +890,27 @@ impl Span {
             t1: now,
             t2: now,
             is_async: false,
+            req: 0,
+            req_done: 0,
         }
     }
 
-    /// Marks the operation as still in flight when the callback returns: the under
-    /// connector handed back a request (vol-async runs it on a background thread). A request
-    /// slot alone does not count: the native connector leaves it empty and has finished.
+    /// `req` is the request id [`crate::ffi::wrap_req`] gave (0: none). A request marks the
+    /// operation as still in flight when the callback returns (vol-async runs it on a
+    /// background thread). A request slot alone does not count: the native connector leaves
+    /// it empty and has finished.
     #[inline]
-    pub fn set_in_flight(&mut self, in_flight: bool) {
-        self.is_async = in_flight;
+    pub fn set_in_flight(&mut self, req: u64) {
+        self.is_async = req != 0;
+        self.req = req;
+    }
+
+    /// For a `request.*` callback: the request it acts on, and `done` (1 succeeded, 2 failed,
+    /// 3 canceled) when this callback is the first to see it finished, else 0.
+    #[inline]
+    pub fn set_request(&mut self, req: u64, done: u8) {
+        self.req = req;
+        self.req_done = done;
     }
 
     /// Whether this span records anything (a session runs).
@@ -1002,6 +1019,8 @@ impl Span {
             file_bytes: io.file_bytes,
             blocks: io.blocks,
             bbox: ev.bbox,
+            req: self.req,
+            req_done: self.req_done,
         };
         emit(s, sink, op, &rec, &keys, t3);
     }

@@ -60,6 +60,8 @@ fn main() {
             file_bytes: if io { 4 } else { 0 },
             blocks: u64::from(io),
             bbox: "",
+            req: 0,
+            req_done: 0,
         };
         let r = std::hint::black_box(r);
         match fmt.as_str() {

@@ -97,6 +97,14 @@ table::record_table! {
         blocks "blocks": u64 = 0, opt;
         /// Bounding box of the file selection, `start:end` per dimension (`0:99x0:9`).
         bbox "bbox": str = "", opt;
+        /// Request id (per process, from 1): on the row of an operation still in flight
+        /// when its call returned (`async` 1) and on the `request.*` rows of its request;
+        /// 0 otherwise.
+        req "req": u64 = 0, opt;
+        /// On the first `request.wait`/`request.cancel` row that saw its request finished:
+        /// 1 succeeded, 2 failed, 3 canceled (the operation completed by the end of that
+        /// row: an observed upper bound); 0 otherwise.
+        req_done "req_done": u8 = 0, opt;
     }
 }
 

@@ -73,9 +73,11 @@ fn stamp_path(dir: &Path) -> PathBuf {
     dir.join("h5prov-build.stamp")
 }
 
-/// What a file is, for a stamp: its path, size and modification time (seconds), so that a
+/// What a file is, for a stamp: its canonical path, size and modification time (seconds), so that a
 /// replaced tarball or a rebuilt library changes the stamp.
 fn file_identity(p: &Path) -> Result<String> {
+    // The canonical path: the same file reached from two checkouts is one build.
+    let p = &std::fs::canonicalize(p).context(|| format!("resolving {}", p.display()))?;
     let m = std::fs::metadata(p).context(|| format!("reading {}", p.display()))?;
     let mtime = m
         .modified()
@@ -87,7 +89,7 @@ fn file_identity(p: &Path) -> Result<String> {
 
 /// The stamp of the Argobots build from `tarball`.
 pub fn argobots_stamp(tarball_identity: &str) -> String {
-    format!("argobots 1.2\nsource {tarball_identity}\nconfigure --prefix=<dir>/install\n")
+    format!("argobots 1.2\nsource {tarball_identity}\nconfigure --prefix=<dir>/install --disable-static\n")
 }
 
 /// The stamp of the vol-async build from `tarball` against the HDF5 library `hdf5_lib` and
@@ -118,6 +120,9 @@ pub struct AsyncBuild {
 impl AsyncBuild {
     /// Builds what is missing or stale and refreshes the `.deps` links.
     pub fn run(&self) -> Result<AsyncDirs> {
+        let dirs = AsyncDirs::new(&self.cache_root);
+        // Argobots does not depend on HDF5.
+        self.argobots(&dirs)?;
         if !crate::bootstrap::is_threadsafe_install(&self.hdf5) {
             return Err(Error::new(format!(
                 "{} is not a thread-safe HDF5 (its include/H5pubconf.h does not define \
@@ -126,8 +131,6 @@ impl AsyncBuild {
                 self.hdf5.display()
             )));
         }
-        let dirs = AsyncDirs::new(&self.cache_root);
-        self.argobots(&dirs)?;
         self.vol_async(&dirs)?;
         let deps = self.repo_root.join(".deps");
         set_link(&deps.join("argobots"), &dirs.argobots_install())?;
@@ -206,8 +209,10 @@ impl AsyncBuild {
         cmd.arg("./autogen.sh").current_dir(&src);
         total += run_step("autogen (Argobots)", &mut cmd, &logs.join("autogen.log"))?;
         let mut cmd = Command::new("sh");
+        // Only the shared library: libtool would compile every source twice for both.
         cmd.arg("./configure")
             .arg(format!("--prefix={}", install.display()))
+            .arg("--disable-static")
             .current_dir(&src);
         total += run_step(
             "configure (Argobots)",

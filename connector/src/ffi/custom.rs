@@ -1643,10 +1643,33 @@ pub unsafe extern "C" fn generic_optional(
 // wait, cancel or notify that saw it complete. (HDF5's own pass_through template also frees
 // in `wait`, `cancel` and `notify`: the event set's `request_free` then touches freed memory.)
 
+/// `req_done` of a request whose `wait`/`cancel` returned `r` and `status`: 1 succeeded,
+/// 2 failed, 3 canceled; 0 while in progress (or when the connector cannot cancel a running
+/// operation), on a failed call, or without a status.
+///
+/// # Safety
+/// `status` is null or valid.
+unsafe fn final_status(r: herr_t, status: *const H5VL_request_status_t) -> u8 {
+    if r < 0 {
+        return 0;
+    }
+    // SAFETY: per the contract.
+    match unsafe { status.as_ref() }.copied() {
+        Some(b::H5VL_REQUEST_STATUS_SUCCEED) => 1,
+        Some(b::H5VL_REQUEST_STATUS_FAIL) => 2,
+        Some(b::H5VL_REQUEST_STATUS_CANCELED) => 3,
+        _ => 0,
+    }
+}
+
+/// A `request.*` callback. `status`: the out-pointer of `wait`/`cancel` (null for the
+/// others), read after the call to mark the first callback that saw the request finished:
+/// that row's end is when the completion was observed (an upper bound of it).
 unsafe fn request_end(
     op: Op,
     req: *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
+    status: *const H5VL_request_status_t,
     free: bool,
 ) -> Result<herr_t, Error> {
     // SAFETY: our request wrapper.
@@ -1655,6 +1678,13 @@ unsafe fn request_end(
     let mut span = Span::begin(op, NONE);
     let r = call(o.under, o.vol.id());
     span.under_end();
+    // SAFETY: status is null or the callback's valid out-pointer.
+    let done = match unsafe { final_status(r, status) } {
+        0 => 0,
+        d if !o.req_done.swap(true, std::sync::atomic::Ordering::Relaxed) => d,
+        _ => 0,
+    };
+    span.set_request(o.req_id, done);
     if free && r >= 0 {
         // SAFETY: HDF5 frees a request once and does not use it afterwards.
         unsafe { VolObj::free(req) };
@@ -1680,6 +1710,7 @@ pub unsafe extern "C" fn request_wait(
                 Op::RequestWait,
                 req,
                 |o, v| b::H5VLrequest_wait(o, v, timeout, status),
+                status,
                 false,
             )
         }
@@ -1698,6 +1729,7 @@ pub unsafe extern "C" fn request_notify(
                 Op::RequestNotify,
                 req,
                 |o, v| b::H5VLrequest_notify(o, v, cb, ctx),
+                std::ptr::null(),
                 false,
             )
         }
@@ -1715,6 +1747,7 @@ pub unsafe extern "C" fn request_cancel(
                 Op::RequestCancel,
                 req,
                 |o, v| b::H5VLrequest_cancel(o, v, status),
+                status,
                 false,
             )
         }
@@ -1724,6 +1757,14 @@ pub unsafe extern "C" fn request_cancel(
 pub unsafe extern "C" fn request_free(req: *mut c_void) -> herr_t {
     guard(-1, Op::RequestFree, || {
         // SAFETY: forwarded.
-        unsafe { request_end(Op::RequestFree, req, |o, v| b::H5VLrequest_free(o, v), true) }
+        unsafe {
+            request_end(
+                Op::RequestFree,
+                req,
+                |o, v| b::H5VLrequest_free(o, v),
+                std::ptr::null(),
+                true,
+            )
+        }
     })
 }

@@ -156,6 +156,10 @@ pub struct VolObj {
     pub node: Option<Arc<Node>>,
     /// For requests: the operation that created it.
     pub req_op: Option<Op>,
+    /// For requests: the request id of the trace (`req` column), else 0.
+    pub req_id: u64,
+    /// For requests: a `wait` or `cancel` has seen the request finished.
+    pub req_done: std::sync::atomic::AtomicBool,
 }
 
 impl VolObj {
@@ -170,6 +174,8 @@ impl VolObj {
             vol,
             node,
             req_op: None,
+            req_id: 0,
+            req_done: std::sync::atomic::AtomicBool::new(false),
         }))
         .cast()
     }
@@ -259,28 +265,35 @@ fn may_remove_objects(op: Op, sub: u32) -> bool {
     }
 }
 
-/// Wraps an async request returned by the under connector in place. True when there was
-/// one: the operation is still in flight (HDF5 passes the slot holding NULL, and a connector
-/// that finished the operation, as the native one always does, leaves it NULL).
+/// The last request id handed out (ids start at 1; 0 is "no request").
+static LAST_REQ_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Wraps an async request returned by the under connector in place, and returns its request
+/// id (the trace's `req` column), or 0 when there was none. A request means the operation
+/// is still in flight (HDF5 passes the slot holding NULL, and a connector that finished the
+/// operation, as the native one always does, leaves it NULL).
 ///
 /// # Safety
 /// `req` is null or a valid `void **`.
-pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) -> bool {
+pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) -> u64 {
     // SAFETY: req is null or valid per the VOL contract.
     if let Some(slot) = unsafe { req.as_mut() } {
         if !slot.is_null() {
+            let id = LAST_REQ_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let w = Box::new(VolObj {
                 magic: VolObj::MAGIC,
                 under: *slot,
                 vol: vol.clone(),
                 node: None,
                 req_op: Some(op),
+                req_id: id,
+                req_done: std::sync::atomic::AtomicBool::new(false),
             });
             *slot = Box::into_raw(w).cast();
-            return true;
+            return id;
         }
     }
-    false
+    0
 }
 
 /// True when the under connector handed back a request in `req`: the operation it started

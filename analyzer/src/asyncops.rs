@@ -8,7 +8,10 @@
 //! - the **time to completion**: from the call's start to the end of the row that saw it
 //!   finished. An observed upper bound: the operation may have finished earlier, while
 //!   nobody asked;
-//! - the time **blocked** waiting for it: the durations of its `wait`/`cancel` rows;
+//! - the time **blocked** waiting: the durations of the process's `request.*` rows between
+//!   the issue and the completion, for this request or another one (`H5ESwait` waits for
+//!   the requests of an event set one after another: while the application waits for an
+//!   earlier one, it does not compute either);
 //! - the **overlap**: time to completion − issue − blocked, what of the operation's time the
 //!   application spent on something else (computing) instead of waiting.
 //!
@@ -62,7 +65,8 @@ struct InFlight {
     op: u32,
     start_ns: u64,
     issue_ns: u64,
-    blocked_ns: u64,
+    /// The process's time in `request.*` rows when the operation was issued.
+    blocked_before: u64,
 }
 
 /// Joins one process's operations with their request rows, in record order. Keyed by
@@ -70,6 +74,8 @@ struct InFlight {
 #[derive(Debug, Default)]
 pub struct Joiner {
     in_flight: FxHashMap<(i64, u32, u64), InFlight>,
+    /// Per process, the time so far in `request.*` rows.
+    blocked: FxHashMap<(i64, u32), u64>,
     /// By op number (the builder's), the stats of completed and issued calls.
     pub stats: Vec<AsyncStats>,
 }
@@ -101,8 +107,10 @@ impl Joiner {
             return;
         }
         let key = (proc.0, proc.1, req);
+        let blocked = self.blocked.entry(proc).or_default();
         if !request {
             if is_async {
+                let blocked_before = *blocked;
                 self.stats(op).issued += 1;
                 self.in_flight.insert(
                     key,
@@ -110,28 +118,29 @@ impl Joiner {
                         op,
                         start_ns,
                         issue_ns: total_ns,
-                        blocked_ns: 0,
+                        blocked_before,
                     },
                 );
             }
             return;
         }
-        let Some(f) = self.in_flight.get_mut(&key) else {
-            return;
-        };
-        f.blocked_ns += total_ns;
+        *blocked += total_ns;
+        let blocked = *blocked;
         if req_done == 0 {
             return;
         }
-        let f = self.in_flight.remove(&key).expect("present");
+        let Some(f) = self.in_flight.remove(&key) else {
+            return;
+        };
         let end = start_ns.saturating_add(total_ns);
         let to_completion = end.saturating_sub(f.start_ns).max(f.issue_ns);
-        let overlap = to_completion.saturating_sub(f.issue_ns + f.blocked_ns);
+        let blocked = (blocked - f.blocked_before).min(to_completion - f.issue_ns);
+        let overlap = to_completion - f.issue_ns - blocked;
         let s = self.stats(f.op);
         s.completed += 1;
         s.issue_ns += f.issue_ns;
         s.to_completion_ns += to_completion;
-        s.blocked_ns += f.blocked_ns.min(to_completion);
+        s.blocked_ns += blocked;
         s.overlap_ns += overlap;
         s.waited_right_after +=
             u64::from((overlap as f64) < RIGHT_AFTER_FRACTION * to_completion as f64);
@@ -215,6 +224,22 @@ mod tests {
         assert_eq!(s.to_completion_ns, 999_000 + 500_050);
         assert_eq!(s.blocked_ns, 100_000 + 500_010);
         assert_eq!(s.overlap_ns, (999_000 - 100_020) + (500_050 - 500_030));
+        assert_eq!(s.waited_right_after, 1);
+    }
+
+    #[test]
+    fn waiting_for_an_earlier_request_is_no_overlap() {
+        let mut j = Joiner::default();
+        // A create (op 2, request 1) and a write (op 0, request 2) issued at once; the
+        // wait for the create blocks 800 µs, the write's then finds it done at once.
+        j.add(2, false, P, 1, 0, true, 1_000, 100);
+        j.add(0, false, P, 2, 0, true, 1_100, 100);
+        j.add(1, true, P, 1, 1, false, 1_200, 800_000);
+        j.add(1, true, P, 2, 1, false, 801_200, 50);
+        let s = &j.stats[0];
+        assert_eq!(s.to_completion_ns, 801_250 - 1_100);
+        assert_eq!(s.blocked_ns, 800_050);
+        assert_eq!(s.overlap_ns, 0);
         assert_eq!(s.waited_right_after, 1);
     }
 

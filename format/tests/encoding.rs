@@ -140,7 +140,8 @@ fn awkward_summary() -> ObjectSummary {
 #[test]
 fn encoders_write_the_bytes_of_format_v1() {
     const TRACE_NEW_CSV: &[u8] = b",,0,0,0,,0,0\n";
-    const TRACE_NEW_JSON: &[u8] = b",\"mem_type\":\"\",\"conv\":0,\"file_bytes\":0,\"blocks\":0,\"bbox\":\"\",\
+    const TRACE_NEW_JSON: &[u8] =
+        b",\"mem_type\":\"\",\"conv\":0,\"file_bytes\":0,\"blocks\":0,\"bbox\":\"\",\
         \"req\":0,\"req_done\":0}\n";
     const OBJECT_NEW_CSV: &[u8] = b",,,,,,,0,0,0,,\n";
     const OBJECT_NEW_JSON: &[u8] =

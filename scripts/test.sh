@@ -41,6 +41,12 @@ step "thread-safe HDF5 1.14.5 (cached after the first run)"
 # Needed by the tests below too: threads.rs runs 8 threads in it.
 cargo run -q --release -p hdf5-test-harness -- build-hdf5 --variant threadsafe
 
+step "Argobots 1.2 and vol-async 1.8.1 on the thread-safe HDF5 (../shared/vendor; cached after the first run)"
+# Needed by tests/tests/async_vol.rs: h5prov over and under HDF5's async I/O connector.
+# Argobots' autogen.sh needs autoconf, automake and libtool.
+need_pkgs autoconf automake libtool
+cargo run -q --release -p hdf5-test-harness -- build-async
+
 step "cargo test (unit and integration tests)"
 cargo test -q --workspace 2>&1 | tee "$ROOT/target/cargo-test.log" | grep -E '^(test result|running|failures|---- |thread )' || true
 grep -q 'test result: FAILED' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }

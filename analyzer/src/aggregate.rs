@@ -109,7 +109,7 @@ pub struct OpStats {
     pub bytes: u64,
     /// Calls with a failure status.
     pub errors: u64,
-    /// Calls made with an async request.
+    /// Calls whose operation was still in flight when they returned (the `async` column).
     pub async_calls: u64,
     /// Latency distribution.
     pub sketch: LogSketch,
@@ -1148,6 +1148,8 @@ pub struct Aggregate {
     /// How each container file was accessed (objects files' `file` rows): driver,
     /// alignment, file system.
     pub file_access: BTreeMap<String, FileAccess>,
+    /// Asynchronous operations, issue to completion, by operation ([`crate::asyncops`]).
+    pub async_ops: BTreeMap<String, crate::asyncops::AsyncStats>,
 }
 
 /// How one container file was opened, from its `file` rows in objects files.
@@ -1253,6 +1255,9 @@ impl Aggregate {
         self.collectives.merge(o.collectives);
         self.datasets_io.merge(o.datasets_io);
         merge_maps(&mut self.file_access, o.file_access, |a, b| a.merge(b));
+        for (k, v) in o.async_ops {
+            self.async_ops.entry(k).or_default().merge(&v);
+        }
     }
 
     /// Total time in all calls, ns.
@@ -1323,6 +1328,8 @@ pub struct Builder<'a> {
     /// The dataset insights' facts ([`crate::insights_dataset`]): the accumulator's
     /// recorder, whose tables one file after another reuses.
     dataset_io: &'a mut crate::insights_dataset::Recorder,
+    /// Asynchronous operations joined with their request rows.
+    async_ops: crate::asyncops::Joiner,
     /// Records of anonymous objects, held until the link that names them.
     anonymous: Anonymous,
 }
@@ -1379,6 +1386,7 @@ impl<'a> Builder<'a> {
             last_ns: 0,
             checks: RecordChecks::default(),
             dataset_io: &mut acc.dataset_io,
+            async_ops: Default::default(),
             anonymous: Anonymous::default(),
         }
     }
@@ -1535,6 +1543,19 @@ impl<'a> Builder<'a> {
         s.bytes += r.bytes;
         s.errors += u64::from(r.status < 0);
         s.async_calls += u64::from(r.is_async != 0);
+        if r.req != 0 {
+            self.async_ops.add(
+                id,
+                r.op.starts_with("request."),
+                (r.rank, r.pid),
+                r.req,
+                r.req_done,
+                r.is_async != 0,
+                r.start_ns,
+                r.total_ns,
+            );
+        }
+        let s = &mut self.ops[id as usize].stats;
         s.sketch.add(r.total_ns);
         if s.slow.accepts(r.total_ns) {
             s.slow.insert(SlowCall {
@@ -1732,6 +1753,7 @@ impl<'a> Builder<'a> {
         }
         agg.xfer = self.xfer.into_iter().collect();
         agg.timeline = self.timeline.map_ops(|id| names[*id as usize].clone());
+        agg.async_ops = self.async_ops.finish(&names);
         self.agg.merge(agg);
         self.checks
     }

@@ -55,6 +55,11 @@ pub struct Report {
     pub windows: Vec<Window>,
     /// I/O phases.
     pub phases: Vec<Phase>,
+    /// Asynchronous operations (vol-async): issue time, time to completion, overlap, by
+    /// total time to completion ([`crate::asyncops`]); left out of the JSON when there
+    /// are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub async_ops: Vec<crate::asyncops::AsyncOpRow>,
     /// Findings with recommendations, most severe first.
     pub insights: Vec<Insight>,
 }
@@ -604,6 +609,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         access_sizes,
         windows,
         phases,
+        async_ops: crate::asyncops::rows(&agg.async_ops),
         insights: Vec::new(),
     };
     report.insights = insights::detect(&report, &agg, th, churn);

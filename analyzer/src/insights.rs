@@ -354,6 +354,48 @@ pub fn detect(
         ));
     }
 
+    // Asynchronous calls waited for right after they were issued: no overlap gained.
+    let right_after: Vec<_> = rep
+        .async_ops
+        .iter()
+        .filter(|a| a.stats.waited_right_after > 0)
+        .collect();
+    if !right_after.is_empty() {
+        let blocked: u64 = right_after.iter().map(|a| a.stats.blocked_ns).sum();
+        let total = agg.total_ns().max(1);
+        out.push(ins(
+            severity_for_share(blocked as f64 / total as f64),
+            "async_waited_right_after",
+            format!(
+                "{} asynchronous call(s) were waited for right after they were issued: no \
+                 overlap gained",
+                right_after
+                    .iter()
+                    .map(|a| a.stats.waited_right_after)
+                    .sum::<u64>()
+            ),
+            right_after
+                .iter()
+                .take(5)
+                .map(|a| {
+                    format!(
+                        "{}: {} of {} completed, overlap {:.0} % of their time to completion, \
+                         {} blocked in waits",
+                        a.op,
+                        a.stats.waited_right_after,
+                        a.stats.completed,
+                        a.overlap_share * 100.0,
+                        fmt_ns(a.stats.blocked_ns)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            "Issue the asynchronous operations, then compute (the next step of the simulation), \
+             and wait (H5ESwait) only when the data or the buffer is needed again: an \
+             immediate wait makes the call synchronous, plus the background thread's overhead.",
+        ));
+    }
+
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
     crate::insights_dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
     // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.

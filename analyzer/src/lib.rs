@@ -17,6 +17,7 @@
 
 pub mod aggregate;
 pub mod analysis;
+pub mod asyncops;
 pub mod check;
 pub mod collect;
 pub mod collective;

@@ -63,6 +63,8 @@ fn awkward_traces() -> Vec<TraceRecord> {
             blocks: [0, u64::MAX][i % 2],
             bbox: t(i + 9),
             anon: t(i + 10),
+            req: [u64::MAX, 0, 3][i % 3],
+            req_done: [0, 1, u8::MAX][i % 3],
         })
         .collect()
 }

@@ -1097,6 +1097,11 @@ pub struct Span {
     t1: Tick,
     t2: Tick,
     is_async: bool,
+    /// The `req` column: the request id of an operation left in flight, or of the request a
+    /// `request.*` callback acts on.
+    req: u64,
+    /// The `req_done` column.
+    req_done: u8,
 }
 
 /// One event to record.
@@ -1143,7 +1148,7 @@ impl Span {
     /// wrappers call the under connector right away); a callback with work of its own
     /// before the under call marks it with [`under_start`](Self::under_start).
     #[inline]
-    pub fn begin(op: Op, sub: u32, is_async: bool) -> Span {
+    pub fn begin(op: Op, sub: u32) -> Span {
         let lvl = level();
         let now = if lvl == Level::Off {
             0 // never read when off
@@ -1157,8 +1162,28 @@ impl Span {
             t0: now,
             t1: now,
             t2: now,
-            is_async,
+            is_async: false,
+            req: 0,
+            req_done: 0,
         }
+    }
+
+    /// `req` is the request id [`crate::ffi::wrap_req`] gave (0: none). A request marks the
+    /// operation as still in flight when the callback returns (vol-async runs it on a
+    /// background thread). A request slot alone does not count: the native connector leaves
+    /// it empty and has finished.
+    #[inline]
+    pub fn set_in_flight(&mut self, req: u64) {
+        self.is_async = req != 0;
+        self.req = req;
+    }
+
+    /// For a `request.*` callback: the request it acts on, and `done` (1 succeeded, 2 failed,
+    /// 3 canceled) when this callback is the first to see it finished, else 0.
+    #[inline]
+    pub fn set_request(&mut self, req: u64, done: u8) {
+        self.req = req;
+        self.req_done = done;
     }
 
     /// Whether this span records anything (a session runs).
@@ -1268,6 +1293,8 @@ impl Span {
             blocks: io.blocks,
             bbox: ev.bbox,
             anon: ev.anon,
+            req: self.req,
+            req_done: self.req_done,
         };
         emit(s, sink, op, &rec, &keys, t3);
     }

@@ -61,6 +61,8 @@ fn main() {
             blocks: u64::from(io),
             bbox: "",
             anon: "",
+            req: 0,
+            req_done: 0,
         };
         let r = std::hint::black_box(r);
         match fmt.as_str() {

@@ -70,7 +70,9 @@ table::record_table! {
         path "path": str = "", opt;
         /// HDF5 status of the callback: 0 success, -1 failure.
         status "status": i32 = 0, opt;
-        /// 1 when the call carried an async request.
+        /// 1 when the operation was still in flight when the call returned (the under
+        /// connector handed back a request: vol-async runs it in the background); 0 when it
+        /// had finished, as always on the native connector.
         is_async "async": u8 = 0, opt;
         /// Data bytes moved.
         bytes "bytes": u64 = 0, opt;
@@ -105,6 +107,14 @@ table::record_table! {
         /// the object's earlier records carry in `path`, `(anonymous #N of pid P)`. Those
         /// records belong to this record's `path`. Else empty.
         anon "anon": str = "", opt;
+        /// Request id (per process, from 1): on the row of an operation still in flight
+        /// when its call returned (`async` 1) and on the `request.*` rows of its request;
+        /// 0 otherwise.
+        req "req": u64 = 0, opt;
+        /// On the first `request.wait`/`request.cancel` row that saw its request finished:
+        /// 1 succeeded, 2 failed, 3 canceled (the operation completed by the end of that
+        /// row: an observed upper bound); 0 otherwise.
+        req_done "req_done": u8 = 0, opt;
     }
 }
 

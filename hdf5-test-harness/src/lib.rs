@@ -4,6 +4,8 @@
 //!   built into a cache (serial, parallel or thread-safe) and linked into `<repo>/.deps`;
 //!   with `--variant v2`, HDF5 2.2.0 from
 //!   crates.io and HDF5 1.14.5's API tests built against it ([`hdf5v2`]).
+//! - [`asyncvol`]: `build-async`, Argobots and HDF5's async I/O connector vol-async (with
+//!   its serial tests) from the vendored release sources, against the thread-safe HDF5, cached.
 //! - [`runner`]: `run`/`diff`, HDF5's API, pass-through-VOL and tools suites per connector
 //!   mode, each diffed against native, with a probe proving that the connector was loaded.
 //!
@@ -17,6 +19,7 @@
 pub mod error;
 
 pub mod apitest;
+pub mod asyncvol;
 pub mod bootstrap;
 pub mod buildtree;
 pub mod ctest;

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand};
+use hdf5_test_harness::asyncvol::AsyncBuild;
 use hdf5_test_harness::bootstrap::Bootstrap;
 use hdf5_test_harness::buildtree::BuildTree;
 use hdf5_test_harness::error::{Context, Error, Result};
@@ -98,6 +99,26 @@ HDF5_DIR counts only when it holds HDF5 >= 2.0.")]
             value_name = "serial|parallel|threadsafe|v2"
         )]
         variant: Variant,
+        /// Build jobs (default: all cores).
+        #[arg(long, short = 'j')]
+        jobs: Option<usize>,
+    },
+
+    /// Build Argobots 1.2 and HDF5's async I/O connector vol-async 1.8.1 (with its serial
+    /// tests) against the thread-safe HDF5, from the release sources in ../shared/vendor.
+    #[command(
+        long_about = "Build Argobots 1.2 and vol-async 1.8.1 from the unmodified release \
+tarballs in <repo>/../shared/vendor (or $H5PROV_VENDOR_DIR) against the thread-safe HDF5 1.14.5 \
+(build-hdf5 --variant threadsafe first; a thread-safe $HDF5_DIR counts), into \
+<cache>/argobots-1.2 and <cache>/vol-async-1.8.1-threadsafe, and link .deps/argobots and \
+.deps/vol-async to them.
+
+vol-async's plugin directory is <cache>/vol-async-1.8.1-threadsafe/plugin (only libh5async.so in \
+it); its serial tests are in tests/. Needs autoconf, automake and libtool (Argobots' autogen.sh). \
+Cached: a stamp written after the last step records the sources, the HDF5 and the Argobots built \
+against; an interrupted or stale build is redone."
+    )]
+    BuildAsync {
         /// Build jobs (default: all cores).
         #[arg(long, short = 'j')]
         jobs: Option<usize>,
@@ -396,6 +417,26 @@ fn real_main(cli: Cli) -> Result<bool> {
                 variant,
                 cache_root: paths::cache_root(env_var)?,
                 repo_root: repo,
+                jobs: jobs.unwrap_or_else(default_jobs),
+            }
+            .run()?;
+            Ok(true)
+        }
+        Command::BuildAsync { jobs } => {
+            let cache_root = paths::cache_root(env_var)?;
+            let hdf5 = match user_hdf5_dir_for(&repo, Variant::Threadsafe) {
+                Some(d) => d,
+                None => VariantDirs::new(&cache_root, Variant::Threadsafe).install,
+            };
+            let vendor_dir = match env_var("H5PROV_VENDOR_DIR") {
+                Some(d) => PathBuf::from(d),
+                None => repo.join("../shared/vendor"),
+            };
+            AsyncBuild {
+                cache_root,
+                repo_root: repo,
+                vendor_dir,
+                hdf5,
                 jobs: jobs.unwrap_or_else(default_jobs),
             }
             .run()?;

@@ -4,9 +4,7 @@
 //! callbacks whose arguments carry other objects (unwrapped), introspection, and requests.
 
 use super::query::{self, quietly};
-use super::{
-    cstr, guard, is_async, shape_call, sub_of, wrap_req, Error, Opening, UnderVol, VolObj,
-};
+use super::{cstr, guard, shape_call, sub_of, wrap_req, Error, Opening, UnderVol, VolObj};
 use crate::config::{Config, Level};
 use crate::info::{ConnectorInfo, Under};
 use crate::ops::Op;
@@ -383,6 +381,12 @@ struct WrapCtx {
 
 pub unsafe extern "C" fn get_object(obj: *const c_void) -> *mut c_void {
     guard(std::ptr::null_mut(), Op::WrapGetObject, || {
+        // SAFETY: HDF5 passes a non-null object: ours, or the library's own.
+        if !obj.is_null() && !unsafe { VolObj::is_ours(obj) } {
+            // Passed through h5prov's level unwrapped (see `VolObj`): already the
+            // library's object.
+            return Ok(obj.cast_mut());
+        }
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj.cast_mut()) }?;
         // SAFETY: forwarded.
@@ -461,6 +465,12 @@ pub unsafe extern "C" fn wrap_object(
 
 pub unsafe extern "C" fn unwrap_object(obj: *mut c_void) -> *mut c_void {
     guard(std::ptr::null_mut(), Op::UnwrapObject, || {
+        // SAFETY: HDF5 passes a non-null object: ours, or the library's own.
+        if !obj.is_null() && !unsafe { VolObj::is_ours(obj) } {
+            // HDF5 wrapped it at h5prov's level with a NULL context, which passes it
+            // through (vol-async over h5prov, see `VolObj`): nothing of ours to take off.
+            return Ok(obj);
+        }
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj) }?;
         // SAFETY: forwarded.
@@ -495,9 +505,24 @@ pub unsafe extern "C" fn free_wrap_ctx(ctx: *mut c_void) -> herr_t {
 // ---------------------------------------------------------------------------------------
 // Files
 
-fn file_node(under: *mut c_void, vol: hid_t, name: &str, dxpl: hid_t, created: bool) -> Arc<Node> {
-    // SAFETY: under is a live file object of connector vol.
-    let key = match unsafe { query::file_number(under, vol, dxpl) } {
+/// The state node of a file just created or opened. `pending`: the create or open is still
+/// in flight, so its file number is not asked (see [`super::request_returned`]): the file
+/// gets a node of its own.
+fn file_node(
+    under: *mut c_void,
+    vol: hid_t,
+    name: &str,
+    dxpl: hid_t,
+    created: bool,
+    pending: bool,
+) -> Arc<Node> {
+    let number = if pending {
+        None
+    } else {
+        // SAFETY: under is a live file object of connector vol.
+        unsafe { query::file_number(under, vol, dxpl) }
+    };
+    let key = match number {
         Some(n) => Key::File(n),
         None => tree::unique_key(),
     };
@@ -525,7 +550,7 @@ unsafe fn file_open_common(
     }
     // SAFETY: fapl is a FAPL id.
     let ufapl = unsafe { under_fapl(fapl, &info) }?;
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     let under = call(ufapl);
     span.under_end();
     // SAFETY: closing our copy, without touching the error stack of a failed open.
@@ -541,7 +566,9 @@ unsafe fn file_open_common(
         });
         return Ok(std::ptr::null_mut());
     }
-    let node = file_node(under, info.under.id(), &fname, dxpl, created);
+    // SAFETY: req per the VOL contract.
+    let pending = unsafe { super::request_returned(req) };
+    let node = file_node(under, info.under.id(), &fname, dxpl, created, pending);
     let (align, fs_magic) = (fapl_alignment(fapl), fs_magic(name));
     // SAFETY: the application's FAPL, valid for this call.
     let cache = unsafe { query::chunk_cache(fapl) };
@@ -555,7 +582,7 @@ unsafe fn file_open_common(
         }
     }
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &info.under, op) };
+    span.set_in_flight(unsafe { wrap_req(req, &info.under, op) });
     span.finish(&Event {
         node: Some(&node),
         ..Event::default()
@@ -631,7 +658,7 @@ pub unsafe extern "C" fn file_specific(
                 } else {
                     my.args.del.fapl_id = ufapl;
                 }
-                let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
+                let mut span = Span::begin(Op::FileSpecific, sub);
                 // SAFETY: forwarded with the swapped FAPL.
                 let r = unsafe {
                     b::H5VLfile_specific(std::ptr::null_mut(), info.under.id(), &mut my, dxpl, req)
@@ -640,7 +667,7 @@ pub unsafe extern "C" fn file_specific(
                 // SAFETY: closing our copy, preserving the error stack.
                 quietly(|| unsafe { b::H5Pclose(ufapl) });
                 // SAFETY: req per the VOL contract.
-                unsafe { wrap_req(req, &info.under, Op::FileSpecific) };
+                span.set_in_flight(unsafe { wrap_req(req, &info.under, Op::FileSpecific) });
                 // SAFETY: C string from HDF5.
                 let fname = unsafe { cstr(fname) };
                 span.finish(&Event {
@@ -654,12 +681,12 @@ pub unsafe extern "C" fn file_specific(
             b::H5VL_FILE_REOPEN => {
                 // SAFETY: our wrapper.
                 let o = unsafe { VolObj::from_ptr(obj) }?;
-                let mut span = Span::begin(Op::FileSpecific, sub, is_async(req));
+                let mut span = Span::begin(Op::FileSpecific, sub);
                 // SAFETY: forwarded.
                 let r = unsafe { b::H5VLfile_specific(o.under, o.vol.id(), a, dxpl, req) };
                 span.under_end();
                 // SAFETY: req per the VOL contract.
-                unsafe { wrap_req(req, &o.vol, Op::FileSpecific) };
+                span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::FileSpecific) });
                 // SAFETY: the reopen member; the new file is the under connector's object.
                 unsafe {
                     let slot = a.args.reopen.file;
@@ -1091,7 +1118,7 @@ unsafe fn dataset_io(
         many = wrappers.iter().map(|w| w.under).collect::<Vec<_>>();
         &mut many
     };
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     // Selections are read before the under call: public HDF5 functions clear the error
     // stack on entry, so nothing may run between a failing under call and our return.
     let want_detail = span.level() >= Level::Element;
@@ -1117,7 +1144,9 @@ unsafe fn dataset_io(
     // Only after a successful, synchronous transfer (an async one has not happened
     // yet), and only for a collective request: one query for the whole call, as HDF5
     // decides once for all datasets of a multi-dataset call.
-    if r >= 0 && !is_async(req) && ios.iter().any(|(io, _, _)| io.xfer == "collective") {
+    // SAFETY: req per the VOL contract.
+    let pending = unsafe { super::request_returned(req) };
+    if r >= 0 && !pending && ios.iter().any(|(io, _, _)| io.xfer == "collective") {
         let actual = actual_xfer();
         for (io, _, _) in ios.iter_mut() {
             if io.xfer == "collective" {
@@ -1126,7 +1155,7 @@ unsafe fn dataset_io(
         }
     }
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, vol, op) });
     for (w, (io, detail, bbox)) in wrappers.iter().zip(ios.iter()) {
         span.finish(&Event {
             node: w.node.as_deref(),
@@ -1217,7 +1246,7 @@ unsafe fn attr_io(
 ) -> Result<herr_t, Error> {
     // SAFETY: our wrapper.
     let o = unsafe { VolObj::from_ptr(attr) }?;
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     let node = o.node.as_deref();
     // Before the under call (see dataset_io).
     let mut bbox = Detail::default();
@@ -1231,7 +1260,7 @@ unsafe fn attr_io(
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &o.vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
     span.finish(&Event {
         node,
         status: r,
@@ -1410,12 +1439,12 @@ pub unsafe extern "C" fn link_create(
             }
         }
         let vol = vol.ok_or("no object to find the under connector from")?;
-        let mut span = Span::begin(Op::LinkCreate, sub, is_async(req));
+        let mut span = Span::begin(Op::LinkCreate, sub);
         // SAFETY: forwarded with unwrapped objects.
         let r = unsafe { b::H5VLlink_create(a, under, loc, vol.id(), lcpl, lapl, dxpl, req) };
         span.under_end();
         // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, vol, Op::LinkCreate) };
+        span.set_in_flight(unsafe { wrap_req(req, vol, Op::LinkCreate) });
         // SAFETY: loc valid or null.
         let name = unsafe { query::opened_name(std::ptr::null(), loc) };
         let location = o.and_then(|o| o.node.as_deref());
@@ -1486,11 +1515,11 @@ unsafe fn link_copy_move(
         .or(d)
         .map(|o| &o.vol)
         .ok_or("no object to find the under connector from")?;
-    let mut span = Span::begin(op, NONE, is_async(req));
+    let mut span = Span::begin(op, NONE);
     let r = call(su, du, vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, vol, op) });
     // SAFETY: loc valid or null.
     let name = unsafe { query::opened_name(std::ptr::null(), loc1) };
     let _ = loc2;
@@ -1565,7 +1594,7 @@ pub unsafe extern "C" fn object_open(
     guard(std::ptr::null_mut(), Op::ObjectOpen, || {
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj) }?;
-        let mut span = Span::begin(Op::ObjectOpen, NONE, is_async(req));
+        let mut span = Span::begin(Op::ObjectOpen, NONE);
         // SAFETY: forwarded.
         let under = unsafe { b::H5VLobject_open(o.under, loc, o.vol.id(), opened_type, dxpl, req) };
         span.under_end();
@@ -1585,10 +1614,12 @@ pub unsafe extern "C" fn object_open(
             dapl: -1,
             _p: PhantomData,
         };
-        // SAFETY: under is the new object; loc valid.
-        let node = unsafe { query::attach(o, under, &open) };
         // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &o.vol, Op::ObjectOpen) };
+        let pending = unsafe { super::request_returned(req) };
+        // SAFETY: under is the new object; loc valid.
+        let node = unsafe { query::attach(o, under, &open, pending) };
+        // SAFETY: req per the VOL contract.
+        span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::ObjectOpen) });
         record_simple(&mut span, Some(&node), 0, None);
         Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
     })
@@ -1610,7 +1641,7 @@ pub unsafe extern "C" fn object_copy(
     guard(-1, Op::ObjectCopy, || {
         // SAFETY: our wrappers.
         let (s, d) = unsafe { (VolObj::from_ptr(src)?, VolObj::from_ptr(dst)?) };
-        let mut span = Span::begin(Op::ObjectCopy, NONE, is_async(req));
+        let mut span = Span::begin(Op::ObjectCopy, NONE);
         // SAFETY: forwarded with unwrapped objects.
         let r = unsafe {
             b::H5VLobject_copy(
@@ -1629,7 +1660,7 @@ pub unsafe extern "C" fn object_copy(
         };
         span.under_end();
         // SAFETY: req per the VOL contract.
-        unsafe { wrap_req(req, &s.vol, Op::ObjectCopy) };
+        span.set_in_flight(unsafe { wrap_req(req, &s.vol, Op::ObjectCopy) });
         // SAFETY: C string from HDF5.
         let name = unsafe { cstr(src_name) };
         record_simple(&mut span, s.node.as_deref(), r, Some(&name));
@@ -1662,23 +1693,55 @@ pub unsafe extern "C" fn generic_optional(
 }
 
 // ---------------------------------------------------------------------------------------
-// Requests: the wrapper is freed when the request completes.
+// Requests. The wrapper is freed exactly once, in `request_free`: HDF5's event set calls
+// it on every request, completed or not (`H5ES__event_free`, `H5ESevent.c`), after the
+// wait, cancel or notify that saw it complete. (HDF5's own pass_through template also frees
+// in `wait`, `cancel` and `notify`: the event set's `request_free` then touches freed memory.)
 
+/// `req_done` of a request whose `wait`/`cancel` returned `r` and `status`: 1 succeeded,
+/// 2 failed, 3 canceled; 0 while in progress (or when the connector cannot cancel a running
+/// operation), on a failed call, or without a status.
+///
+/// # Safety
+/// `status` is null or valid.
+unsafe fn final_status(r: herr_t, status: *const H5VL_request_status_t) -> u8 {
+    if r < 0 {
+        return 0;
+    }
+    // SAFETY: per the contract.
+    match unsafe { status.as_ref() }.copied() {
+        Some(b::H5VL_REQUEST_STATUS_SUCCEED) => 1,
+        Some(b::H5VL_REQUEST_STATUS_FAIL) => 2,
+        Some(b::H5VL_REQUEST_STATUS_CANCELED) => 3,
+        _ => 0,
+    }
+}
+
+/// A `request.*` callback. `status`: the out-pointer of `wait`/`cancel` (null for the
+/// others), read after the call to mark the first callback that saw the request finished:
+/// that row's end is when the completion was observed (an upper bound of it).
 unsafe fn request_end(
     op: Op,
     req: *mut c_void,
     call: impl FnOnce(*mut c_void, hid_t) -> herr_t,
-    done: impl FnOnce(herr_t) -> bool,
+    status: *const H5VL_request_status_t,
+    free: bool,
 ) -> Result<herr_t, Error> {
     // SAFETY: our request wrapper.
     let o = unsafe { VolObj::from_ptr(req) }?;
     let origin = o.req_op;
-    let mut span = Span::begin(op, NONE, false);
+    let mut span = Span::begin(op, NONE);
     let r = call(o.under, o.vol.id());
     span.under_end();
-    let finished = done(r);
-    if finished {
-        // SAFETY: the request is complete; HDF5 will not use the wrapper again.
+    // SAFETY: status is null or the callback's valid out-pointer.
+    let done = match unsafe { final_status(r, status) } {
+        0 => 0,
+        d if !o.req_done.swap(true, std::sync::atomic::Ordering::Relaxed) => d,
+        _ => 0,
+    };
+    span.set_request(o.req_id, done);
+    if free && r >= 0 {
+        // SAFETY: HDF5 frees a request once and does not use it afterwards.
         unsafe { VolObj::free(req) };
     }
     span.finish(&Event {
@@ -1702,12 +1765,8 @@ pub unsafe extern "C" fn request_wait(
                 Op::RequestWait,
                 req,
                 |o, v| b::H5VLrequest_wait(o, v, timeout, status),
-                |r| {
-                    r >= 0
-                        && status
-                            .as_ref()
-                            .is_some_and(|s| *s != b::H5VL_REQUEST_STATUS_IN_PROGRESS)
-                },
+                status,
+                false,
             )
         }
     })
@@ -1725,7 +1784,8 @@ pub unsafe extern "C" fn request_notify(
                 Op::RequestNotify,
                 req,
                 |o, v| b::H5VLrequest_notify(o, v, cb, ctx),
-                |r| r >= 0,
+                std::ptr::null(),
+                false,
             )
         }
     })
@@ -1742,7 +1802,8 @@ pub unsafe extern "C" fn request_cancel(
                 Op::RequestCancel,
                 req,
                 |o, v| b::H5VLrequest_cancel(o, v, status),
-                |r| r >= 0,
+                status,
+                false,
             )
         }
     })
@@ -1756,7 +1817,8 @@ pub unsafe extern "C" fn request_free(req: *mut c_void) -> herr_t {
                 Op::RequestFree,
                 req,
                 |o, v| b::H5VLrequest_free(o, v),
-                |r| r >= 0,
+                std::ptr::null(),
+                true,
             )
         }
     })

@@ -7,8 +7,9 @@
 //!   use [`guard_unwind`]. `connector/tests/guards.rs` checks every body.
 //! - [`VolObj`]: the wrapper h5prov hands to HDF5 for every object. Created with
 //!   `Box::into_raw` in [`VolObj::into_raw`]; freed with `Box::from_raw` only in
-//!   [`VolObj::free`], which runs on a successful close, on `unwrap_object`, and when a
-//!   request completes (wait/notify/cancel/free).
+//!   [`VolObj::free`], which runs on a successful close, on `unwrap_object`, and for a
+//!   request in `request_free` only (HDF5's event set calls it after any wait, cancel or
+//!   notify).
 //! - [`UnderVol`]: the under connector's id: one HDF5 reference (`H5Iinc_ref`/`H5Idec_ref`,
 //!   with the error stack preserved) shared by all of h5prov's holders through an `Arc`.
 //! - `table`: the declarative table of VOL callbacks; mechanical callbacks are generated
@@ -135,7 +136,18 @@ impl Drop for UnderVolRef {
 }
 
 /// The object h5prov hands to HDF5 in place of the under connector's object.
+///
+/// It starts with [`VolObj::MAGIC`], cleared when it is freed: HDF5 calls `unwrap_object`
+/// and `get_object` on objects that h5prov never wrapped. When a connector above h5prov
+/// (vol-async) has no object of ours yet to take a wrap context from, because the create
+/// that returns it is still in flight, HDF5 wraps the library's object at h5prov's level with
+/// a NULL context, which passes it through unwrapped (`H5VL_wrap_object`), but later always
+/// calls h5prov's `unwrap_object` on it (`H5F__dest`, on vol-async's background thread).
+/// Such a pointer is the library's own object, at least 8 bytes long.
+#[repr(C)]
 pub struct VolObj {
+    /// [`VolObj::MAGIC`] while alive.
+    pub magic: u64,
     /// The under connector's object.
     pub under: *mut c_void,
     /// The under connector.
@@ -144,16 +156,26 @@ pub struct VolObj {
     pub node: Option<Arc<Node>>,
     /// For requests: the operation that created it.
     pub req_op: Option<Op>,
+    /// For requests: the request id of the trace (`req` column), else 0.
+    pub req_id: u64,
+    /// For requests: a `wait` or `cancel` has seen the request finished.
+    pub req_done: std::sync::atomic::AtomicBool,
 }
 
 impl VolObj {
+    /// The first field of a live wrapper ("h5provOB").
+    pub const MAGIC: u64 = u64::from_le_bytes(*b"h5provOB");
+
     /// Boxes a wrapper and returns the pointer HDF5 will hold.
     pub fn into_raw(under: *mut c_void, vol: UnderVol, node: Option<Arc<Node>>) -> *mut c_void {
         Box::into_raw(Box::new(VolObj {
+            magic: VolObj::MAGIC,
             under,
             vol,
             node,
             req_op: None,
+            req_id: 0,
+            req_done: std::sync::atomic::AtomicBool::new(false),
         }))
         .cast()
     }
@@ -163,11 +185,29 @@ impl VolObj {
     /// # Safety
     /// `p` must be null or a pointer returned by [`VolObj::into_raw`] that was not freed.
     pub unsafe fn from_ptr<'a>(p: *mut c_void) -> Result<&'a VolObj, Error> {
+        // SAFETY: per the contract, a non-null p is a live Box<VolObj>, or (see
+        // [`VolObj::is_ours`]) at least 8 readable bytes of a library object.
+        if !p.is_null() && !unsafe { VolObj::is_ours(p) } {
+            return Err(Error::from(
+                "not an h5prov object (an object HDF5 did not wrap with h5prov's wrap context)",
+            ));
+        }
         // SAFETY: per the contract, a non-null p is a live Box<VolObj>.
         unsafe { p.cast::<VolObj>().as_ref() }.ok_or_else(|| Error::from("NULL object"))
     }
 
-    /// Ends a wrapper's life (successful close, unwrap, completed request).
+    /// Whether `p` is a live wrapper of h5prov's, rather than a library object that HDF5
+    /// passed through h5prov's level unwrapped (see the type's documentation).
+    ///
+    /// # Safety
+    /// `p` is non-null and points to at least 8 readable, 8-byte aligned bytes (a wrapper,
+    /// or an object of the library: every one of those is a larger heap struct).
+    pub unsafe fn is_ours(p: *const c_void) -> bool {
+        // SAFETY: per the contract.
+        unsafe { std::ptr::read_volatile(p.cast::<u64>()) == VolObj::MAGIC }
+    }
+
+    /// Ends a wrapper's life (successful close, unwrap, `request_free`).
     ///
     /// # Safety
     /// `p` must come from [`VolObj::into_raw`] and not be used afterwards.
@@ -175,6 +215,9 @@ impl VolObj {
         if !p.is_null() {
             // SAFETY: per the contract.
             let mut w = unsafe { Box::from_raw(p.cast::<VolObj>()) };
+            // SAFETY: a field of the live box; volatile, so that the store is not dropped as
+            // dead before the memory is freed: a stale pointer is then never taken for ours.
+            unsafe { std::ptr::write_volatile(&mut w.magic, 0) };
             if let Some(n) = w.node.take() {
                 release(n);
             }
@@ -222,23 +265,48 @@ fn may_remove_objects(op: Op, sub: u32) -> bool {
     }
 }
 
-/// Wraps an async request returned by the under connector in place.
+/// The last request id handed out (ids start at 1; 0 is "no request").
+static LAST_REQ_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Wraps an async request returned by the under connector in place, and returns its request
+/// id (the trace's `req` column), or 0 when there was none. A request means the operation
+/// is still in flight (HDF5 passes the slot holding NULL, and a connector that finished the
+/// operation, as the native one always does, leaves it NULL).
 ///
 /// # Safety
 /// `req` is null or a valid `void **`.
-pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) {
+pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) -> u64 {
     // SAFETY: req is null or valid per the VOL contract.
     if let Some(slot) = unsafe { req.as_mut() } {
         if !slot.is_null() {
+            let id = LAST_REQ_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let w = Box::new(VolObj {
+                magic: VolObj::MAGIC,
                 under: *slot,
                 vol: vol.clone(),
                 node: None,
                 req_op: Some(op),
+                req_id: id,
+                req_done: std::sync::atomic::AtomicBool::new(false),
             });
             *slot = Box::into_raw(w).cast();
+            return id;
         }
     }
+    0
+}
+
+/// True when the under connector handed back a request in `req`: the operation it started
+/// is still in flight, and the object it returned may not exist yet. A query about that
+/// object would make the connector (vol-async) wait for the operation, destroying the
+/// overlap the application asked for: h5prov asks none then (see `docs/ASYNC.md`).
+///
+/// # Safety
+/// `req` is null or a valid `void **`.
+#[inline]
+pub unsafe fn request_returned(req: *mut *mut c_void) -> bool {
+    // SAFETY: per the contract.
+    unsafe { req.as_ref() }.is_some_and(|slot| !slot.is_null())
 }
 
 /// Reads a C string argument (lossy), `""` for NULL.
@@ -251,12 +319,6 @@ pub unsafe fn cstr<'a>(s: *const c_char) -> std::borrow::Cow<'a, str> {
     }
     // SAFETY: per the contract.
     unsafe { CStr::from_ptr(s) }.to_string_lossy()
-}
-
-/// True when the call carries a request slot.
-#[inline]
-pub fn is_async(req: *mut *mut c_void) -> bool {
-    !req.is_null()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -277,11 +339,11 @@ pub unsafe fn shape_call(
 ) -> Result<herr_t, Error> {
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
-    let mut span = Span::begin(op, sub, is_async(req));
+    let mut span = Span::begin(op, sub);
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &o.vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
     span.finish(&Event {
         node: o.node.as_deref(),
         status: r,
@@ -323,11 +385,11 @@ pub unsafe fn shape_close(
 ) -> Result<herr_t, Error> {
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
-    let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
+    let mut span = Span::begin(op, crate::subops::NONE);
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &o.vol, op) };
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
     let node = o.node.clone();
     if r >= 0 {
         if op == Op::FileClose {
@@ -383,7 +445,7 @@ pub unsafe fn shape_open(
 ) -> Result<*mut c_void, Error> {
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
-    let mut span = Span::begin(op, crate::subops::NONE, is_async(req));
+    let mut span = Span::begin(op, crate::subops::NONE);
     let under = call(o.under, o.vol.id());
     span.under_end();
     if under.is_null() {
@@ -395,10 +457,12 @@ pub unsafe fn shape_open(
         });
         return Ok(std::ptr::null_mut());
     }
-    // SAFETY: under is the under connector's new object; name/loc per the contract.
-    let node = unsafe { query::attach(o, under, &open) };
     // SAFETY: req per the VOL contract.
-    unsafe { wrap_req(req, &o.vol, op) };
+    let pending = unsafe { request_returned(req) };
+    // SAFETY: under is the under connector's new object; name/loc per the contract.
+    let node = unsafe { query::attach(o, under, &open, pending) };
+    // SAFETY: req per the VOL contract.
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
     span.finish(&Event {
         node: Some(&node),
         status: 0,

@@ -564,10 +564,19 @@ fn file_node_for(fileno: u64, fallback: Option<&Arc<Node>>) -> Option<Arc<Node>>
 }
 
 /// Builds or finds the state node of an object the under connector just returned.
+/// `pending`: the operation is still in flight (the under connector returned a request), so
+/// nothing is asked about the object (its identity, a dataset's or attribute's shape when
+/// not given by the create's arguments): the under connector would have to wait for the
+/// operation to answer. Such an object gets a node of its own.
 ///
 /// # Safety
 /// `under` is the under connector's new object; the pointers in `open` are valid or null.
-pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) -> Arc<Node> {
+pub unsafe fn attach(
+    parent: &VolObj,
+    under: *mut c_void,
+    open: &Opening<'_>,
+    pending: bool,
+) -> Arc<Node> {
     let vol = parent.vol.id();
     let pnode = parent.node.as_ref();
     let parent_file = pnode.and_then(|p| {
@@ -616,6 +625,7 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
             };
             (key, parent_file)
         }
+        _ if pending => (tree::unique_key(), parent_file),
         // SAFETY: under is a live object of connector vol.
         kind => match unsafe { object_identity(under, vol, kind, open.dxpl) } {
             Some((fileno, token)) => (
@@ -690,6 +700,7 @@ pub unsafe fn attach(parent: &VolObj, under: *mut c_void, open: &Opening<'_>) ->
         let shape = match (cached, open.dataset, open.kind) {
             (Some(s), _, _) => Some(s),
             (None, Some((ty, space, dcpl)), _) => Some(shape_from_ids(ty, space, dcpl)),
+            (None, None, _) if pending => None,
             // SAFETY: under is a live dataset of connector vol.
             (None, None, Kind::Dataset) => unsafe { dataset_shape(under, vol, open.dxpl) },
             // SAFETY: under is a live attribute of connector vol.

@@ -929,3 +929,17 @@ pub fn fires(found: &[Found], code: &str, levels: &[&str]) -> bool {
         .iter()
         .any(|(c, l)| c == code && levels.contains(&l.as_str()))
 }
+
+/// The launcher variables a job id can come from (the connector's `launcher_job_id`):
+/// tests clear them in every run, so only the one a test sets counts, whatever launcher
+/// runs the test suite.
+pub const JOB_VARS: &[&str] = &[
+    "SLURM_JOB_ID",
+    "PBS_JOBID",
+    "LSB_JOBID",
+    "COBALT_JOBID",
+    "FLUX_JOB_ID",
+    "PMIX_NAMESPACE",
+    "OMPI_MCA_orte_ess_jobid",
+    "OMPI_MCA_ess_base_jobid",
+];

@@ -15,19 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The launcher variables a job id can come from: cleared in every run, so only the one a
-/// test sets counts (whatever launcher runs the test suite).
-const JOB_VARS: &[&str] = &[
-    "SLURM_JOB_ID",
-    "PBS_JOBID",
-    "LSB_JOBID",
-    "COBALT_JOBID",
-    "FLUX_JOB_ID",
-    "PMIX_NAMESPACE",
-    "OMPI_MCA_orte_ess_jobid",
-    "OMPI_MCA_ess_base_jobid",
-];
-
 const JOB_A: &str = "4242";
 const JOB_B: &str = "77.server";
 

@@ -13,18 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// The launcher variables a job id can come from (cleared, so only the test's counts).
-const JOB_VARS: &[&str] = &[
-    "SLURM_JOB_ID",
-    "PBS_JOBID",
-    "LSB_JOBID",
-    "COBALT_JOBID",
-    "FLUX_JOB_ID",
-    "PMIX_NAMESPACE",
-    "OMPI_MCA_orte_ess_jobid",
-    "OMPI_MCA_ess_base_jobid",
-];
-
 const TABLES: [&str; 4] = ["records", "objects", "processes", "files"];
 
 /// The export's steps, in order (`commit::STEPS`); from `committed` on, the job is exported.

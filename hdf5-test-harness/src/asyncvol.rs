@@ -96,10 +96,39 @@ pub fn argobots_stamp(tarball_identity: &str) -> String {
 /// the Argobots library `abt_lib` (identities from [`file_identity`]).
 pub fn vol_async_stamp(tarball_identity: &str, hdf5_lib: &str, abt_lib: &str) -> String {
     format!(
-        "vol-async 1.8.1\nsource {tarball_identity}\nhdf5 {hdf5_lib}\nargobots {abt_lib}\n\
-         tests {}\n",
+        "vol-async 1.8.1\nsource {tarball_identity}\npatch {}\nhdf5 {hdf5_lib}\n\
+         argobots {abt_lib}\ntests {}\n",
+        STR_TO_INFO_FIX.1,
         SERIAL_TESTS.join(" ")
     )
+}
+
+/// The one line of vol-async 1.8.1 that the build mends (`src/h5_async_vol.c`,
+/// `H5VL_async_str_to_info`, copied from HDF5's pass-through template): it allocates
+/// `end - start` bytes for the `end - start - 1` characters between the braces of
+/// `under_info={...}`, copies them, then writes the terminating NUL at index `end - start`,
+/// one byte past the allocation, and leaves the last character uninitialised. The write
+/// corrupts malloc's heap whenever the string's length makes the allocation end exactly
+/// (an under connector string of 88 characters with glibc: `malloc(): invalid next size`,
+/// before the application does anything), and the connector below receives a string whose
+/// last character is garbage. Upstream's fix is this line: the NUL at `end - start - 1`.
+pub const STR_TO_INFO_FIX: (&str, &str) = (
+    "*(under_vol_info_str + (under_vol_info_end - under_vol_info_start)) = '\\0';",
+    "*(under_vol_info_str + (under_vol_info_end - under_vol_info_start) - 1) = '\\0';",
+);
+
+/// Applies [`STR_TO_INFO_FIX`] to vol-async's source file `c`; an error when the line is
+/// not there exactly once (another vol-async release).
+fn mend_str_to_info(c: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(c).context(|| format!("reading {}", c.display()))?;
+    let (bad, good) = STR_TO_INFO_FIX;
+    if text.matches(bad).count() != 1 {
+        return Err(Error::new(format!(
+            "{}: expected vol-async 1.8.1's str_to_info line `{bad}` exactly once",
+            c.display()
+        )));
+    }
+    std::fs::write(c, text.replacen(bad, good, 1)).context(|| format!("writing {}", c.display()))
 }
 
 /// Settings of one `build-async`.
@@ -289,6 +318,7 @@ impl AsyncBuild {
         let _ = std::fs::remove_file(stamp_path(root));
         let (src, logs) = (root.join("src"), root.join("logs"));
         let mut total = Self::extract(&tarball, &src, &logs.join("extract.log"))?;
+        mend_str_to_info(&src.join("src/h5_async_vol.c"))?;
         fresh_dir(&root.join("plugin"))?;
         fresh_dir(&tests)?;
         let flags = self.c_flags(dirs, &src);

@@ -62,6 +62,10 @@ pub struct Report {
     pub async_ops: Vec<crate::asyncops::AsyncOpRow>,
     /// Findings with recommendations, most severe first.
     pub insights: Vec<Insight>,
+    /// Timing observations that are not insights ([`insights::is_timing_note`]): a
+    /// dominant operation, heavy tails, isolated slow calls, ranks slower or later with
+    /// the same data.
+    pub timing_notes: Vec<Insight>,
 }
 
 /// What was read and about the processes.
@@ -96,6 +100,13 @@ pub struct RunInfo {
     pub levels: Vec<String>,
     /// Executables from meta files.
     pub executables: Vec<String>,
+    /// The programs that ran (file name of the executable), most HDF5 time first: a
+    /// directory may hold the traces of a whole test suite. Renderers show the first few
+    /// and count the rest.
+    pub programs: Vec<ProgramRow>,
+    /// Runs of programs ([`process_groups`]): processes are compared with each other only
+    /// within one run of one program.
+    pub runs: usize,
     /// First call start, ns since the epoch.
     pub first_ns: u64,
     /// Last call end, ns since the epoch.
@@ -144,6 +155,19 @@ pub struct RunInfo {
     /// What was read from stream captures (`h5prov collect --out`); absent when none were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_capture: Option<StreamCaptureInfo>,
+}
+
+/// One program of the run, for the report's header.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProgramRow {
+    /// File name of the executable (empty when no meta file names it).
+    pub program: String,
+    /// Its processes.
+    pub processes: usize,
+    /// Its runs ([`process_groups`]).
+    pub runs: usize,
+    /// Time in HDF5 calls of its processes, ns.
+    pub call_ns: u64,
 }
 
 /// A report of a stream capture: what it held, and what a stream does not carry.
@@ -255,10 +279,13 @@ pub struct RankRow {
     pub last_ns: u64,
     /// Operation with the most time in this process.
     pub top_op: String,
-    /// The program it ran (file name of the executable; empty when unknown). Processes
-    /// are compared with each other only within one program: a trace directory may hold
-    /// several programs' runs, which are not peers.
+    /// The program it ran (file name of the executable; empty when unknown).
     pub program: String,
+    /// The run of that program it belongs to, as named in findings (`imbalance`, or
+    /// `small_io run 2 of 3`; [`process_groups`]). Processes are compared with each other
+    /// only within one run: a trace directory may hold several programs' runs, and
+    /// several runs of one program, which are not peers.
+    pub group: String,
 }
 
 /// One operation in one process.
@@ -378,6 +405,8 @@ impl RankOutlier {
 pub struct StragglerRanks {
     /// Operation.
     pub op: String,
+    /// The run of one program whose processes were compared ([`RankRow::group`]).
+    pub group: String,
     /// Processes that called it.
     pub ranks: usize,
     /// The operation's share of all call time.
@@ -565,18 +594,21 @@ fn uniq(v: impl Iterator<Item = String>) -> Vec<String> {
 /// it: on object-heavy traces its object tables and the report's dataset rows were the
 /// analyzer's peak of memory together (see [`dataset_rows`]).
 pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
-    let run = run_info(&agg, inputs);
+    let groups = process_groups(&agg);
+    let mut run = run_info(&agg, inputs);
+    run.programs = program_rows(&agg, &groups);
+    run.runs = groups.values().collect::<BTreeSet<_>>().len();
     let total = agg.total_ns();
     let ops = op_rows(&agg, total);
     let families = family_rows(&agg, total);
-    let (ranks, rank_ops) = rank_rows(&agg);
+    let (ranks, rank_ops) = rank_rows(&agg, &groups);
     let straggler_calls = straggler_calls(&agg, th, run.first_ns);
     let collectives = std::mem::take(&mut agg.collectives);
     let collective_skew =
         crate::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
     drop(collectives);
-    let mut straggler_ranks = straggler_ranks(&agg, th, total);
-    add_late_arrivals(&mut straggler_ranks, &collective_skew, &agg, total);
+    let mut straggler_ranks = straggler_ranks(&agg, &groups, th, total);
+    add_late_arrivals(&mut straggler_ranks, &collective_skew, &agg, &groups, total);
     let tail_heavy = tail_heavy(&ops, th);
     let files = file_rows(&agg);
     let transfers = transfers(&agg);
@@ -611,8 +643,10 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         phases,
         async_ops: crate::asyncops::rows(&agg.async_ops),
         insights: Vec::new(),
+        timing_notes: Vec::new(),
     };
-    report.insights = insights::detect(&report, &agg, th, churn);
+    (report.insights, report.timing_notes) =
+        insights::split_timing_notes(insights::detect(&report, &agg, th, churn));
     report
 }
 
@@ -645,6 +679,8 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
         hdf5_versions: uniq(ms.iter().map(|m| m.hdf5_version.clone())),
         levels: uniq(ms.iter().map(|m| m.level.clone())),
         executables: uniq(ms.iter().map(|m| m.exe.clone())),
+        programs: Vec::new(),
+        runs: 0,
         first_ns: agg.first_ns,
         last_ns: agg.last_ns,
         wall_ns: agg.last_ns.saturating_sub(agg.first_ns),
@@ -802,21 +838,155 @@ pub fn programs(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
     agg.metas
         .iter()
         .map(|m| {
-            let name = std::path::Path::new(&m.exe)
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             (
                 ProcKey {
                     rank: m.rank,
                     pid: m.pid,
                 },
-                name,
+                program_name(&m.exe),
             )
         })
         .collect()
 }
 
-fn rank_rows(agg: &Aggregate) -> (Vec<RankRow>, Vec<RankOpRow>) {
+fn program_name(exe: &str) -> String {
+    std::path::Path::new(exe)
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// The program and run of each process, as a label that names the group in findings.
+///
+/// A trace directory may hold many unrelated runs: a test suite's dozens of executables,
+/// each run once or several times, next to an MPI job. Only the processes of one run of
+/// one program are peers whose times and bytes can be compared. Processes are of one run
+/// when they ran the same executable (file name) under the same launcher job id (empty
+/// without a launcher) and their lifetimes (meta start to end, else first to last call)
+/// overlap one another's, and, for MPI ranks, no rank repeats: a program run three times
+/// one after the other is three runs, the four ranks of one `mpirun` are one, and the
+/// workers a process forks or spawns while it runs join its run.
+///
+/// The label is the program's name (`unknown program` without a meta file), followed by
+/// ` run K of N` (by start time) when the program ran more than once.
+pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
+    // (program, job id) → processes with their lifetimes.
+    type Life = (u64, u64, ProcKey);
+    let mut by_prog: BTreeMap<String, BTreeMap<&str, Vec<Life>>> = BTreeMap::new();
+    let mut seen: BTreeSet<ProcKey> = BTreeSet::new();
+    let life = |p: &ProcKey, start: u64, end: Option<u64>| -> (u64, u64) {
+        let s = agg.procs.get(p);
+        let first = match (start, s.map_or(0, |s| s.first_ns)) {
+            (0, f) => f,
+            (a, 0) => a,
+            (a, f) => a.min(f),
+        };
+        let last = end.unwrap_or(0).max(s.map_or(0, |s| s.last_ns));
+        (first, last.max(first))
+    };
+    for m in &agg.metas {
+        let p = ProcKey {
+            rank: m.rank,
+            pid: m.pid,
+        };
+        if !seen.insert(p) {
+            continue;
+        }
+        let (a, b) = life(&p, m.start_ns, m.end_ns);
+        by_prog
+            .entry(program_name(&m.exe))
+            .or_default()
+            .entry(m.job_id.as_str())
+            .or_default()
+            .push((a, b, p));
+    }
+    for p in agg.procs.keys().filter(|p| !seen.contains(p)) {
+        let (a, b) = life(p, 0, None);
+        by_prog
+            .entry(String::new())
+            .or_default()
+            .entry("")
+            .or_default()
+            .push((a, b, *p));
+    }
+    let mut out = BTreeMap::new();
+    for (prog, jobs) in by_prog {
+        // Runs of this program: (start, processes).
+        let mut runs: Vec<(u64, Vec<ProcKey>)> = Vec::new();
+        for mut procs in jobs.into_values() {
+            // By start: a process joins the run before it when it started before that
+            // run's last process ended (and does not repeat one of its ranks).
+            procs.sort_unstable();
+            let first = runs.len();
+            let (mut end, mut ranks) = (0u64, BTreeSet::new());
+            for (a, b, p) in procs {
+                let joins =
+                    runs.len() > first && a <= end && (p.rank < 0 || !ranks.contains(&p.rank));
+                if !joins {
+                    runs.push((a, Vec::new()));
+                    (end, ranks) = (0, BTreeSet::new());
+                }
+                runs.last_mut().expect("pushed").1.push(p);
+                ranks.insert(p.rank);
+                end = end.max(b);
+            }
+        }
+        runs.sort_by_key(|r| r.0);
+        let n = runs.len();
+        let name = if prog.is_empty() {
+            "unknown program".to_string()
+        } else {
+            prog
+        };
+        for (k, (_, procs)) in runs.into_iter().enumerate() {
+            let label = if n > 1 {
+                format!("{name} run {} of {n}", k + 1)
+            } else {
+                name.clone()
+            };
+            for p in procs {
+                out.insert(p, label.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The programs of the run, most HDF5 time first, from [`process_groups`].
+fn program_rows(agg: &Aggregate, groups: &BTreeMap<ProcKey, String>) -> Vec<ProgramRow> {
+    let names = programs(agg);
+    let mut rows: BTreeMap<&str, (BTreeSet<&str>, usize, u64)> = BTreeMap::new();
+    for (p, g) in groups {
+        let e = rows
+            .entry(names.get(p).map_or("", String::as_str))
+            .or_default();
+        e.0.insert(g);
+        e.1 += 1;
+        e.2 += agg
+            .procs
+            .get(p)
+            .map_or(0, |s| s.ops.values().map(|o| o.total_ns).sum::<u64>());
+    }
+    let mut rows: Vec<ProgramRow> = rows
+        .into_iter()
+        .map(|(program, (runs, processes, call_ns))| ProgramRow {
+            program: program.to_string(),
+            processes,
+            runs: runs.len(),
+            call_ns,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.call_ns
+            .cmp(&a.call_ns)
+            .then_with(|| a.program.cmp(&b.program))
+    });
+    rows
+}
+
+fn rank_rows(
+    agg: &Aggregate,
+    groups: &BTreeMap<ProcKey, String>,
+) -> (Vec<RankRow>, Vec<RankOpRow>) {
     let programs = programs(agg);
     let mut ranks = Vec::new();
     let mut rank_ops = Vec::new();
@@ -841,6 +1011,7 @@ fn rank_rows(agg: &Aggregate) -> (Vec<RankRow>, Vec<RankOpRow>) {
             last_ns: s.last_ns,
             top_op: top,
             program: programs.get(p).cloned().unwrap_or_default(),
+            group: groups.get(p).cloned().unwrap_or_default(),
         });
         for (op, o) in &s.ops {
             let op_total = agg.ops.get(op).map_or(0, |x| x.total_ns);
@@ -1033,6 +1204,7 @@ fn add_late_arrivals(
     out: &mut Vec<StragglerRanks>,
     skew: &[CollectiveSkew],
     agg: &Aggregate,
+    groups: &BTreeMap<ProcKey, String>,
     total: u64,
 ) {
     for s in skew {
@@ -1041,21 +1213,28 @@ fn add_late_arrivals(
             rank: late.rank,
             pid: late.pid,
         };
+        // The late rank's peers: the processes of its run.
+        let group = groups.get(&proc).map_or("", String::as_str);
         let mut totals: Vec<(ProcKey, u64)> = agg
             .procs
             .iter()
+            .filter(|(p, _)| groups.get(p).map_or("", String::as_str) == group)
             .filter_map(|(p, ps)| ps.ops.get(&s.op).map(|o| (*p, o.total_ns)))
             .collect();
         totals.sort_unstable();
         let vals: Vec<f64> = totals.iter().map(|t| t.1 as f64).collect();
         let rob = Robust::of(&vals);
         let mine = totals.iter().find(|t| t.0 == proc).map_or(0, |t| t.1);
-        let row = match out.iter_mut().position(|r| r.op == s.op) {
+        let row = match out
+            .iter_mut()
+            .position(|r| r.op == s.op && r.group == group)
+        {
             Some(i) => &mut out[i],
             None => {
-                let op_total = agg.ops.get(&s.op).map_or(0, |o| o.total_ns);
+                let op_total: u64 = totals.iter().map(|t| t.1).sum();
                 out.push(StragglerRanks {
                     op: s.op.clone(),
+                    group: group.to_string(),
                     ranks: totals.len(),
                     op_share: ratio(op_total, total),
                     median_total_ns: r(rob.median),
@@ -1079,28 +1258,38 @@ fn add_late_arrivals(
                 .insert(0, RankOutlier::scored(proc, mine, &rob, "late-arrival")),
         }
     }
+    sort_straggler_ranks(out);
+}
+
+/// Most time first, then by operation and group.
+fn sort_straggler_ranks(out: &mut [StragglerRanks]) {
     out.sort_by(|a, b| {
         b.op_share
             .total_cmp(&a.op_share)
             .then_with(|| a.op.cmp(&b.op))
+            .then_with(|| a.group.cmp(&b.group))
     });
 }
 
-fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<StragglerRanks> {
+fn straggler_ranks(
+    agg: &Aggregate,
+    groups: &BTreeMap<ProcKey, String>,
+    th: &Thresholds,
+    total: u64,
+) -> Vec<StragglerRanks> {
     type PerRank = Vec<(ProcKey, u64)>;
-    // Per program and operation: only processes of one program are peers.
-    let programs = programs(agg);
+    // Per run of a program and operation: only processes of one run are peers.
     let mut per_op: BTreeMap<(&str, &str), (PerRank, PerRank)> = BTreeMap::new();
     for (p, s) in &agg.procs {
-        let program = programs.get(p).map_or("", String::as_str);
+        let group = groups.get(p).map_or("", String::as_str);
         for (op, o) in &s.ops {
-            let e = per_op.entry((program, op)).or_default();
+            let e = per_op.entry((group, op)).or_default();
             e.0.push((*p, o.total_ns));
             e.1.push((*p, o.bytes));
         }
     }
     let mut out = Vec::new();
-    for ((_, op), (totals, bytes)) in per_op {
+    for ((group, op), (totals, bytes)) in per_op {
         if totals.len() < 2 {
             continue;
         }
@@ -1110,9 +1299,11 @@ fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<Straggle
         if outliers.is_empty() {
             continue;
         }
-        let op_total = agg.ops.get(op).map_or(0, |o| o.total_ns);
+        // The share of the run's HDF5 time that this group spends in the operation.
+        let op_total: u64 = totals.iter().map(|t| t.1).sum();
         out.push(StragglerRanks {
             op: op.to_string(),
+            group: group.to_string(),
             ranks: totals.len(),
             op_share: ratio(op_total, total),
             median_total_ns: r(rob.median),
@@ -1123,11 +1314,7 @@ fn straggler_ranks(agg: &Aggregate, th: &Thresholds, total: u64) -> Vec<Straggle
             outliers,
         });
     }
-    out.sort_by(|a, b| {
-        b.op_share
-            .total_cmp(&a.op_share)
-            .then_with(|| a.op.cmp(&b.op))
-    });
+    sort_straggler_ranks(&mut out);
     out
 }
 
@@ -1431,6 +1618,79 @@ mod tests {
             rank: r,
             pid: 100 + r as u32,
         }
+    }
+
+    /// An aggregate with one meta per `(rank, pid, exe, job, start, end)`.
+    fn metas(procs: &[(i64, u32, &str, &str, u64, u64)]) -> Aggregate {
+        let mut agg = Aggregate::default();
+        for &(rank, pid, exe, job, start, end) in procs {
+            agg.metas.push(h5prov_format::ProcessMeta {
+                rank,
+                pid,
+                exe: exe.into(),
+                job_id: job.into(),
+                start_ns: start,
+                end_ns: Some(end),
+                ..Default::default()
+            });
+        }
+        agg
+    }
+
+    fn group(g: &BTreeMap<ProcKey, String>, rank: i64, pid: u32) -> &str {
+        g[&ProcKey { rank, pid }].as_str()
+    }
+
+    #[test]
+    fn runs_of_programs_are_told_apart() {
+        let agg = metas(&[
+            // `t` run three times, one after the other.
+            (-1, 1, "/b/t", "", 100, 200),
+            (-1, 2, "/b/t", "", 300, 400),
+            (-1, 3, "/b/t", "", 500, 600),
+            // `u`, with a worker it spawned while it ran: one run.
+            (-1, 4, "/c/u", "", 150, 450),
+            (-1, 5, "/c/u", "", 200, 300),
+            // Four ranks of one mpirun, then two ranks of a second one in the same job.
+            (0, 10, "/m/p", "j", 1000, 2000),
+            (1, 11, "/m/p", "j", 1001, 1990),
+            (2, 12, "/m/p", "j", 1002, 2010),
+            (3, 13, "/m/p", "j", 1003, 2005),
+            (0, 20, "/m/p", "j", 1500, 2500),
+            (1, 21, "/m/p", "j", 1501, 2400),
+        ]);
+        let g = process_groups(&agg);
+        assert_eq!(group(&g, -1, 1), "t run 1 of 3");
+        assert_eq!(group(&g, -1, 2), "t run 2 of 3");
+        assert_eq!(group(&g, -1, 3), "t run 3 of 3");
+        assert_eq!(group(&g, -1, 4), "u");
+        assert_eq!(group(&g, -1, 5), "u");
+        for pid in 10..14 {
+            assert_eq!(group(&g, (pid - 10) as i64, pid), "p run 1 of 2");
+        }
+        // Overlapping in time but repeating ranks 0 and 1: another mpirun.
+        assert_eq!(group(&g, 0, 20), "p run 2 of 2");
+        assert_eq!(group(&g, 1, 21), "p run 2 of 2");
+        let rows = program_rows(&agg, &g);
+        let summary: Vec<(&str, usize, usize)> = rows
+            .iter()
+            .map(|r| (r.program.as_str(), r.processes, r.runs))
+            .collect();
+        assert_eq!(summary, [("p", 6, 2), ("t", 3, 3), ("u", 2, 1)]);
+    }
+
+    #[test]
+    fn the_same_program_under_two_job_ids_is_two_runs() {
+        let agg = metas(&[
+            (0, 1, "/m/p", "a", 100, 200),
+            (1, 2, "/m/p", "a", 100, 200),
+            (0, 3, "/m/p", "b", 100, 200),
+            (1, 4, "/m/p", "b", 100, 200),
+        ]);
+        let g = process_groups(&agg);
+        assert_eq!(group(&g, 0, 1), group(&g, 1, 2));
+        assert_eq!(group(&g, 0, 3), group(&g, 1, 4));
+        assert_ne!(group(&g, 0, 1), group(&g, 0, 3));
     }
 
     #[test]

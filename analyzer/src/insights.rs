@@ -197,6 +197,36 @@ pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
         .try_fold(1u64, |a, d| d.map(|d| a.saturating_mul(d)))
 }
 
+/// Codes of the timing observations: findings about durations alone (a dominant
+/// operation, heavy tails, isolated slow calls, slower or late ranks). At INFO they are
+/// timing notes ([`split_timing_notes`]), not insights.
+pub const TIMING_CODES: &[&str] = &[
+    "hot_function",
+    "tail_heavy",
+    "straggler_calls",
+    "straggler_ranks",
+    "rank_imbalance_time",
+    "collective_late_arrival",
+];
+
+/// Whether a finding is a timing note rather than an insight: a timing observation
+/// ([`TIMING_CODES`]) at INFO. Such a finding is either not material (below
+/// [`SHARE_WARN`] of the run's HDF5 time), or not robust, or has nothing to change: its
+/// rule reports at WARN or HIGH only what more data to move explains (a rank with
+/// materially more bytes, a late arrival that moves more data), which is the same run
+/// after run and is fixed by balancing the data. What is left — a dominant operation, a
+/// heavy tail, a few slow calls, a rank slower or later with the same data — is what a
+/// preempted process or a busy node makes on one run and not the next, and has no HDF5
+/// setting to change: worth a look in the timeline, not a problem to fix.
+pub fn is_timing_note(i: &Insight) -> bool {
+    i.level == Level::Info && TIMING_CODES.contains(&i.code.as_str())
+}
+
+/// Splits the findings of [`detect`] into (insights, timing notes), each in its order.
+pub fn split_timing_notes(all: Vec<Insight>) -> (Vec<Insight>, Vec<Insight>) {
+    all.into_iter().partition(|i| !is_timing_note(i))
+}
+
 /// Runs every rule. `churn` is the `open_close_churn` finding
 /// ([`crate::insights_mpi::open_close_churn`]), made before the report took the object
 /// tables of `agg` apart.
@@ -412,4 +442,44 @@ pub fn detect(
     }
     out.sort_by_key(|i| i.level);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_observations_at_info_are_notes_and_the_rest_insights() {
+        let f = |level, code: &str| ins(level, code, code.into(), String::new(), "");
+        let all = vec![
+            f(Level::High, "straggler_ranks"),
+            f(Level::Info, "straggler_ranks"),
+            f(Level::Info, "tail_heavy"),
+            f(Level::Info, "hot_function"),
+            f(Level::Info, "straggler_calls"),
+            f(Level::Info, "collective_late_arrival"),
+            f(Level::Warn, "collective_late_arrival"),
+            f(Level::Info, "rank_imbalance_time"),
+            f(Level::Info, "rank_imbalance_bytes"),
+            f(Level::Info, "contiguous_small_writes"),
+            f(Level::Ok, "no_problem"),
+        ];
+        let (ins, notes) = split_timing_notes(all);
+        let codes = |v: &[Insight]| -> Vec<(String, Level)> {
+            v.iter().map(|i| (i.code.clone(), i.level)).collect()
+        };
+        let c = |s: &str, l| (s.to_string(), l);
+        assert_eq!(
+            codes(&ins),
+            [
+                c("straggler_ranks", Level::High),
+                c("collective_late_arrival", Level::Warn),
+                c("rank_imbalance_bytes", Level::Info),
+                c("contiguous_small_writes", Level::Info),
+                c("no_problem", Level::Ok),
+            ]
+        );
+        assert_eq!(notes.len(), 6);
+        assert!(notes.iter().all(|n| n.level == Level::Info));
+    }
 }

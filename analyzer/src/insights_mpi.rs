@@ -77,6 +77,25 @@ impl Mpi {
     }
 }
 
+/// The run of a program a process belongs to ([`RankRow::group`]).
+fn group_of(rep: &Report, rank: i64, pid: u32) -> &str {
+    rep.ranks
+        .iter()
+        .find(|r| r.rank == rank && r.pid == pid)
+        .map_or("", |r| r.group.as_str())
+}
+
+/// ` of GROUP` for a finding's title when its lines are about one group, else ` in N
+/// runs`: rank findings always say whose processes they compared.
+fn of_groups<'a>(groups: impl IntoIterator<Item = &'a str>) -> String {
+    let g: BTreeSet<&str> = groups.into_iter().collect();
+    match g.len() {
+        0 => String::new(),
+        1 => format!(" of {}", g.into_iter().next().unwrap_or_default()),
+        n => format!(" in {n} runs"),
+    }
+}
+
 /// Runs the rules of this module.
 /// `churn` is [`open_close_churn`]'s finding, made before the report took the aggregate's
 /// object tables apart.
@@ -410,16 +429,18 @@ fn collective_late_arrival(
 ) {
     let mut wait = 0u64;
     let mut material = false;
-    let bytes: Vec<u64> = rep
-        .ranks
-        .iter()
-        .map(|r| r.bytes_read + r.bytes_written)
-        .collect();
-    let median_bytes = {
-        let mut b = bytes.clone();
+    // The median data of a group's processes: a late rank is heavy against its peers.
+    let median_bytes = |group: &str| {
+        let mut b: Vec<u64> = rep
+            .ranks
+            .iter()
+            .filter(|r| r.group == group)
+            .map(|r| r.bytes_read + r.bytes_written)
+            .collect();
         b.sort_unstable();
         b.get(b.len() / 2).copied().unwrap_or(0)
     };
+    let mut groups = BTreeSet::new();
     let late: Vec<String> = rep
         .collective_skew
         .iter()
@@ -429,6 +450,9 @@ fn collective_late_arrival(
             let meaningful = c.wait_ns as f64 >= th.min_op_share * call_ns as f64;
             (pattern && meaningful).then(|| {
                 wait += c.wait_ns;
+                let group = group_of(rep, l.rank, l.pid);
+                groups.insert(group);
+                let median_bytes = median_bytes(group);
                 let heavy = rep
                     .ranks
                     .iter()
@@ -472,7 +496,8 @@ fn collective_late_arrival(
         level,
         "collective_late_arrival",
         format!(
-            "Ranks wait for a late arrival at {} collective operation(s) ({} of HDF5 time)",
+            "Ranks{} wait for a late arrival at {} collective operation(s) ({} of HDF5 time)",
+            of_groups(groups),
             late.len(),
             pct(share)
         ),
@@ -495,6 +520,7 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
         // Waiting inside a collective call is the late arrival's doing, not this rank's.
         let collective =
             mpi.used() && crate::collective::Kind::of(&s.op) == crate::collective::Kind::Yes;
+        let g = s.group.as_str();
         for o in &s.outliers {
             let who = mpi.who(o.rank, o.pid);
             if o.rule.contains("bytes") && o.bytes_x_median >= RANK_MATERIAL_RATIO {
@@ -503,24 +529,30 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
                 // call, or the job's end: it costs every process that much. Its own rate,
                 // not the median rank's time: ranks writing at once slow each other down.
                 excess += o.total_ns as f64 * (1.0 - 1.0 / o.bytes_x_median) * s.ranks as f64;
-                material.push(format!(
-                    "{}: {who} moves ×{:.1} the median data ({}) and takes {} (median {})",
-                    s.op,
-                    o.bytes_x_median,
-                    fmt_bytes(o.bytes),
-                    fmt_ns(o.total_ns),
-                    fmt_ns(s.median_total_ns)
+                material.push((
+                    g,
+                    format!(
+                        "{}: {who} moves ×{:.1} the median data ({}) and takes {} (median {})",
+                        s.op,
+                        o.bytes_x_median,
+                        fmt_bytes(o.bytes),
+                        fmt_ns(o.total_ns),
+                        fmt_ns(s.median_total_ns)
+                    ),
                 ));
             } else if !collective
                 && !o.rule.starts_with("late-arrival")
                 && o.x_median >= RANK_MATERIAL_RATIO
             {
-                time_only.push(format!(
-                    "{}: {who} takes ×{:.1} the median time ({} vs {}) for the same data",
-                    s.op,
-                    o.x_median,
-                    fmt_ns(o.total_ns),
-                    fmt_ns(s.median_total_ns)
+                time_only.push((
+                    g,
+                    format!(
+                        "{}: {who} takes ×{:.1} the median time ({} vs {}) for the same data",
+                        s.op,
+                        o.x_median,
+                        fmt_ns(o.total_ns),
+                        fmt_ns(s.median_total_ns)
+                    ),
                 ));
             }
         }
@@ -536,16 +568,33 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
     } else {
         severity_for_share(share)
     };
-    let mut detail = material.clone();
-    detail.extend(time_only.iter().cloned());
+    // Whose processes were compared: the group in the title, or on each line when the
+    // finding is about several runs.
+    let title_of = of_groups(material.iter().chain(&time_only).map(|(g, _)| *g));
+    let several = title_of.starts_with(" in ");
+    let detail: Vec<String> = material
+        .iter()
+        .chain(&time_only)
+        .map(|(g, l)| {
+            if several {
+                format!("{g}, {l}")
+            } else {
+                l.clone()
+            }
+        })
+        .collect();
     out.push(ins(
         level,
         "straggler_ranks",
         if material.is_empty() {
-            format!("{} slower process(es) without more data", time_only.len())
+            format!(
+                "{} slower process(es){title_of} without more data",
+                time_only.len()
+            )
         } else {
             format!(
-                "{} process(es) move materially more data than the others ({} of HDF5 time)",
+                "{} process(es){title_of} move materially more data than the others ({} of \
+                 HDF5 time)",
                 material.len(),
                 pct(share.min(1.0))
             )
@@ -564,18 +613,20 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
 }
 
 fn rank_imbalance(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
-    // Processes are compared within one program (a trace directory may hold several).
+    // Processes are compared within one run of one program (a trace directory may hold
+    // several programs, and several runs of each).
     let mut groups: BTreeMap<&str, Vec<&RankRow>> = BTreeMap::new();
     for r in &rep.ranks {
-        groups.entry(r.program.as_str()).or_default().push(r);
+        groups.entry(r.group.as_str()).or_default().push(r);
     }
-    for ranks in groups.values() {
-        rank_imbalance_among(rep, ranks, mpi, th, call_ns, out);
+    for (group, ranks) in &groups {
+        rank_imbalance_among(rep, group, ranks, mpi, th, call_ns, out);
     }
 }
 
 fn rank_imbalance_among(
     rep: &Report,
+    group: &str,
     ranks: &[&RankRow],
     mpi: &Mpi,
     th: &Thresholds,
@@ -669,7 +720,7 @@ fn rank_imbalance_among(
             level,
             &format!("rank_imbalance_{what}"),
             format!(
-                "Processes are imbalanced in {what}: {who} has ×{:.1} the median",
+                "Processes of {group} are imbalanced in {what}: {who} has ×{:.1} the median",
                 max as f64 / med.max(1) as f64
             ),
             format!(

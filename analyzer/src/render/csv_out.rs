@@ -238,6 +238,7 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
     v.push(("phases.csv", table(&rep.phases)));
     v.push(("windows.csv", table(&rep.windows)));
     v.push(("insights.csv", table(&rep.insights)));
+    v.push(("timing_notes.csv", table(&rep.timing_notes)));
     // Only when there is something to say: consistent traces give the same tables as ever.
     if !rep.warnings.is_empty() {
         v.push(("warnings.csv", table(&rep.warnings)));

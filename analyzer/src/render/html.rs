@@ -56,6 +56,10 @@ pub fn render(rep: &Report, top: usize) -> String {
         esc(&fmt_ns(run.call_ns)),
         esc(&pct(run.quantile_relative_error))
     );
+    let programs = super::programs_summary(run);
+    if !programs.is_empty() {
+        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&programs));
+    }
 
     if !rep.warnings.is_empty() {
         o.push_str("<h2>Warnings about the traces</h2>");
@@ -79,6 +83,23 @@ pub fn render(rep: &Report, top: usize) -> String {
             d = esc(&i.detail),
             r = esc(&i.recommendation)
         );
+    }
+
+    if !rep.timing_notes.is_empty() {
+        o.push_str(
+            "<h2>Timing notes</h2><p class=\"meta\">Durations alone: not material, not \
+             robust or nothing to change.</p>",
+        );
+        for i in &rep.timing_notes {
+            let _ = write!(
+                o,
+                "<div class=\"ins NOTE\"><span class=\"lvl\">{c}</span> {t}<br><small>{d}</small><br><span class=\"rec\">→ {r}</span></div>",
+                c = esc(&i.code),
+                t = esc(&i.title),
+                d = esc(&i.detail),
+                r = esc(&i.recommendation)
+            );
+        }
     }
 
     o.push_str("<h2>Timeline and I/O phases</h2>");

@@ -23,6 +23,67 @@ pub fn json_to(report: &Report, out: &mut (impl std::io::Write + ?Sized)) -> std
     out.write_all(b"\n")
 }
 
+/// Programs named in a report's header, the rest counted.
+pub const HEADER_PROGRAMS: usize = 3;
+
+/// The programs of the run for a report's header, bounded whatever the directory holds:
+/// the executable when there is one, else the counts and the [`HEADER_PROGRAMS`] programs
+/// with the most HDF5 time (`139 programs, 212 runs of 832 processes; most HDF5 time:
+/// tst_h_par (4 processes, 12.3 s), ..., and 136 more`).
+pub fn programs_summary(run: &crate::analysis::RunInfo) -> String {
+    if run.programs.len() <= 1 && run.executables.len() <= 1 {
+        let runs = run.programs.first().map_or(0, |p| p.runs);
+        return format!(
+            "{}{}",
+            run.executables.join(" "),
+            if runs > 1 {
+                format!(" ({runs} runs)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let named: Vec<String> = run
+        .programs
+        .iter()
+        .take(HEADER_PROGRAMS)
+        .map(|p| {
+            format!(
+                "{} ({}{}, {})",
+                if p.program.is_empty() {
+                    "unknown program"
+                } else {
+                    &p.program
+                },
+                if p.runs > 1 {
+                    format!("{} runs, ", p.runs)
+                } else {
+                    String::new()
+                },
+                if p.processes == 1 {
+                    "1 process".to_string()
+                } else {
+                    format!("{} processes", p.processes)
+                },
+                fmt_ns(p.call_ns)
+            )
+        })
+        .collect();
+    let more = run.programs.len().saturating_sub(HEADER_PROGRAMS);
+    format!(
+        "{} programs, {} runs of {} processes; most HDF5 time: {}{}",
+        run.programs.len(),
+        run.runs,
+        run.processes,
+        named.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// A duration for people: `850 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.
 pub fn fmt_ns(ns: u64) -> String {
     let x = ns as f64;
@@ -181,5 +242,37 @@ mod tests {
         assert_eq!(fmt_bytes_short(1 << 20), "1M");
         assert_eq!(fmt_bytes_short(3), "3");
         assert_eq!(pct(0.1234), "12.3%");
+    }
+
+    #[test]
+    fn the_header_names_a_few_programs_and_counts_the_rest() {
+        use crate::analysis::{ProgramRow, RunInfo};
+        let mut run = RunInfo {
+            executables: (0..139)
+                .map(|i| format!("/suite/build/test_{i:03}"))
+                .collect(),
+            processes: 832,
+            runs: 212,
+            ..Default::default()
+        };
+        run.programs = (0..139)
+            .map(|i| ProgramRow {
+                program: format!("test_{i:03}"),
+                processes: 6,
+                runs: if i == 0 { 3 } else { 1 },
+                call_ns: 1_000_000_000 - i * 1000,
+            })
+            .collect();
+        let s = programs_summary(&run);
+        assert_eq!(
+            s,
+            "139 programs, 212 runs of 832 processes; most HDF5 time: test_000 (3 runs, 6 \
+             processes, 1.00 s), test_001 (6 processes, 1000.00 ms), test_002 (6 \
+             processes, 1000.00 ms), and 136 more"
+        );
+        // One program: its executable, as before.
+        run.executables.truncate(1);
+        run.programs.truncate(1);
+        assert_eq!(programs_summary(&run), "/suite/build/test_000 (3 runs)");
     }
 }

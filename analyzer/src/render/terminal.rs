@@ -182,7 +182,7 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
             .to_string()
                 + &run.hdf5_versions.join("/"),
             run.levels.join("/"),
-            run.executables.join(" ")
+            super::programs_summary(run)
         );
     }
     for t in &run.truncated {
@@ -210,6 +210,18 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
         let _ = writeln!(o, "  {} {}", st.level(i.level), st.bold(&i.title));
         let _ = writeln!(o, "         {}", i.detail);
         let _ = writeln!(o, "         {} {}", st.paint("32", "→"), i.recommendation);
+    }
+    if !rep.timing_notes.is_empty() {
+        section(
+            &st,
+            &mut o,
+            "TIMING NOTES (durations alone: not material, not robust or nothing to change)",
+        );
+        for i in &rep.timing_notes {
+            let _ = writeln!(o, "  {} {}", st.dim(&format!("[{}]", i.code)), i.title);
+            let _ = writeln!(o, "         {}", i.detail);
+            let _ = writeln!(o, "         {} {}", st.paint("32", "→"), i.recommendation);
+        }
     }
 
     section(&st, &mut o, "HOT FUNCTIONS by total time");

@@ -823,7 +823,9 @@ pub fn mpi_io_procs(agg: &Aggregate) -> BTreeSet<ProcKey> {
         .values()
         .flat_map(|f| f.mpio_procs.iter().copied())
         .collect();
-    if agg.xfer.keys().any(|(req, _)| !req.is_empty()) {
+    // The fallback only without objects rows naming MPI-IO files: in a directory of
+    // many programs, one MPI job's transfer modes do not make the others MPI ranks.
+    if procs.is_empty() && agg.xfer.keys().any(|(req, _)| !req.is_empty()) {
         for (p, s) in &agg.procs {
             if s.ops.keys().any(|op| OpClass::of(op) != OpClass::Metadata) {
                 procs.insert(*p);

@@ -113,7 +113,7 @@ pub fn detect(
     out.extend(churn);
     unaligned_io(rep, agg, th, call_ns, out);
     if mpi.used() {
-        independent_small_io(rep, agg, th, call_ns, out);
+        independent_small_io(rep, agg, &mpi, th, call_ns, out);
         collective_metadata_off(rep, &mpi, call_ns, out);
         collective_late_arrival(rep, &mpi, th, call_ns, out);
     }
@@ -338,6 +338,7 @@ fn unaligned_io(
 fn independent_small_io(
     rep: &Report,
     agg: &Aggregate,
+    mpi: &Mpi,
     th: &Thresholds,
     call_ns: u64,
     out: &mut Vec<Insight>,
@@ -345,8 +346,31 @@ fn independent_small_io(
     let t = &rep.transfers;
     let mut sizes = agg.io_sizes[0].clone();
     sizes.merge(&agg.io_sizes[1]);
-    let n = sizes.total();
-    let small = below(&sizes, th.small_io_bytes);
+    let (mut n, mut small) = (sizes.total(), below(&sizes, th.small_io_bytes));
+    let mut data_ns: u64 = rep
+        .ops
+        .iter()
+        .filter(|o| o.class != "metadata")
+        .map(|o| o.total_ns)
+        .sum();
+    if others_than_mpi(rep, mpi) {
+        // Other programs' accesses are not the MPI job's: judge its processes' data calls
+        // alone, each process's calls of an operation by their mean size (the access-size
+        // histograms are of the whole directory).
+        (n, small, data_ns) = (0, 0, 0);
+        for r in rep.rank_ops.iter().filter(|r| {
+            mpi.procs.contains(&ProcKey {
+                rank: r.rank,
+                pid: r.pid,
+            }) && OpClass::of(&r.op) != OpClass::Metadata
+        }) {
+            n += r.count;
+            data_ns += r.total_ns;
+            if r.bytes < th.small_io_bytes.saturating_mul(r.count) {
+                small += r.count;
+            }
+        }
+    }
     if t.independent == 0
         || t.independent <= t.collective
         || n < crate::insights::MIN_DATA_ACCESSES
@@ -354,12 +378,6 @@ fn independent_small_io(
     {
         return;
     }
-    let data_ns: u64 = rep
-        .ops
-        .iter()
-        .filter(|o| o.class != "metadata")
-        .map(|o| o.total_ns)
-        .sum();
     // The independent small transfers' part of the data time.
     let ind = t.independent as f64 / (t.independent + t.collective + t.broken_collective) as f64;
     let share = data_ns as f64 * ind * small as f64 / n as f64 / call_ns as f64;
@@ -386,13 +404,43 @@ fn independent_small_io(
     ));
 }
 
+/// [`object_metadata`] of the MPI-IO processes alone: a directory may hold other
+/// programs' processes next to an MPI job.
+fn mpi_object_metadata(rep: &Report, mpi: &Mpi) -> (u64, u64) {
+    rep.rank_ops
+        .iter()
+        .filter(|r| {
+            mpi.procs.contains(&ProcKey {
+                rank: r.rank,
+                pid: r.pid,
+            }) && OpClass::of(&r.op) == OpClass::Metadata
+                && !FILE_OPS.contains(&r.op.as_str())
+        })
+        .fold((0, 0), |a, r| (a.0 + r.total_ns, a.1 + r.count))
+}
+
+/// Whether processes other than the MPI-IO ones made calls: the traces of other programs
+/// (or runs) next to an MPI job.
+fn others_than_mpi(rep: &Report, mpi: &Mpi) -> bool {
+    rep.ranks.iter().any(|r| {
+        !mpi.procs.contains(&ProcKey {
+            rank: r.rank,
+            pid: r.pid,
+        })
+    })
+}
+
 fn collective_metadata_off(rep: &Report, mpi: &Mpi, call_ns: u64, out: &mut Vec<Insight>) {
     let run = &rep.run;
     let ranks = mpi.procs.len();
     if ranks < COLL_MD_MIN_RANKS || (run.coll_metadata_reads && run.coll_metadata_writes) {
         return;
     }
-    let (meta_ns, calls) = object_metadata(rep);
+    let (meta_ns, calls) = if others_than_mpi(rep, mpi) {
+        mpi_object_metadata(rep, mpi)
+    } else {
+        object_metadata(rep)
+    };
     let share = meta_ns as f64 / call_ns as f64;
     let level = severity_for_share(share);
     if calls < METADATA_MIN_CALLS || level > Level::Warn {

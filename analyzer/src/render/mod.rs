@@ -28,8 +28,8 @@ pub const HEADER_PROGRAMS: usize = 3;
 
 /// The programs of the run for a report's header, bounded whatever the directory holds:
 /// the executable when there is one, else the counts and the [`HEADER_PROGRAMS`] programs
-/// with the most HDF5 time (`139 programs, 212 runs of 832 processes; most HDF5 time:
-/// tst_h_par (4 processes, 12.3 s), ..., and 136 more`).
+/// with the most HDF5 time (`10 programs, 13 runs of 16 processes; most HDF5 time:
+/// imbalance (4 processes, 3.70 s), ..., and 7 more`).
 pub fn programs_summary(run: &crate::analysis::RunInfo) -> String {
     if run.programs.len() <= 1 && run.executables.len() <= 1 {
         let runs = run.programs.first().map_or(0, |p| p.runs);

@@ -863,17 +863,21 @@ fn program_name(exe: &str) -> String {
 /// each run once or several times, next to an MPI job. Only the processes of one run of
 /// one program are peers whose times and bytes can be compared. Processes are of one run
 /// when they ran the same executable (file name) under the same launcher job id (empty
-/// without a launcher) and their lifetimes (meta start to end, else first to last call)
-/// overlap one another's, and, for MPI ranks, no rank repeats: a program run three times
-/// one after the other is three runs, the four ranks of one `mpirun` are one, and the
-/// workers a process forks or spawns while it runs join its run.
+/// without a launcher), and then, in start order: processes with a launcher rank (and
+/// the same world size) until a rank repeats or the world is complete — the four ranks
+/// of one `mpirun` are one run even when one starts after another ended, a second
+/// `mpirun` in the same batch job is another; processes without a rank while their
+/// lifetimes (meta start to end, else first to last call) overlap — a program run three
+/// times one after the other is three runs, and the workers a process forks or spawns
+/// while it runs join its run.
 ///
 /// The label is the program's name (`unknown program` without a meta file), followed by
 /// ` run K of N` (by start time) when the program ran more than once.
 pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
-    // (program, job id) → processes with their lifetimes.
+    // (program, (job id, world size, or -1 without a rank)) → processes with their
+    // lifetimes.
     type Life = (u64, u64, ProcKey);
-    let mut by_prog: BTreeMap<String, BTreeMap<&str, Vec<Life>>> = BTreeMap::new();
+    let mut by_prog: BTreeMap<String, BTreeMap<(&str, i64), Vec<Life>>> = BTreeMap::new();
     let mut seen: BTreeSet<ProcKey> = BTreeSet::new();
     let life = |p: &ProcKey, start: u64, end: Option<u64>| -> (u64, u64) {
         let s = agg.procs.get(p);
@@ -897,7 +901,10 @@ pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
         by_prog
             .entry(program_name(&m.exe))
             .or_default()
-            .entry(m.job_id.as_str())
+            .entry((
+                m.job_id.as_str(),
+                if m.rank >= 0 { m.world_size } else { -1 },
+            ))
             .or_default()
             .push((a, b, p));
     }
@@ -906,7 +913,7 @@ pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
         by_prog
             .entry(String::new())
             .or_default()
-            .entry("")
+            .entry(("", if p.rank >= 0 { 0 } else { -1 }))
             .or_default()
             .push((a, b, *p));
     }
@@ -914,15 +921,20 @@ pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
     for (prog, jobs) in by_prog {
         // Runs of this program: (start, processes).
         let mut runs: Vec<(u64, Vec<ProcKey>)> = Vec::new();
-        for mut procs in jobs.into_values() {
-            // By start: a process joins the run before it when it started before that
-            // run's last process ended (and does not repeat one of its ranks).
+        for ((_, world), mut procs) in jobs {
+            // By start: a ranked process joins the run before it unless it repeats one of
+            // its ranks or the world is complete; one without a rank when it started
+            // before that run's last process ended.
             procs.sort_unstable();
             let first = runs.len();
             let (mut end, mut ranks) = (0u64, BTreeSet::new());
             for (a, b, p) in procs {
-                let joins =
-                    runs.len() > first && a <= end && (p.rank < 0 || !ranks.contains(&p.rank));
+                let joins = runs.len() > first
+                    && if world == -1 {
+                        a <= end
+                    } else {
+                        !ranks.contains(&p.rank) && (world <= 0 || (ranks.len() as i64) < world)
+                    };
                 if !joins {
                     runs.push((a, Vec::new()));
                     (end, ranks) = (0, BTreeSet::new());
@@ -1679,6 +1691,28 @@ mod tests {
             .map(|r| (r.program.as_str(), r.processes, r.runs))
             .collect();
         assert_eq!(summary, [("p", 6, 2), ("t", 3, 3), ("u", 2, 1)]);
+    }
+
+    #[test]
+    fn a_launchers_ranks_are_one_run_even_one_after_the_other() {
+        // Rank 3 started after the others ended (a loaded machine), then a second launch.
+        let mut agg = metas(&[
+            (0, 1, "/m/p", "", 100, 200),
+            (1, 2, "/m/p", "", 110, 210),
+            (2, 3, "/m/p", "", 120, 220),
+            (3, 4, "/m/p", "", 300, 400),
+            (0, 5, "/m/p", "", 500, 600),
+            (1, 6, "/m/p", "", 510, 600),
+        ]);
+        for m in &mut agg.metas {
+            m.world_size = 4;
+        }
+        let g = process_groups(&agg);
+        for pid in 1..5 {
+            assert_eq!(group(&g, (pid - 1) as i64, pid), "p run 1 of 2");
+        }
+        assert_eq!(group(&g, 0, 5), "p run 2 of 2");
+        assert_eq!(group(&g, 1, 6), "p run 2 of 2");
     }
 
     #[test]

@@ -731,11 +731,18 @@ fn rank_imbalance_among(
         if imb <= th.imbalance || (max as f64) < RANK_MATERIAL_RATIO * med as f64 {
             continue;
         }
-        // The per-operation finding already names the heavy process and its data.
+        // The per-operation finding already names the heavy process of this group and its
+        // data.
         if what == "bytes"
             && out
                 .iter()
                 .any(|i| i.code == "straggler_ranks" && i.level <= Level::Warn)
+            && rep.straggler_ranks.iter().any(|s| {
+                s.group == group
+                    && s.outliers.iter().any(|o| {
+                        o.rule.contains("bytes") && o.bytes_x_median >= RANK_MATERIAL_RATIO
+                    })
+            })
         {
             continue;
         }

@@ -151,12 +151,22 @@ pub fn render(rep: &Report, top: usize) -> String {
         o.push_str("<p>None.</p>");
     }
     for (i, s) in rep.straggler_ranks.iter().take(6).enumerate() {
+        // The processes that were compared: those of the group's run.
+        let peers: std::collections::BTreeSet<(i64, u32)> = rep
+            .ranks
+            .iter()
+            .filter(|r| r.group == s.group)
+            .map(|r| (r.rank, r.pid))
+            .collect();
         let totals: Vec<(i64, u32, u64)> = rep
             .rank_ops
             .iter()
-            .filter(|r| r.op == s.op)
+            .filter(|r| r.op == s.op && peers.contains(&(r.rank, r.pid)))
             .map(|r| (r.rank, r.pid, r.total_ns))
             .collect();
+        if rep.run.runs > 1 {
+            let _ = write!(o, "<p class=\"meta\">{}: {}</p>", esc(&s.op), esc(&s.group));
+        }
         o.push_str(&svg::rank_bars(s, &totals, i));
     }
 

@@ -352,7 +352,12 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
                 })
                 .collect();
             vec![
-                s.op.clone(),
+                // Which run's processes were compared, when the directory holds several.
+                if run.runs > 1 {
+                    format!("{} ({})", s.op, s.group)
+                } else {
+                    s.op.clone()
+                },
                 pct(s.op_share),
                 s.ranks.to_string(),
                 fmt_ns(s.median_total_ns),

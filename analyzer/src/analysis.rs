@@ -603,7 +603,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let families = family_rows(&agg, total);
     let (ranks, rank_ops) = rank_rows(&agg, &groups);
     let straggler_calls = straggler_calls(&agg, th, run.first_ns);
-    let collectives = std::mem::take(&mut agg.collectives);
+    let collectives = collectives_by_run(std::mem::take(&mut agg.collectives), &groups);
     let collective_skew =
         crate::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
     drop(collectives);
@@ -960,6 +960,31 @@ pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
             for p in procs {
                 out.insert(p, label.clone());
             }
+        }
+    }
+    out
+}
+
+/// The collective calls with each run's processes apart: calls are matched across the
+/// processes that made the same collective calls on one file, and two runs of one MPI
+/// program (or two programs) may use the same file name. Matched together, the second
+/// run's ranks would be the first's "late arrivals".
+fn collectives_by_run(
+    c: crate::collective::Collectives,
+    groups: &BTreeMap<ProcKey, String>,
+) -> crate::collective::Collectives {
+    if groups.values().collect::<BTreeSet<_>>().len() < 2 {
+        return c;
+    }
+    let mut out = crate::collective::Collectives::default();
+    for ((op, file), procs) in c.calls {
+        for (p, s) in procs {
+            // The file part of the key only tells matches apart: the run goes with it.
+            let g = groups.get(&p).map_or("", String::as_str);
+            out.calls
+                .entry((op.clone(), format!("{file}\u{1f}{g}")))
+                .or_default()
+                .insert(p, s);
         }
     }
     out

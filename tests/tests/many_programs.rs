@@ -1,6 +1,6 @@
 //! A directory of many unrelated programs' traces, as a test suite leaves (issue 33, item
-//! 4): distinct C programs and h5py processes, some run several times, next to one MPI job
-//! under `mpirun -np 4`. The report compares processes only within one run of one program
+//! 4): distinct C programs and h5py processes, some run several times, next to two runs
+//! of one MPI program under `mpirun -np 4`. The report compares processes only within one run of one program
 //! (the MPI job's ranks are still compared), names the group in each rank finding, and
 //! keeps its header bounded.
 
@@ -108,28 +108,32 @@ fn a_suites_programs_are_not_one_parallel_job() {
         }
         run.ok();
     }
-    // One MPI job: rank 0 writes four times the data of each other rank.
+    // Two runs of one MPI program, each in its own directory but on the same file name:
+    // in the first, rank 0 writes four times the data of each other rank; the second
+    // (`--fixed`) is balanced.
     let imbalance = h5prov_tests::compile_c(
         "mpicc",
         "insights/imbalance",
         Some(&parallel_hdf5()),
         &["-DFIXTURE_MPI"],
     );
-    let work = dir.join("mpi");
-    std::fs::create_dir_all(&work).unwrap();
     let conn = format!(
         "h5prov under_vol=0;under_info={{}};path={};level=dataset",
         traces.display()
     );
-    let out = mpirun(&imbalance, 4, &[], &work, Some(&conn));
-    assert!(out.status.success(), "{}", describe_output("mpirun", &out));
-    // 7 + 3 + 2 serial processes and 4 ranks, each with its metadata: h5prov was loaded
-    // into every one.
-    assert_eq!(files_with_suffix(&traces, ".meta.json").len(), 16);
+    for (i, args) in [&[][..], &["--fixed"][..]].into_iter().enumerate() {
+        let work = dir.join(format!("mpi-{i}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let out = mpirun(&imbalance, 4, args, &work, Some(&conn));
+        assert!(out.status.success(), "{}", describe_output("mpirun", &out));
+    }
+    // 7 + 3 + 2 serial processes and 2 × 4 ranks, each with its metadata: h5prov was
+    // loaded into every one.
+    assert_eq!(files_with_suffix(&traces, ".meta.json").len(), 20);
 
     let v: serde_json::Value = serde_json::from_str(&report(&traces, &["--json"])).unwrap();
     // The groups: every serial program once (vpic_write and python three and two runs),
-    // the four ranks one run.
+    // each mpirun's four ranks one run.
     let mut groups: BTreeMap<String, Vec<(i64, u64)>> = BTreeMap::new();
     for r in v["ranks"].as_array().unwrap() {
         groups
@@ -151,44 +155,60 @@ fn a_suites_programs_are_not_one_parallel_job() {
         assert!(names.contains(g), "no group {g}: {names:?}");
     }
     // The MPI build is named `imbalance.mpicc.PID` (tests/src/lib.rs compile_c).
-    let mpi: Vec<&&str> = names
+    let mpi: Vec<String> = names
         .iter()
         .filter(|g| g.starts_with("imbalance"))
+        .map(|g| g.to_string())
         .collect();
-    assert_eq!(mpi.len(), 1, "one MPI job: {names:?}");
-    let mpi = mpi[0].to_string();
-    assert_eq!(groups[&mpi].len(), 4, "{groups:?}");
+    assert_eq!(mpi.len(), 2, "two MPI jobs: {names:?}");
+    let (heavy_run, balanced_run) = (&mpi[0], &mpi[1]);
+    assert!(heavy_run.ends_with(" run 1 of 2"), "{heavy_run}");
+    for g in &mpi {
+        assert_eq!(groups[g].len(), 4, "{groups:?}");
+    }
     let pythons: Vec<&&str> = names.iter().filter(|g| g.starts_with("python")).collect();
     assert_eq!(pythons.len(), 2, "two h5py runs: {names:?}");
     assert_eq!(v["run"]["runs"].as_u64(), Some(groups.len() as u64));
 
-    // Per-operation rank comparisons stay within one group, and only the MPI job has
-    // peers that differ.
+    // Per-operation rank comparisons stay within one group; only the first MPI job has a
+    // process with more data.
     for s in v["straggler_ranks"].as_array().unwrap() {
         let g = s["group"].as_str().unwrap();
         for o in s["outliers"].as_array().unwrap() {
             let p = (o["rank"].as_i64().unwrap(), o["pid"].as_u64().unwrap());
             assert_eq!(group_of[&p], g, "{s:#}");
+            if o["bytes_x_median"].as_f64().unwrap() >= 2.0 {
+                assert_eq!(g, heavy_run, "{s:#}");
+            }
         }
-        assert_eq!(g, mpi, "processes of separate runs compared: {s:#}");
+        assert!(mpi.iter().any(|m| m == g), "serial runs compared: {s:#}");
     }
-    // Every rank finding, among insights or timing notes, is about the MPI job, and names
-    // it.
+    // Collective calls are matched within one mpirun: the two jobs' calls on
+    // `imbalance.h5` are not one collective of eight ranks.
+    for c in v["collective_skew"].as_array().unwrap() {
+        assert!(c["ranks"].as_u64().unwrap() <= 4, "{c:#}");
+    }
+    // Every rank finding, among insights or timing notes, is about the MPI jobs, and names
+    // whose processes it compared.
     let mut rank_findings = Vec::new();
     for section in ["insights", "timing_notes"] {
         for i in v[section].as_array().unwrap() {
             if RANK_CODES.contains(&i["code"].as_str().unwrap()) {
                 let title = i["title"].as_str().unwrap();
-                assert!(title.contains(&format!(" of {mpi} ")), "{section}: {i:#}");
+                assert!(
+                    mpi.iter().any(|m| title.contains(&format!(" of {m} ")))
+                        || title.contains(" in 2 runs "),
+                    "{section}: {i:#}"
+                );
                 rank_findings.push(i.clone());
             }
         }
     }
-    // The MPI job alone used MPI-IO, and MPI advice is judged on its calls: it writes
-    // 16 MiB pieces and makes a few metadata calls.
+    // Only the MPI jobs used MPI-IO, and MPI advice is judged on their calls: they write
+    // 16 MiB pieces and make a few metadata calls.
     assert_eq!(
         v["run"]["mpi_io_processes"].as_u64(),
-        Some(4),
+        Some(8),
         "{:#}",
         v["run"]
     );
@@ -199,20 +219,38 @@ fn a_suites_programs_are_not_one_parallel_job() {
             "other programs' calls judged as the MPI job's: {i:#}"
         );
     }
-    // The MPI job's ranks are still compared: rank 0's extra data is found.
-    let heavy = v["insights"]
+    // The first MPI job's ranks are still compared: rank 0's extra data is found, and
+    // nothing of the balanced job is a finding at WARN or HIGH.
+    let strong: Vec<&serde_json::Value> = v["insights"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|i| {
-            i["code"] == "straggler_ranks"
+        .filter(|i| {
+            RANK_CODES.contains(&i["code"].as_str().unwrap())
                 && ["WARN", "HIGH"].contains(&i["level"].as_str().unwrap())
         })
+        .collect();
+    let heavy = strong
+        .iter()
+        .find(|i| i["code"] == "straggler_ranks")
         .unwrap_or_else(|| panic!("rank 0 of the MPI job not found: {rank_findings:#?}"));
+    assert!(
+        heavy["title"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(" of {heavy_run} ")),
+        "{heavy:#}"
+    );
     assert!(
         heavy["detail"].as_str().unwrap().contains("rank 0 moves"),
         "{heavy:#}"
     );
+    for i in &strong {
+        assert!(
+            !i["title"].as_str().unwrap().contains(balanced_run.as_str()),
+            "{i:#}"
+        );
+    }
 
     // The header: bounded, three programs named and the rest counted.
     let text = report(&traces, &["--no-progress"]);

@@ -863,6 +863,16 @@ pub fn start(cfg: &Config, info: &str) {
     *slot = Some(Arc::new(session));
     EPOCH.fetch_add(1, Ordering::Release);
     LEVEL.store(level_to_u8(cfg.level), Ordering::Relaxed);
+    drop(slot);
+    // The starting thread's buffer (and its crash sidecar slot: an mmap and a
+    // posix_fallocate, ~130 µs) is made now rather than in its first record, which is
+    // inside the application's call (an asynchronous file create's issue, see
+    // docs/ASYNC.md).
+    let _ = THREAD.try_with(|t| {
+        if let Ok(mut t) = t.try_borrow_mut() {
+            t.refresh();
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------------------

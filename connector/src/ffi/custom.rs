@@ -141,11 +141,11 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
                 _ => Err(e),
             }
         });
+        let from_env = env_h5prov_options().is_some_and(|o| o == raw.trim_ascii());
         let parsed = parsed.inspect_err(|e| {
             // When the string comes from HDF5_VOL_CONNECTOR, HDF5 replaces our error record
             // with "unable to set default VOL connector" and carries on natively: say why
             // on stderr once, so nobody believes a run is traced when it is not.
-            let from_env = env_h5prov_options().is_some_and(|o| o == raw.trim_ascii());
             if from_env {
                 eprintln!(
                     "h5prov: HDF5_VOL_CONNECTOR rejected, h5prov is NOT active: {}",
@@ -153,6 +153,15 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
                 );
             }
         })?;
+        if from_env {
+            // HDF5 parses HDF5_VOL_CONNECTOR when the library starts: h5prov is then the
+            // default connector of every file the process opens, so its trace session
+            // starts here, not inside the application's first file create or open. Its
+            // setup (creating the trace files, compressing their headers, the metadata
+            // record, the thread's buffer: ~0.4-0.6 ms) made the issue of an asynchronous
+            // H5Fcreate_async 2-3x vol-async's own (docs/ASYNC.md).
+            trace::start(&parsed.config, &parsed.text());
+        }
         // SAFETY: valid out-pointer per the VOL contract.
         unsafe { *info = Box::into_raw(Box::new(parsed)).cast() };
         Ok(0)

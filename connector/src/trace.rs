@@ -1115,6 +1115,8 @@ pub struct Span {
     req: u64,
     /// The `req_done` column.
     req_done: u8,
+    /// The `exec_ns` column.
+    exec_ns: u64,
 }
 
 /// One event to record.
@@ -1178,6 +1180,7 @@ impl Span {
             is_async: false,
             req: 0,
             req_done: 0,
+            exec_ns: 0,
         }
     }
 
@@ -1193,10 +1196,19 @@ impl Span {
 
     /// For a `request.*` callback: the request it acts on, and `done` (1 succeeded, 2 failed,
     /// 3 canceled) when this callback is the first to see it finished, else 0.
+    /// `exec_ns`: how long the operation ran, as the connector below answered once it had
+    /// finished (0: no answer).
     #[inline]
-    pub fn set_request(&mut self, req: u64, done: u8) {
+    pub fn set_request(&mut self, req: u64, done: u8, exec_ns: u64) {
         self.req = req;
         self.req_done = done;
+        self.exec_ns = exec_ns;
+    }
+
+    /// When the callback started (0 when nothing is recorded).
+    #[inline]
+    pub fn start(&self) -> Tick {
+        self.t0
     }
 
     /// Whether this span records anything (a session runs).
@@ -1308,6 +1320,7 @@ impl Span {
             anon: ev.anon,
             req: self.req,
             req_done: self.req_done,
+            exec_ns: self.exec_ns,
         };
         emit(s, sink, op, &rec, &keys, t3);
     }

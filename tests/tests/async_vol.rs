@@ -365,6 +365,41 @@ fn a_64_mib_async_write_overlaps_compute_with_h5prov_over_and_under_vol_async() 
     }
 }
 
+/// With vol-async's exec-time clock mended (`hdf5-test-harness build-async`, docs/ASYNC.md),
+/// h5prov asks `H5VL_REQUEST_GET_EXEC_TIME` once a request has finished and records the
+/// answer on the row that saw it finished: a 64 MiB write ran for a time > 0 that is at
+/// most its observed completion (from its call's start to the end of that wait).
+#[test]
+fn a_64_mib_async_write_records_its_execution_time() {
+    let dir = scratch("async-exec-time");
+    let out = ok_stdout(Stack::Over, &async_write(), &["w.h5", "64", "100"], &dir);
+    assert!(out.contains("read_back=ok"), "{out}");
+    let recs = read_records(&dir.join("traces"));
+    let write = recs
+        .iter()
+        .find(|r| r.op == "dataset.write" && r.is_async == 1)
+        .unwrap_or_else(|| panic!("no async write in {recs:?}"));
+    let done = recs
+        .iter()
+        .find(|r| r.req == write.req && r.req_done == 1)
+        .unwrap_or_else(|| panic!("no completion of request {}: {recs:?}", write.req));
+    let observed = done.start_ns + done.total_ns - write.start_ns;
+    assert!(
+        done.exec_ns > 0 && done.exec_ns <= observed,
+        "execution {} ns, observed completion {observed} ns: {done:?}",
+        done.exec_ns
+    );
+    // Only the row that saw a request finished carries an execution time.
+    assert!(
+        recs.iter().all(|r| r.exec_ns == 0 || r.req_done == 1),
+        "{recs:?}"
+    );
+    let v = report(&dir.join("traces"));
+    let w = async_row(&v, "dataset.write");
+    assert_eq!(w["timed"].as_u64(), Some(1), "{w}");
+    assert_eq!(w["mean_exec_ns"].as_u64(), Some(done.exec_ns), "{w}");
+}
+
 /// `h5prov report --json` of a trace directory.
 fn report(traces: &Path) -> serde_json::Value {
     let out = h5prov_ok(&[

@@ -441,6 +441,11 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
                     format!("{}/{}", s.completed, s.issued),
                     fmt_ns(a.mean_issue_ns),
                     format!("≤ {}", fmt_ns(a.mean_to_completion_ns)),
+                    if s.timed > 0 {
+                        fmt_ns(a.mean_exec_ns)
+                    } else {
+                        "-".to_string()
+                    },
                     fmt_ns(s.blocked_ns),
                     format!(
                         "{} ({:.0} %)",
@@ -459,6 +464,7 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
                 "completed/issued",
                 "issue (mean)",
                 "to completion (mean)",
+                "executed (mean)",
                 "blocked in waits",
                 "overlap",
                 "waited right after",

@@ -1106,6 +1106,9 @@ pub struct Span {
     op: Op,
     sub: u32,
     lvl: Level,
+    /// The level from which this span writes a record: its operation's, or lower (see
+    /// [`record_with`](Self::record_with)).
+    min: Option<Level>,
     t0: Tick,
     t1: Tick,
     t2: Tick,
@@ -1174,6 +1177,7 @@ impl Span {
             op,
             sub,
             lvl,
+            min: op.min_level(),
             t0: now,
             t1: now,
             t2: now,
@@ -1228,7 +1232,19 @@ impl Span {
     /// is the clock read around the under call.
     #[inline]
     fn records(&self) -> bool {
-        self.lvl > Level::Summary && self.op.min_level().is_some_and(|m| self.lvl >= m)
+        self.lvl > Level::Summary && self.min.is_some_and(|m| self.lvl >= m)
+    }
+
+    /// For a `request.*` callback: it writes its record also wherever the row of `origin`,
+    /// the operation that left the request in flight, is written, so that the operation's
+    /// completion is in the trace at every level that has the operation (a file create's
+    /// wait at `level=file`). Call it right after [`begin`](Self::begin).
+    #[inline]
+    pub fn record_with(&mut self, origin: Op) {
+        self.min = match (self.min, origin.min_level()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Just before the under connector is called, after work of the callback's own.

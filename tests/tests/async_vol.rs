@@ -132,14 +132,28 @@ fn run_env(
     dir: &Path,
     env: &[(&str, &str)],
 ) -> Output {
+    run_opts(stack, program, args, dir, env, "")
+}
+
+/// [`run_env`] with h5prov options (`level=file;format=csv`) added to its connector string
+/// in the `over` stack.
+fn run_opts(
+    stack: Stack,
+    program: &Path,
+    args: &[&str],
+    dir: &Path,
+    env: &[(&str, &str)],
+    opts: &str,
+) -> Output {
     let traces = dir.join("traces");
     let lib = threadsafe_dir().join("lib");
     let h5prov = format!("under_vol=0;under_info={{}};path={}", traces.display());
     let conn = match stack {
         Stack::Async => "async under_vol=0;under_info={}".to_string(),
         Stack::Over => format!(
-            "h5prov under_vol=512;under_info={{under_vol=0;under_info={{}}}};path={}",
-            traces.display()
+            "h5prov under_vol=512;under_info={{under_vol=0;under_info={{}}}};path={}{}{opts}",
+            traces.display(),
+            if opts.is_empty() { "" } else { ";" }
         ),
         Stack::Under => format!("async under_vol=416;under_info={{{h5prov}}}"),
         Stack::H5provOnly => format!("h5prov {h5prov}"),
@@ -398,6 +412,41 @@ fn a_64_mib_async_write_records_its_execution_time() {
     let w = async_row(&v, "dataset.write");
     assert_eq!(w["timed"].as_u64(), Some(1), "{w}");
     assert_eq!(w["mean_exec_ns"].as_u64(), Some(done.exec_ns), "{w}");
+}
+
+/// Each completion is linked to its operation in every trace format (csv, jsonl, bin) at
+/// every level that records the operation: at `level=dataset` the write's, at `level=file`
+/// the file create's (whose `request.wait` rows were left out there before: the create was
+/// issued and never completed, in the trace and in the report).
+#[test]
+fn completions_are_linked_in_every_format_at_file_and_dataset_level() {
+    for (format, ext) in [("csv", "csv"), ("jsonl", "jsonl"), ("bin", "bin.zst")] {
+        for (level, op) in [("dataset", "dataset.write"), ("file", "file.create")] {
+            let dir = scratch(&format!("async-formats-{format}-{level}"));
+            let opts = format!("level={level};format={format}");
+            let args = ["w.h5", "1", "0"];
+            let out = run_opts(Stack::Over, &async_write(), &args, &dir, &[], &opts);
+            assert!(
+                out.status.success()
+                    && String::from_utf8_lossy(&out.stdout).contains("read_back=ok"),
+                "{format} {level}: {}",
+                describe_output(&opts, &out)
+            );
+            let traces = dir.join("traces");
+            assert!(
+                !files_with_suffix(&traces, &format!(".trace.{ext}")).is_empty(),
+                "{format} {level}: no trace file in {}",
+                traces.display()
+            );
+            let v = report(&traces);
+            let row = async_row(&v, op);
+            assert_eq!(
+                (row["issued"].as_u64(), row["completed"].as_u64()),
+                (Some(1), Some(1)),
+                "{format} {level}: {row}"
+            );
+        }
+    }
 }
 
 /// `h5prov report --json` of a trace directory.

@@ -1744,6 +1744,9 @@ unsafe fn request_end(
     let o = unsafe { VolObj::from_ptr(req) }?;
     let origin = o.req_op;
     let mut span = Span::begin(op, NONE);
+    if let Some(origin) = origin {
+        span.record_with(origin);
+    }
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: status is null or the callback's valid out-pointer.

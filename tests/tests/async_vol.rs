@@ -449,6 +449,75 @@ fn completions_are_linked_in_every_format_at_file_and_dataset_level() {
     }
 }
 
+/// The link survives the exports: the report read back from the Parquet export has the same
+/// asynchronous rows, and the Perfetto export carries the request on both events and draws
+/// a flow from the write's issue to the wait that saw it finished.
+#[test]
+fn parquet_and_perfetto_exports_keep_the_link() {
+    let dir = scratch("async-exports");
+    let env = [("SLURM_JOB_ID", "4242")];
+    ok_stdout_env(
+        Stack::Over,
+        &async_write(),
+        &["w.h5", "8", "50"],
+        &dir,
+        &env,
+    );
+    let traces = dir.join("traces");
+    let from_traces = report(&traces);
+
+    let pq = dir.join("pq");
+    h5prov_ok(&[
+        "export",
+        "--parquet",
+        &pq.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let out = h5prov_ok(&[
+        "report",
+        "--json",
+        "--no-progress",
+        "--job",
+        "4242",
+        &pq.to_string_lossy(),
+    ]);
+    let from_parquet: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        from_parquet["async_ops"], from_traces["async_ops"],
+        "the report from Parquet"
+    );
+    assert_eq!(async_row(&from_parquet, "dataset.write")["completed"], 1);
+
+    let json = dir.join("t.json");
+    h5prov_ok(&[
+        "export",
+        "--perfetto",
+        &json.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let evs = v["traceEvents"].as_array().unwrap();
+    let write = evs
+        .iter()
+        .find(|e| e["name"] == "dataset.write" && e["ph"] == "X")
+        .unwrap_or_else(|| panic!("no dataset.write event"));
+    assert_eq!(write["args"]["async"], 1, "{write}");
+    let req = write["args"]["req"].as_u64().filter(|&r| r != 0).unwrap();
+    let done = evs
+        .iter()
+        .find(|e| e["ph"] == "X" && e["args"]["req"] == req && e["args"]["req_done"] == 1)
+        .unwrap_or_else(|| panic!("no event completes request {req}"));
+    assert_eq!(done["name"], "request.wait", "{done}");
+    let id = format!("{}.{req}", write["pid"]);
+    let flow = |ph: &str| {
+        evs.iter()
+            .find(|e| e["ph"] == ph && e["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("no flow event {ph} with id {id}"))
+    };
+    assert_eq!(flow("s")["ts"], write["ts"]);
+    assert_eq!(flow("f")["ts"], done["ts"]);
+}
+
 /// `h5prov report --json` of a trace directory.
 fn report(traces: &Path) -> serde_json::Value {
     let out = h5prov_ok(&[

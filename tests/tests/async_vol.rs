@@ -449,11 +449,12 @@ fn completions_are_linked_in_every_format_at_file_and_dataset_level() {
     }
 }
 
-/// The link survives the exports: the report read back from the Parquet export has the same
+/// The link survives the exports and every render of the report: the report read back from
+/// the Parquet export has the same
 /// asynchronous rows, and the Perfetto export carries the request on both events and draws
 /// a flow from the write's issue to the wait that saw it finished.
 #[test]
-fn parquet_and_perfetto_exports_keep_the_link() {
+fn exports_and_every_report_render_keep_the_link() {
     let dir = scratch("async-exports");
     let env = [("SLURM_JOB_ID", "4242")];
     ok_stdout_env(
@@ -516,6 +517,48 @@ fn parquet_and_perfetto_exports_keep_the_link() {
     };
     assert_eq!(flow("s")["ts"], write["ts"]);
     assert_eq!(flow("f")["ts"], done["ts"]);
+
+    // Every render of the report has the section: terminal, HTML, CSV (and JSON above).
+    let text = String::from_utf8(h5prov_ok(&[
+        "report",
+        "--no-progress",
+        &traces.to_string_lossy(),
+    ]))
+    .unwrap();
+    let at = text
+        .find("ASYNCHRONOUS OPERATIONS")
+        .expect("terminal section");
+    assert!(text[at..].contains("dataset.write"), "{text}");
+    let html = dir.join("r.html");
+    h5prov_ok(&[
+        "report",
+        "--no-progress",
+        "--html",
+        &html.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let html = std::fs::read_to_string(&html).unwrap();
+    let at = html
+        .find("<h2>Asynchronous operations</h2>")
+        .expect("HTML section");
+    assert!(
+        html[at..].contains("<td>dataset.write</td><td>1/1</td>"),
+        "{html}"
+    );
+    let csv = dir.join("csv");
+    h5prov_ok(&[
+        "report",
+        "--no-progress",
+        "--csv",
+        &csv.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let table = std::fs::read_to_string(csv.join("async_ops.csv")).unwrap();
+    assert!(
+        table.starts_with("op,issued,completed,")
+            && table.lines().any(|l| l.starts_with("dataset.write,1,1,")),
+        "{table}"
+    );
 }
 
 /// `h5prov report --json` of a trace directory.

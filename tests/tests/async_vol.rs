@@ -450,9 +450,9 @@ fn completions_are_linked_in_every_format_at_file_and_dataset_level() {
 }
 
 /// The link survives the exports and every render of the report: the report read back from
-/// the Parquet export has the same
-/// asynchronous rows, and the Perfetto export carries the request on both events and draws
-/// a flow from the write's issue to the wait that saw it finished.
+/// the Parquet export has the same asynchronous rows; the Perfetto export carries the
+/// request on both events and draws a flow from the write's issue to the wait that saw it
+/// finished; the terminal, HTML and CSV reports each have the section.
 #[test]
 fn exports_and_every_report_render_keep_the_link() {
     let dir = scratch("async-exports");

@@ -1553,6 +1553,7 @@ impl<'a> Builder<'a> {
                 r.is_async != 0,
                 r.start_ns,
                 r.total_ns,
+                r.exec_ns,
             );
         }
         let s = &mut self.ops[id as usize].stats;

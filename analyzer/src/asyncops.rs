@@ -13,7 +13,9 @@
 //!   the requests of an event set one after another: while the application waits for an
 //!   earlier one, it does not compute either);
 //! - the **overlap**: time to completion − issue − blocked, what of the operation's time the
-//!   application spent on something else (computing) instead of waiting.
+//!   application spent on something else (computing) instead of waiting;
+//! - the **execution** time, exact, where the connector below answered
+//!   `H5VL_REQUEST_GET_EXEC_TIME` (`exec_ns` on the completion row).
 //!
 //! An operation whose overlap is below [`RIGHT_AFTER_FRACTION`] of its time to completion
 //! was waited for right after it was issued: the asynchronous call gained nothing.
@@ -44,6 +46,10 @@ pub struct AsyncStats {
     /// Completed calls whose overlap was below [`RIGHT_AFTER_FRACTION`] of their time to
     /// completion: waited for right after they were issued.
     pub waited_right_after: u64,
+    /// Completed calls whose execution time the connector below gave (`exec_ns` > 0).
+    pub timed: u64,
+    /// Their execution time, ns (exact).
+    pub exec_ns: u64,
 }
 
 impl AsyncStats {
@@ -56,6 +62,8 @@ impl AsyncStats {
         self.blocked_ns += o.blocked_ns;
         self.overlap_ns += o.overlap_ns;
         self.waited_right_after += o.waited_right_after;
+        self.timed += o.timed;
+        self.exec_ns += o.exec_ns;
     }
 }
 
@@ -90,7 +98,8 @@ impl Joiner {
     }
 
     /// Adds one record of op number `op` (`request` when its op is a `request.*`
-    /// callback): `(rank, pid)`, `req`, `req_done`, `is_async`, start and duration.
+    /// callback): `(rank, pid)`, `req`, `req_done`, `is_async`, start, duration and
+    /// `exec_ns`.
     #[allow(clippy::too_many_arguments)]
     pub fn add(
         &mut self,
@@ -102,6 +111,7 @@ impl Joiner {
         is_async: bool,
         start_ns: u64,
         total_ns: u64,
+        exec_ns: u64,
     ) {
         if req == 0 {
             return;
@@ -144,6 +154,10 @@ impl Joiner {
         s.overlap_ns += overlap;
         s.waited_right_after +=
             u64::from((overlap as f64) < RIGHT_AFTER_FRACTION * to_completion as f64);
+        if exec_ns > 0 {
+            s.timed += 1;
+            s.exec_ns += exec_ns;
+        }
     }
 
     /// The stats by op name (`names` by op number), leaving out ops with none.
@@ -171,6 +185,8 @@ pub struct AsyncOpRow {
     pub mean_to_completion_ns: u64,
     /// Share of the time to completion that overlapped with other work (0..1).
     pub overlap_share: f64,
+    /// Mean execution time of the calls the connector below timed, ns (0: none was).
+    pub mean_exec_ns: u64,
 }
 
 /// The report's rows, by total time to completion (descending).
@@ -189,6 +205,7 @@ pub fn rows(stats: &BTreeMap<String, AsyncStats>) -> Vec<AsyncOpRow> {
                 } else {
                     s.overlap_ns as f64 / s.to_completion_ns as f64
                 },
+                mean_exec_ns: s.exec_ns / s.timed.max(1),
             }
         })
         .collect();
@@ -212,14 +229,15 @@ mod tests {
         let mut j = Joiner::default();
         // op 0 issued at 1000 for 20 ns; the app computes; its wait starts at 900_000 and
         // blocks 100_000 ns, seeing it done.
-        j.add(0, false, P, 1, 0, true, 1_000, 20);
-        j.add(1, true, P, 1, 1, false, 900_000, 100_000);
+        j.add(0, false, P, 1, 0, true, 1_000, 20, 0);
+        j.add(1, true, P, 1, 1, false, 900_000, 100_000, 0);
         // op 0 again, waited for at once: issue 20 ns, wait 500_000 ns.
-        j.add(0, false, P, 2, 0, true, 2_000_000, 20);
-        j.add(1, true, P, 2, 0, false, 2_000_030, 10); // a test: still in progress
-        j.add(1, true, P, 2, 1, false, 2_000_050, 500_000);
+        j.add(0, false, P, 2, 0, true, 2_000_000, 20, 0);
+        j.add(1, true, P, 2, 0, false, 2_000_030, 10, 0); // a test: still in progress
+        j.add(1, true, P, 2, 1, false, 2_000_050, 500_000, 0);
         let s = &j.stats[0];
         assert_eq!((s.issued, s.completed), (2, 2));
+        assert_eq!((s.timed, s.exec_ns), (0, 0));
         assert_eq!(s.issue_ns, 40);
         assert_eq!(s.to_completion_ns, 999_000 + 500_050);
         assert_eq!(s.blocked_ns, 100_000 + 500_010);
@@ -232,10 +250,10 @@ mod tests {
         let mut j = Joiner::default();
         // A create (op 2, request 1) and a write (op 0, request 2) issued at once; the
         // wait for the create blocks 800 µs, the write's then finds it done at once.
-        j.add(2, false, P, 1, 0, true, 1_000, 100);
-        j.add(0, false, P, 2, 0, true, 1_100, 100);
-        j.add(1, true, P, 1, 1, false, 1_200, 800_000);
-        j.add(1, true, P, 2, 1, false, 801_200, 50);
+        j.add(2, false, P, 1, 0, true, 1_000, 100, 0);
+        j.add(0, false, P, 2, 0, true, 1_100, 100, 0);
+        j.add(1, true, P, 1, 1, false, 1_200, 800_000, 0);
+        j.add(1, true, P, 2, 1, false, 801_200, 50, 0);
         let s = &j.stats[0];
         assert_eq!(s.to_completion_ns, 801_250 - 1_100);
         assert_eq!(s.blocked_ns, 800_050);
@@ -244,12 +262,25 @@ mod tests {
     }
 
     #[test]
+    fn execution_times_the_connector_gave() {
+        let mut j = Joiner::default();
+        j.add(0, false, P, 1, 0, true, 1_000, 20, 0);
+        j.add(1, true, P, 1, 1, false, 900_000, 100_000, 600_000);
+        j.add(0, false, P, 2, 0, true, 2_000_000, 20, 0);
+        j.add(1, true, P, 2, 1, false, 2_000_050, 500_000, 0); // no answer
+        let s = &j.stats[0];
+        assert_eq!((s.completed, s.timed, s.exec_ns), (2, 1, 600_000));
+        let names = vec!["dataset.write".to_string(), "request.wait".to_string()];
+        assert_eq!(rows(&j.finish(&names))[0].mean_exec_ns, 600_000);
+    }
+
+    #[test]
     fn rows_without_a_request_or_a_completion() {
         let mut j = Joiner::default();
-        j.add(0, false, P, 0, 0, false, 1, 1); // synchronous
-        j.add(0, false, P, 3, 0, true, 1, 1); // never waited for
-        j.add(1, true, P, 9, 1, false, 5, 5); // a request of an unknown operation
-        j.add(1, true, (0, 7), 3, 1, false, 5, 5); // another process's request 3
+        j.add(0, false, P, 0, 0, false, 1, 1, 0); // synchronous
+        j.add(0, false, P, 3, 0, true, 1, 1, 0); // never waited for
+        j.add(1, true, P, 9, 1, false, 5, 5, 0); // a request of an unknown operation
+        j.add(1, true, (0, 7), 3, 1, false, 5, 5, 0); // another process's request 3
         let s = &j.stats[0];
         assert_eq!((s.issued, s.completed), (1, 0));
         let names = vec!["dataset.write".to_string(), "request.wait".to_string()];

@@ -3,6 +3,10 @@
 //! record; `pid` is the MPI rank (or the process id without MPI), `tid` the kernel thread;
 //! `ts`/`dur` are microseconds (with ns decimals) since the earliest process start.
 //! Metadata events (`"ph":"M"`) name every process and thread and sort processes by rank.
+//! An asynchronous operation (`async` 1, `req` ≠ 0) and the request row that saw it finished
+//! (`req_done` ≠ 0) carry `req` (and `req_done`, `exec_ns`) in their args, and a flow
+//! (`"ph":"s"` at the issue, `"ph":"f"` at the completion, id `"<pid>.<req>"`) draws an
+//! arrow from one to the other.
 
 use crate::read::objects::read_meta;
 use crate::read::{Error, Inputs, ReadOptions};
@@ -89,6 +93,31 @@ fn export_file(
             r.status,
             r.total_ns.saturating_sub(r.under_ns)
         );
+        if r.req != 0 && (r.is_async != 0 || r.req_done != 0) {
+            // Reopen the args object to add the request's columns.
+            out.buf.truncate(out.buf.len() - 2);
+            let _ = write!(
+                out.buf,
+                ",\"async\":{},\"req\":{},\"req_done\":{},\"exec_ns\":{}}}}}",
+                r.is_async, r.req, r.req_done, r.exec_ns
+            );
+            // The flow: from the issue's start to the completion row's start (a flow's end
+            // binds to the enclosing slice: `"bp":"e"`).
+            let (ph, extra) = if r.is_async != 0 {
+                ("s", "")
+            } else {
+                ("f", ",\"bp\":\"e\"")
+            };
+            let _ = write!(
+                out.buf,
+                ",\n{{\"name\":\"async\",\"cat\":\"async\",\"ph\":\"{ph}\",\"id\":\"{}.{}\",\"ts\":{},\"pid\":{},\"tid\":{}{extra}}}",
+                r.pid,
+                r.req,
+                us(r.start_ns as i128 - origin as i128),
+                pid,
+                r.tid
+            );
+        }
         out.events += 1;
     };
     let d = crate::read::read_trace(path, enc, opts, &mut sink)?;

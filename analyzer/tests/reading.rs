@@ -136,10 +136,10 @@ fn malformed_rows_after_quoted_lines_name_file_and_line() {
     let tmp = common::tempdir("fastpath-malformed");
     let header = h5prov_format::TRACE_COLUMNS.join(",");
     let ok =
-        "0,1700000000000000000,10,5,0,9,9,group.open,group,f.h5,/g,0,0,0,0,0,0,,,,1,,,0,0,0,,,0,0";
+        "0,1700000000000000000,10,5,0,9,9,group.open,group,f.h5,/g,0,0,0,0,0,0,,,,1,,,0,0,0,,,0,0,0";
     // Line 3 is a record whose quoted path spans lines 3-4; line 5 is plain and malformed.
     let body = format!(
-        "{header}\n{ok}\n1,1700000000000000100,10,5,0,9,9,group.open,group,f.h5,\"/two\nlines\",0,0,0,0,0,0,,,,1,,,0,0,0,,,0,0\n2,17000x,10,5,0,9,9,group.open,group,f.h5,/g,0,0,0,0,0,0,,,,1,,,0,0,0,,,0,0\n{ok}\n"
+        "{header}\n{ok}\n1,1700000000000000100,10,5,0,9,9,group.open,group,f.h5,\"/two\nlines\",0,0,0,0,0,0,,,,1,,,0,0,0,,,0,0,0\n2,17000x,10,5,0,9,9,group.open,group,f.h5,/g,0,0,0,0,0,0,,,,1,,,0,0,0,,,0,0,0\n{ok}\n"
     );
     let d = tmp.join("bad");
     write(&d, "h5prov-r0-p9.trace.csv", &body);
@@ -152,7 +152,7 @@ fn malformed_rows_after_quoted_lines_name_file_and_line() {
         ));
     // A quoted malformed row reports its first line too.
     let body = format!(
-        "{header}\n{ok}\n{ok}\n3,1700000000000000100,10,5,0,9,9,group.open,group,f.h5,\"/q\",x,0,0,0,0,0,,,,1,,,0,0,0,,,0,0\n"
+        "{header}\n{ok}\n{ok}\n3,1700000000000000100,10,5,0,9,9,group.open,group,f.h5,\"/q\",x,0,0,0,0,0,,,,1,,,0,0,0,,,0,0,0\n"
     );
     write(&d, "h5prov-r0-p9.trace.csv", &body);
     h5prov(&["report", d.to_str().unwrap()])
@@ -167,7 +167,7 @@ fn malformed_rows_after_quoted_lines_name_file_and_line() {
     h5prov(&["report", d.to_str().unwrap()])
         .expect_code(1)
         .expect_stderr(&format!(
-            "error: {}:3: malformed row: 3 fields, the header has 30",
+            "error: {}:3: malformed row: 3 fields, the header has 31",
             f.display()
         ));
     let r = h5prov(&["report", "--lenient", "--json", d.to_str().unwrap()]);

@@ -65,6 +65,7 @@ fn awkward_traces() -> Vec<TraceRecord> {
             anon: t(i + 10),
             req: [u64::MAX, 0, 3][i % 3],
             req_done: [0, 1, u8::MAX][i % 3],
+            exec_ns: [0, u64::MAX, 5][i % 3],
         })
         .collect()
 }

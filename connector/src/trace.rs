@@ -863,6 +863,16 @@ pub fn start(cfg: &Config, info: &str) {
     *slot = Some(Arc::new(session));
     EPOCH.fetch_add(1, Ordering::Release);
     LEVEL.store(level_to_u8(cfg.level), Ordering::Relaxed);
+    drop(slot);
+    // The starting thread's buffer (and its crash sidecar slot: an mmap and a
+    // posix_fallocate, ~130 µs) is made now rather than in its first record, which is
+    // inside the application's call (an asynchronous file create's issue, see
+    // docs/ASYNC.md).
+    let _ = THREAD.try_with(|t| {
+        if let Ok(mut t) = t.try_borrow_mut() {
+            t.refresh();
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1096,6 +1106,9 @@ pub struct Span {
     op: Op,
     sub: u32,
     lvl: Level,
+    /// The level from which this span writes a record: its operation's, or lower (see
+    /// [`record_with`](Self::record_with)).
+    min: Option<Level>,
     t0: Tick,
     t1: Tick,
     t2: Tick,
@@ -1105,6 +1118,8 @@ pub struct Span {
     req: u64,
     /// The `req_done` column.
     req_done: u8,
+    /// The `exec_ns` column.
+    exec_ns: u64,
 }
 
 /// One event to record.
@@ -1162,12 +1177,14 @@ impl Span {
             op,
             sub,
             lvl,
+            min: op.min_level(),
             t0: now,
             t1: now,
             t2: now,
             is_async: false,
             req: 0,
             req_done: 0,
+            exec_ns: 0,
         }
     }
 
@@ -1183,10 +1200,19 @@ impl Span {
 
     /// For a `request.*` callback: the request it acts on, and `done` (1 succeeded, 2 failed,
     /// 3 canceled) when this callback is the first to see it finished, else 0.
+    /// `exec_ns`: how long the operation ran, as the connector below answered once it had
+    /// finished (0: no answer).
     #[inline]
-    pub fn set_request(&mut self, req: u64, done: u8) {
+    pub fn set_request(&mut self, req: u64, done: u8, exec_ns: u64) {
         self.req = req;
         self.req_done = done;
+        self.exec_ns = exec_ns;
+    }
+
+    /// When the callback started (0 when nothing is recorded).
+    #[inline]
+    pub fn start(&self) -> Tick {
+        self.t0
     }
 
     /// Whether this span records anything (a session runs).
@@ -1206,7 +1232,19 @@ impl Span {
     /// is the clock read around the under call.
     #[inline]
     fn records(&self) -> bool {
-        self.lvl > Level::Summary && self.op.min_level().is_some_and(|m| self.lvl >= m)
+        self.lvl > Level::Summary && self.min.is_some_and(|m| self.lvl >= m)
+    }
+
+    /// For a `request.*` callback: it writes its record also wherever the row of `origin`,
+    /// the operation that left the request in flight, is written, so that the operation's
+    /// completion is in the trace at every level that has the operation (a file create's
+    /// wait at `level=file`). Call it right after [`begin`](Self::begin).
+    #[inline]
+    pub fn record_with(&mut self, origin: Op) {
+        self.min = match (self.min, origin.min_level()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Just before the under connector is called, after work of the callback's own.
@@ -1298,6 +1336,7 @@ impl Span {
             anon: ev.anon,
             req: self.req,
             req_done: self.req_done,
+            exec_ns: self.exec_ns,
         };
         emit(s, sink, op, &rec, &keys, t3);
     }

@@ -63,6 +63,7 @@ fn main() {
             anon: "",
             req: 0,
             req_done: 0,
+            exec_ns: 0,
         };
         let r = std::hint::black_box(r);
         match fmt.as_str() {

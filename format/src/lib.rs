@@ -115,6 +115,11 @@ table::record_table! {
         /// 1 succeeded, 2 failed, 3 canceled (the operation completed by the end of that
         /// row: an observed upper bound); 0 otherwise.
         req_done "req_done": u8 = 0, opt;
+        /// On the row with `req_done` 1: how long the operation ran, in ns, as the
+        /// connector below h5prov answered `H5VL_REQUEST_GET_EXEC_TIME` once the request
+        /// had finished (exact; vol-async needs the mended clock of docs/ASYNC.md); 0 when
+        /// it gave no answer or 0, and on every other row.
+        exec_ns "exec_ns": u64 = 0, opt;
     }
 }
 

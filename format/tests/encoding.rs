@@ -40,6 +40,7 @@ fn awkward_traces() -> Vec<TraceRecord> {
         anon: "(anonymous #1, pid \"2\"),\n".into(),
         req: u64::MAX,
         req_done: u8::MAX,
+        exec_ns: u64::MAX,
     };
     vec![
         base.clone(),
@@ -137,14 +138,14 @@ fn awkward_summary() -> ObjectSummary {
 /// the record tables): CSV then JSONL of each awkward trace record (the JSONL ones with
 /// `tid` u64::MAX), then the awkward summary as CSV and as JSONL. The columns added since
 /// (issue 17: `mem_type` ... `bbox`, `chunk` ... `file_bytes_written`, `mpio`, `align`, `fs`;
-/// issue 31: `anon`; issue 32: `req`, `req_done`) come last: with
+/// issue 31: `anon`; issue 32: `req`, `req_done`, `exec_ns`) come last: with
 /// their empty values, each line is the old one plus exactly those columns.
 #[test]
 fn encoders_write_the_bytes_of_format_v1() {
-    const TRACE_NEW_CSV: &[u8] = b",,0,0,0,,,0,0\n";
+    const TRACE_NEW_CSV: &[u8] = b",,0,0,0,,,0,0,0\n";
     const TRACE_NEW_JSON: &[u8] =
         b",\"mem_type\":\"\",\"conv\":0,\"file_bytes\":0,\"blocks\":0,\"bbox\":\"\",\"anon\":\"\",\
-        \"req\":0,\"req_done\":0}\n";
+        \"req\":0,\"req_done\":0,\"exec_ns\":0}\n";
     const OBJECT_NEW_CSV: &[u8] = b",,,,,,,0,0,0,,\n";
     const OBJECT_NEW_JSON: &[u8] =
         b",\"chunk\":\"\",\"ftype\":\"\",\"filters\":\"\",\"fill_time\":\"\",\
@@ -174,6 +175,7 @@ fn encoders_write_the_bytes_of_format_v1() {
             anon: String::new(),
             req: 0,
             req_done: 0,
+            exec_ns: 0,
             ..r
         };
         old(
@@ -513,11 +515,11 @@ fn bin_layout_is_the_documented_one() {
     want.extend_from_slice(&first);
     want.extend_from_slice(&second);
     assert_eq!(out, want);
-    // The header: magic, length, version 3, "trace", 30 columns, each type + name.
+    // The header: magic, length, version 3, "trace", 31 columns, each type + name.
     let mut h = Vec::new();
     TraceRecordRef::write_bin_header(&mut h);
     assert_eq!(&h[..8], b"H5PROVB1");
-    assert_eq!(&h[12..20], b"\x03\x05trace\x1e");
+    assert_eq!(&h[12..20], b"\x03\x05trace\x1f");
     assert_eq!(&h[20..25], b"u\x03seq");
     assert_eq!(
         u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize,

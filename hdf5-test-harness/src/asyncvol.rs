@@ -7,7 +7,8 @@
 //! Layout under the cache root:
 //! - `argobots-1.2/{src,install,logs}`: `./autogen.sh`, `./configure --prefix`, `make`,
 //!   `make install`;
-//! - `vol-async-1.8.1-threadsafe/`: `src/` (the release), `plugin/libh5async.so` (a plugin
+//! - `vol-async-1.8.1-threadsafe-exec-time/`: `src/` (the release, with the lines of
+//!   [`PATCHES`] mended), `plugin/libh5async.so` (a plugin
 //!   directory holding only the connector: HDF5 dlopens every `lib*.so` in
 //!   `HDF5_PLUGIN_PATH`), and `tests/` with vol-async's own serial tests, each compiled with
 //!   its `h5_async_lib.c` (`H5Fwait`, `H5Dwait`, ...) as its CMake does, but not linked with
@@ -49,7 +50,7 @@ pub const PACKAGES: [&str; 3] = ["autoconf", "automake", "libtool"];
 pub struct AsyncDirs {
     /// `<cache>/argobots-1.2`.
     pub argobots: PathBuf,
-    /// `<cache>/vol-async-1.8.1-threadsafe`.
+    /// `<cache>/vol-async-1.8.1-threadsafe-exec-time` (see [`PATCHES`]).
     pub vol_async: PathBuf,
 }
 
@@ -58,7 +59,9 @@ impl AsyncDirs {
     pub fn new(cache_root: &Path) -> AsyncDirs {
         AsyncDirs {
             argobots: cache_root.join("argobots-1.2"),
-            vol_async: cache_root.join("vol-async-1.8.1-threadsafe"),
+            // Named for its patches too: a build with fewer of them (an older checkout's)
+            // keeps its own directory instead of being rebuilt back and forth.
+            vol_async: cache_root.join("vol-async-1.8.1-threadsafe-exec-time"),
         }
     }
 
@@ -96,9 +99,13 @@ pub fn argobots_stamp(tarball_identity: &str) -> String {
 /// the Argobots library `abt_lib` (identities from [`file_identity`]).
 pub fn vol_async_stamp(tarball_identity: &str, hdf5_lib: &str, abt_lib: &str) -> String {
     format!(
-        "vol-async 1.8.1\nsource {tarball_identity}\npatch {}\nhdf5 {hdf5_lib}\n\
+        "vol-async 1.8.1\nsource {tarball_identity}\npatches {}\nhdf5 {hdf5_lib}\n\
          argobots {abt_lib}\ntests {}\n",
-        STR_TO_INFO_FIX.1,
+        PATCHES
+            .iter()
+            .map(|(_, good)| good.trim_end().replace('\n', " / "))
+            .collect::<Vec<_>>()
+            .join(" | "),
         SERIAL_TESTS.join(" ")
     )
 }
@@ -117,18 +124,46 @@ pub const STR_TO_INFO_FIX: (&str, &str) = (
     "*(under_vol_info_str + (under_vol_info_end - under_vol_info_start) - 1) = '\\0';",
 );
 
-/// Applies [`STR_TO_INFO_FIX`] to vol-async's source file `c`; an error when the line is
-/// not there exactly once (another vol-async release).
-fn mend_str_to_info(c: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(c).context(|| format!("reading {}", c.display()))?;
-    let (bad, good) = STR_TO_INFO_FIX;
-    if text.matches(bad).count() != 1 {
-        return Err(Error::new(format!(
-            "{}: expected vol-async 1.8.1's str_to_info line `{bad}` exactly once",
-            c.display()
-        )));
+/// The line of vol-async 1.8.1 that gives `H5VL_REQUEST_GET_EXEC_TIME`'s execution time
+/// (`H5VL_async_request_specific`): `(end_time - start_time) / (CLOCKS_PER_SEC *
+/// 1000000000LL)` divides a tick count by 10^15, so the answer is always 0. The mended line
+/// converts ticks to nanoseconds, the unit HDF5 documents (`H5ES_op_info_t.exec_time`).
+pub const EXEC_TIME_FIX: (&str, &str) = (
+    "(uint64_t)((task->end_time - task->start_time) / (CLOCKS_PER_SEC * 1000000000LL));",
+    "(uint64_t)((task->end_time - task->start_time) * (1000000000LL / CLOCKS_PER_SEC));",
+);
+
+/// The line after which vol-async 1.8.1's clock is made a wall clock. Its task times
+/// (`create_time`, `start_time`, `end_time`) and its `request_wait` timeout come from
+/// `clock()`, the CPU time of the whole process: while a task runs on the background
+/// thread and the application computes, that clock runs twice as fast as the wall clock
+/// (and not at all while both wait on I/O). The line added after `#include "abt.h"` makes
+/// every `clock()` in the file Argobots' wall clock (`ABT_get_wtime`, seconds), in the
+/// same `CLOCKS_PER_SEC` ticks.
+pub const WALL_CLOCK_FIX: (&str, &str) = (
+    "#include \"abt.h\"\n",
+    "#include \"abt.h\"\n#define clock() ((clock_t)(ABT_get_wtime() * CLOCKS_PER_SEC))\n",
+);
+
+/// The lines [`AsyncBuild`] mends in vol-async 1.8.1's `src/h5_async_vol.c`, each `(what
+/// is there, what replaces it)`; each is documented at its constant and in docs/ASYNC.md.
+pub const PATCHES: [(&str, &str); 3] = [STR_TO_INFO_FIX, EXEC_TIME_FIX, WALL_CLOCK_FIX];
+
+/// Applies [`PATCHES`] to vol-async's source file `c`; an error naming the line when one
+/// is not there exactly once (another vol-async release).
+fn mend(c: &Path) -> Result<()> {
+    let mut text = std::fs::read_to_string(c).context(|| format!("reading {}", c.display()))?;
+    for (bad, good) in PATCHES {
+        if text.matches(bad).count() != 1 {
+            return Err(Error::new(format!(
+                "{}: expected vol-async 1.8.1's line `{}` exactly once",
+                c.display(),
+                bad.trim_end()
+            )));
+        }
+        text = text.replacen(bad, good, 1);
     }
-    std::fs::write(c, text.replacen(bad, good, 1)).context(|| format!("writing {}", c.display()))
+    std::fs::write(c, text).context(|| format!("writing {}", c.display()))
 }
 
 /// Settings of one `build-async`.
@@ -318,7 +353,7 @@ impl AsyncBuild {
         let _ = std::fs::remove_file(stamp_path(root));
         let (src, logs) = (root.join("src"), root.join("logs"));
         let mut total = Self::extract(&tarball, &src, &logs.join("extract.log"))?;
-        mend_str_to_info(&src.join("src/h5_async_vol.c"))?;
+        mend(&src.join("src/h5_async_vol.c"))?;
         fresh_dir(&root.join("plugin"))?;
         fresh_dir(&tests)?;
         let flags = self.c_flags(dirs, &src);
@@ -366,7 +401,10 @@ mod tests {
         let d = AsyncDirs::new(Path::new("/c"));
         assert_eq!(d.argobots, Path::new("/c/argobots-1.2"));
         assert_eq!(d.argobots_install(), Path::new("/c/argobots-1.2/install"));
-        assert_eq!(d.vol_async, Path::new("/c/vol-async-1.8.1-threadsafe"));
+        assert_eq!(
+            d.vol_async,
+            Path::new("/c/vol-async-1.8.1-threadsafe-exec-time")
+        );
     }
 
     #[test]
@@ -381,5 +419,32 @@ mod tests {
             vol_async_stamp("t 2 bytes mtime 1", "h 1 bytes mtime 1", "a")
         );
         assert_ne!(argobots_stamp("x"), argobots_stamp("y"));
+        // A build with other patches is another build.
+        for (_, good) in PATCHES {
+            let line = good.trim_end().replace('\n', " / ");
+            assert!(a.contains(&line), "{line} not in the stamp:\n{a}");
+        }
+    }
+
+    #[test]
+    fn every_patch_applies_once_to_its_line() {
+        let dir = std::env::temp_dir().join(format!("h5prov-mend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let c = dir.join("h5_async_vol.c");
+        let before: String = PATCHES.iter().map(|(bad, _)| format!("{bad}\n")).collect();
+        std::fs::write(&c, &before).unwrap();
+        mend(&c).unwrap();
+        let after = std::fs::read_to_string(&c).unwrap();
+        for (_, good) in PATCHES {
+            assert!(after.contains(good), "{after}");
+        }
+        assert!(
+            after.contains("1000000000LL / CLOCKS_PER_SEC") && after.contains("#define clock()")
+        );
+        // Another release (a line missing) is an error naming the line.
+        std::fs::write(&c, "int x;\n").unwrap();
+        let e = mend(&c).unwrap_err().to_string();
+        assert!(e.contains("exactly once"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -110,10 +110,10 @@ HDF5_DIR counts only when it holds HDF5 >= 2.0.")]
         long_about = "Build Argobots 1.2 and vol-async 1.8.1 from the unmodified release \
 tarballs in <repo>/../shared/vendor (or $H5PROV_VENDOR_DIR) against the thread-safe HDF5 1.14.5 \
 (build-hdf5 --variant threadsafe first; a thread-safe $HDF5_DIR counts), into \
-<cache>/argobots-1.2 and <cache>/vol-async-1.8.1-threadsafe, and link .deps/argobots and \
+<cache>/argobots-1.2 and <cache>/vol-async-1.8.1-threadsafe-exec-time, and link .deps/argobots and \
 .deps/vol-async to them.
 
-vol-async's plugin directory is <cache>/vol-async-1.8.1-threadsafe/plugin (only libh5async.so in \
+vol-async's plugin directory is <cache>/vol-async-1.8.1-threadsafe-exec-time/plugin (only libh5async.so in \
 it); its serial tests are in tests/. Needs autoconf, automake and libtool (Argobots' autogen.sh). \
 Cached: a stamp written after the last step records the sources, the HDF5 and the Argobots built \
 against; an interrupted or stale build is redone."

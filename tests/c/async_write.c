@@ -20,6 +20,10 @@
  *   wait_us=T         the wall time of the first H5ESwait (after the computation)
  *   err=0             H5ESget_err_status (must be 0)
  *   read_back=ok
+ *   traces_before_create=0|1  only when the variable ASYNC_WRITE_TRACES names a directory:
+ *                     whether it existed after the library started (H5EScreate) and
+ *                     before the first H5Fcreate_async (h5prov's trace directory: made
+ *                     when its session starts)
  * Exit status 0 when every call succeeded and every value read back is right; 1 otherwise
  * (the reason on stderr). */
 #define _POSIX_C_SOURCE 200809L
@@ -69,6 +73,8 @@ int main(int argc, char **argv) {
 
     hid_t es = H5EScreate();
     CHECK(es >= 0, "H5EScreate");
+    const char *traces = getenv("ASYNC_WRITE_TRACES");
+    int traces_before = traces != NULL && access(traces, F_OK) == 0;
     double t0 = now_us();
     hid_t f = H5Fcreate_async(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT, es);
     CHECK(f >= 0, "H5Fcreate_async");
@@ -108,6 +114,8 @@ int main(int argc, char **argv) {
     printf("issue_write_us=%.0f\n", t2 - t1);
     printf("wait_us=%.0f\n", t4 - t3);
     printf("err=%d\n", (int)err);
+    if (traces != NULL)
+        printf("traces_before_create=%d\n", traces_before);
 
     for (hsize_t i = 0; i < n; i++)
         buf[i] = -1.0;

@@ -132,14 +132,28 @@ fn run_env(
     dir: &Path,
     env: &[(&str, &str)],
 ) -> Output {
+    run_opts(stack, program, args, dir, env, "")
+}
+
+/// [`run_env`] with h5prov options (`level=file;format=csv`) added to its connector string
+/// in the `over` stack.
+fn run_opts(
+    stack: Stack,
+    program: &Path,
+    args: &[&str],
+    dir: &Path,
+    env: &[(&str, &str)],
+    opts: &str,
+) -> Output {
     let traces = dir.join("traces");
     let lib = threadsafe_dir().join("lib");
     let h5prov = format!("under_vol=0;under_info={{}};path={}", traces.display());
     let conn = match stack {
         Stack::Async => "async under_vol=0;under_info={}".to_string(),
         Stack::Over => format!(
-            "h5prov under_vol=512;under_info={{under_vol=0;under_info={{}}}};path={}",
-            traces.display()
+            "h5prov under_vol=512;under_info={{under_vol=0;under_info={{}}}};path={}{}{opts}",
+            traces.display(),
+            if opts.is_empty() { "" } else { ";" }
         ),
         Stack::Under => format!("async under_vol=416;under_info={{{h5prov}}}"),
         Stack::H5provOnly => format!("h5prov {h5prov}"),
@@ -365,6 +379,188 @@ fn a_64_mib_async_write_overlaps_compute_with_h5prov_over_and_under_vol_async() 
     }
 }
 
+/// With vol-async's exec-time clock mended (`hdf5-test-harness build-async`, docs/ASYNC.md),
+/// h5prov asks `H5VL_REQUEST_GET_EXEC_TIME` once a request has finished and records the
+/// answer on the row that saw it finished: a 64 MiB write ran for a time > 0 that is at
+/// most its observed completion (from its call's start to the end of that wait).
+#[test]
+fn a_64_mib_async_write_records_its_execution_time() {
+    let dir = scratch("async-exec-time");
+    let out = ok_stdout(Stack::Over, &async_write(), &["w.h5", "64", "100"], &dir);
+    assert!(out.contains("read_back=ok"), "{out}");
+    let recs = read_records(&dir.join("traces"));
+    let write = recs
+        .iter()
+        .find(|r| r.op == "dataset.write" && r.is_async == 1)
+        .unwrap_or_else(|| panic!("no async write in {recs:?}"));
+    let done = recs
+        .iter()
+        .find(|r| r.req == write.req && r.req_done == 1)
+        .unwrap_or_else(|| panic!("no completion of request {}: {recs:?}", write.req));
+    let observed = done.start_ns + done.total_ns - write.start_ns;
+    assert!(
+        done.exec_ns > 0 && done.exec_ns <= observed,
+        "execution {} ns, observed completion {observed} ns: {done:?}",
+        done.exec_ns
+    );
+    // Only the row that saw a request finished carries an execution time.
+    assert!(
+        recs.iter().all(|r| r.exec_ns == 0 || r.req_done == 1),
+        "{recs:?}"
+    );
+    let v = report(&dir.join("traces"));
+    let w = async_row(&v, "dataset.write");
+    assert_eq!(w["timed"].as_u64(), Some(1), "{w}");
+    assert_eq!(w["mean_exec_ns"].as_u64(), Some(done.exec_ns), "{w}");
+}
+
+/// Each completion is linked to its operation in every trace format (csv, jsonl, bin) at
+/// every level that records the operation: at `level=dataset` the write's, at `level=file`
+/// the file create's (whose `request.wait` rows were left out there before: the create was
+/// issued and never completed, in the trace and in the report).
+#[test]
+fn completions_are_linked_in_every_format_at_file_and_dataset_level() {
+    for (format, ext) in [("csv", "csv"), ("jsonl", "jsonl"), ("bin", "bin.zst")] {
+        for (level, op) in [("dataset", "dataset.write"), ("file", "file.create")] {
+            let dir = scratch(&format!("async-formats-{format}-{level}"));
+            let opts = format!("level={level};format={format}");
+            let args = ["w.h5", "1", "0"];
+            let out = run_opts(Stack::Over, &async_write(), &args, &dir, &[], &opts);
+            assert!(
+                out.status.success()
+                    && String::from_utf8_lossy(&out.stdout).contains("read_back=ok"),
+                "{format} {level}: {}",
+                describe_output(&opts, &out)
+            );
+            let traces = dir.join("traces");
+            assert!(
+                !files_with_suffix(&traces, &format!(".trace.{ext}")).is_empty(),
+                "{format} {level}: no trace file in {}",
+                traces.display()
+            );
+            let v = report(&traces);
+            let row = async_row(&v, op);
+            assert_eq!(
+                (row["issued"].as_u64(), row["completed"].as_u64()),
+                (Some(1), Some(1)),
+                "{format} {level}: {row}"
+            );
+        }
+    }
+}
+
+/// The link survives the exports and every render of the report: the report read back from
+/// the Parquet export has the same asynchronous rows; the Perfetto export carries the
+/// request on both events and draws a flow from the write's issue to the wait that saw it
+/// finished; the terminal, HTML and CSV reports each have the section.
+#[test]
+fn exports_and_every_report_render_keep_the_link() {
+    let dir = scratch("async-exports");
+    let env = [("SLURM_JOB_ID", "4242")];
+    ok_stdout_env(
+        Stack::Over,
+        &async_write(),
+        &["w.h5", "8", "50"],
+        &dir,
+        &env,
+    );
+    let traces = dir.join("traces");
+    let from_traces = report(&traces);
+
+    let pq = dir.join("pq");
+    h5prov_ok(&[
+        "export",
+        "--parquet",
+        &pq.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let out = h5prov_ok(&[
+        "report",
+        "--json",
+        "--no-progress",
+        "--job",
+        "4242",
+        &pq.to_string_lossy(),
+    ]);
+    let from_parquet: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        from_parquet["async_ops"], from_traces["async_ops"],
+        "the report from Parquet"
+    );
+    assert_eq!(async_row(&from_parquet, "dataset.write")["completed"], 1);
+
+    let json = dir.join("t.json");
+    h5prov_ok(&[
+        "export",
+        "--perfetto",
+        &json.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let evs = v["traceEvents"].as_array().unwrap();
+    let write = evs
+        .iter()
+        .find(|e| e["name"] == "dataset.write" && e["ph"] == "X")
+        .unwrap_or_else(|| panic!("no dataset.write event"));
+    assert_eq!(write["args"]["async"], 1, "{write}");
+    let req = write["args"]["req"].as_u64().filter(|&r| r != 0).unwrap();
+    let done = evs
+        .iter()
+        .find(|e| e["ph"] == "X" && e["args"]["req"] == req && e["args"]["req_done"] == 1)
+        .unwrap_or_else(|| panic!("no event completes request {req}"));
+    assert_eq!(done["name"], "request.wait", "{done}");
+    let id = format!("{}.{req}", write["pid"]);
+    let flow = |ph: &str| {
+        evs.iter()
+            .find(|e| e["ph"] == ph && e["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("no flow event {ph} with id {id}"))
+    };
+    assert_eq!(flow("s")["ts"], write["ts"]);
+    assert_eq!(flow("f")["ts"], done["ts"]);
+
+    // Every render of the report has the section: terminal, HTML, CSV (and JSON above).
+    let text = String::from_utf8(h5prov_ok(&[
+        "report",
+        "--no-progress",
+        &traces.to_string_lossy(),
+    ]))
+    .unwrap();
+    let at = text
+        .find("ASYNCHRONOUS OPERATIONS")
+        .expect("terminal section");
+    assert!(text[at..].contains("dataset.write"), "{text}");
+    let html = dir.join("r.html");
+    h5prov_ok(&[
+        "report",
+        "--no-progress",
+        "--html",
+        &html.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let html = std::fs::read_to_string(&html).unwrap();
+    let at = html
+        .find("<h2>Asynchronous operations</h2>")
+        .expect("HTML section");
+    assert!(
+        html[at..].contains("<td>dataset.write</td><td>1/1</td>"),
+        "{html}"
+    );
+    let csv = dir.join("csv");
+    h5prov_ok(&[
+        "report",
+        "--no-progress",
+        "--csv",
+        &csv.to_string_lossy(),
+        &traces.to_string_lossy(),
+    ]);
+    let table = std::fs::read_to_string(csv.join("async_ops.csv")).unwrap();
+    assert!(
+        table.starts_with("op,issued,completed,")
+            && table.lines().any(|l| l.starts_with("dataset.write,1,1,")),
+        "{table}"
+    );
+}
+
 /// `h5prov report --json` of a trace directory.
 fn report(traces: &Path) -> serde_json::Value {
     let out = h5prov_ok(&[
@@ -413,6 +609,30 @@ fn h5prov_over_vol_async_runs_nothing_early() {
         assert_eq!(value(&out, "exists_after_issue"), 0.0, "{stack:?}:\n{out}");
         assert!(out.contains("read_back=ok"), "{stack:?}:\n{out}");
     }
+}
+
+/// h5prov sets up its trace session (creates the trace files, compresses their headers,
+/// writes the metadata record, makes the thread's buffer) when HDF5 parses
+/// `HDF5_VOL_CONNECTOR` at library start, not inside the application's first file create:
+/// that setup made the issue of `H5Fcreate_async` through h5prov 2-3x vol-async's own.
+/// The program looks for the trace directory after `H5EScreate` (which starts the library)
+/// and before its first `H5Fcreate_async`. (Timing the issue is the benchmark in
+/// docs/ASYNC.md, not a test.)
+#[test]
+fn h5prov_sets_up_its_trace_session_before_the_first_async_create() {
+    let dir = scratch("async-session-early");
+    let traces = dir.join("traces");
+    let env = [("ASYNC_WRITE_TRACES", traces.to_str().unwrap())];
+    let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
+    assert_eq!(value(&out, "traces_before_create"), 1.0, "{out}");
+    assert!(out.contains("read_back=ok"), "{out}");
+    // The first file create was still recorded, as an operation left in flight.
+    let recs = read_records(&traces);
+    assert!(
+        recs.iter()
+            .any(|r| r.op == "file.create" && r.is_async == 1 && r.req != 0),
+        "{recs:?}"
+    );
 }
 
 #[test]

@@ -307,7 +307,7 @@ mod tests {
     }
 
     const TYPICAL: &str = "17,1795353285124615225,117410,108923,0,100000,21182,\
-        dataset.create,dataset,/scratch/meta-r0.h5,/data,0,0,4096,4,1,1024,all,,,1,,int32le,0,4096,1,0:1023,,0,0";
+        dataset.create,dataset,/scratch/meta-r0.h5,/data,0,0,4096,4,1,1024,all,,,1,,int32le,0,4096,1,0:1023,,0,0,0";
 
     #[test]
     fn plain_path_reads_typical_lines() {

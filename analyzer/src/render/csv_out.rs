@@ -115,6 +115,22 @@ struct FileCsv<'a> {
     size_hist_pow2: String,
 }
 
+/// One row of `async_ops.csv`: [`crate::asyncops::AsyncOpRow`], flat.
+#[derive(Serialize)]
+struct AsyncRow<'a> {
+    op: &'a str,
+    issued: u64,
+    completed: u64,
+    mean_issue_ns: u64,
+    mean_to_completion_ns: u64,
+    timed: u64,
+    mean_exec_ns: u64,
+    blocked_ns: u64,
+    overlap_ns: u64,
+    overlap_share: f64,
+    waited_right_after: u64,
+}
+
 /// All tables as `(file name, CSV bytes)`, in a fixed order.
 pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
     let mut v = vec![
@@ -123,6 +139,22 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
         ("ranks.csv", table(&rep.ranks)),
         ("rank_ops.csv", table(&rep.rank_ops)),
     ];
+    v.push((
+        "async_ops.csv",
+        table(rep.async_ops.iter().map(|a| AsyncRow {
+            op: &a.op,
+            issued: a.stats.issued,
+            completed: a.stats.completed,
+            mean_issue_ns: a.mean_issue_ns,
+            mean_to_completion_ns: a.mean_to_completion_ns,
+            timed: a.stats.timed,
+            mean_exec_ns: a.mean_exec_ns,
+            blocked_ns: a.stats.blocked_ns,
+            overlap_ns: a.stats.overlap_ns,
+            overlap_share: a.overlap_share,
+            waited_right_after: a.stats.waited_right_after,
+        })),
+    ));
     v.push((
         "straggler_calls.csv",
         table(rep.straggler_calls.iter().flat_map(|s| {

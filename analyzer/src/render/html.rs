@@ -183,6 +183,13 @@ pub fn render(rep: &Report, top: usize) -> String {
         );
     }
 
+    if !rep.async_ops.is_empty() {
+        o.push_str("<h2>Asynchronous operations</h2><p class=\"meta\">");
+        o.push_str(&esc(super::ASYNC_NOTE));
+        o.push_str("</p>");
+        table(&mut o, &super::ASYNC_HEADER, &super::async_rows(rep, top));
+    }
+
     o.push_str("<h2>Straggler calls</h2>");
     let mut rows = Vec::new();
     for s in rep.straggler_calls.iter().take(top) {

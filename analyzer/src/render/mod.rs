@@ -184,6 +184,51 @@ pub fn hot_rows(rep: &Report, top: usize) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Column names of the asynchronous-operations table (terminal and HTML).
+pub const ASYNC_HEADER: [&str; 8] = [
+    "operation",
+    "completed/issued",
+    "issue (mean)",
+    "to completion (mean)",
+    "executed (mean)",
+    "blocked in waits",
+    "overlap",
+    "waited right after",
+];
+
+/// What the asynchronous-operations table says about its times (terminal and HTML).
+pub const ASYNC_NOTE: &str = "issue → completion; completion observed at the first wait \
+    that saw it done: an upper bound; executed: exact, as the connector below answered";
+
+/// The rows of the asynchronous-operations table, at most `top`.
+pub fn async_rows(rep: &Report, top: usize) -> Vec<Vec<String>> {
+    rep.async_ops
+        .iter()
+        .take(top)
+        .map(|a| {
+            let s = &a.stats;
+            vec![
+                a.op.clone(),
+                format!("{}/{}", s.completed, s.issued),
+                fmt_ns(a.mean_issue_ns),
+                format!("≤ {}", fmt_ns(a.mean_to_completion_ns)),
+                if s.timed > 0 {
+                    fmt_ns(a.mean_exec_ns)
+                } else {
+                    "-".to_string()
+                },
+                fmt_ns(s.blocked_ns),
+                format!(
+                    "{} ({:.0} %)",
+                    fmt_ns(s.overlap_ns),
+                    a.overlap_share * 100.0
+                ),
+                s.waited_right_after.to_string(),
+            ]
+        })
+        .collect()
+}
+
 /// Column names of the collective-arrival table (terminal and HTML).
 pub const COLLECTIVE_HEADER: [&str; 9] = [
     "operation",

@@ -445,42 +445,13 @@ pub fn render(rep: &Report, opt: &TermOptions) -> String {
         section(
             &st,
             &mut o,
-            "ASYNCHRONOUS OPERATIONS (issue → completion; completion observed at the first wait that saw it done: an upper bound)",
+            &format!("ASYNCHRONOUS OPERATIONS ({})", super::ASYNC_NOTE),
         );
-        let rows: Vec<Vec<String>> = rep
-            .async_ops
-            .iter()
-            .take(top)
-            .map(|a| {
-                let s = &a.stats;
-                vec![
-                    a.op.clone(),
-                    format!("{}/{}", s.completed, s.issued),
-                    fmt_ns(a.mean_issue_ns),
-                    format!("≤ {}", fmt_ns(a.mean_to_completion_ns)),
-                    fmt_ns(s.blocked_ns),
-                    format!(
-                        "{} ({:.0} %)",
-                        fmt_ns(s.overlap_ns),
-                        a.overlap_share * 100.0
-                    ),
-                    s.waited_right_after.to_string(),
-                ]
-            })
-            .collect();
         table(
             &st,
             &mut o,
-            &[
-                "operation",
-                "completed/issued",
-                "issue (mean)",
-                "to completion (mean)",
-                "blocked in waits",
-                "overlap",
-                "waited right after",
-            ],
-            &rows,
+            &super::ASYNC_HEADER,
+            &super::async_rows(rep, top),
         );
     }
 

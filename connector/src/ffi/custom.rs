@@ -141,11 +141,11 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
                 _ => Err(e),
             }
         });
+        let from_env = env_h5prov_options().is_some_and(|o| o == raw.trim_ascii());
         let parsed = parsed.inspect_err(|e| {
             // When the string comes from HDF5_VOL_CONNECTOR, HDF5 replaces our error record
             // with "unable to set default VOL connector" and carries on natively: say why
             // on stderr once, so nobody believes a run is traced when it is not.
-            let from_env = env_h5prov_options().is_some_and(|o| o == raw.trim_ascii());
             if from_env {
                 eprintln!(
                     "h5prov: HDF5_VOL_CONNECTOR rejected, h5prov is NOT active: {}",
@@ -153,6 +153,15 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
                 );
             }
         })?;
+        if from_env {
+            // HDF5 parses HDF5_VOL_CONNECTOR when the library starts: h5prov is then the
+            // default connector of every file the process opens, so its trace session
+            // starts here, not inside the application's first file create or open. Its
+            // setup (creating the trace files, compressing their headers, the metadata
+            // record, the thread's buffer: ~0.4-0.6 ms) made the issue of an asynchronous
+            // H5Fcreate_async 2-3x vol-async's own (docs/ASYNC.md).
+            trace::start(&parsed.config, &parsed.text());
+        }
         // SAFETY: valid out-pointer per the VOL contract.
         unsafe { *info = Box::into_raw(Box::new(parsed)).cast() };
         Ok(0)
@@ -582,7 +591,7 @@ unsafe fn file_open_common(
         }
     }
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &info.under, op) });
+    span.set_in_flight(unsafe { wrap_req(req, &info.under, op, span.start()) });
     span.finish(&Event {
         node: Some(&node),
         ..Event::default()
@@ -667,7 +676,9 @@ pub unsafe extern "C" fn file_specific(
                 // SAFETY: closing our copy, preserving the error stack.
                 quietly(|| unsafe { b::H5Pclose(ufapl) });
                 // SAFETY: req per the VOL contract.
-                span.set_in_flight(unsafe { wrap_req(req, &info.under, Op::FileSpecific) });
+                span.set_in_flight(unsafe {
+                    wrap_req(req, &info.under, Op::FileSpecific, span.start())
+                });
                 // SAFETY: C string from HDF5.
                 let fname = unsafe { cstr(fname) };
                 span.finish(&Event {
@@ -686,7 +697,9 @@ pub unsafe extern "C" fn file_specific(
                 let r = unsafe { b::H5VLfile_specific(o.under, o.vol.id(), a, dxpl, req) };
                 span.under_end();
                 // SAFETY: req per the VOL contract.
-                span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::FileSpecific) });
+                span.set_in_flight(unsafe {
+                    wrap_req(req, &o.vol, Op::FileSpecific, span.start())
+                });
                 // SAFETY: the reopen member; the new file is the under connector's object.
                 unsafe {
                     let slot = a.args.reopen.file;
@@ -1155,7 +1168,7 @@ unsafe fn dataset_io(
         }
     }
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, vol, op) });
+    span.set_in_flight(unsafe { wrap_req(req, vol, op, span.start()) });
     for (w, (io, detail, bbox)) in wrappers.iter().zip(ios.iter()) {
         span.finish(&Event {
             node: w.node.as_deref(),
@@ -1260,7 +1273,7 @@ unsafe fn attr_io(
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
     span.finish(&Event {
         node,
         status: r,
@@ -1444,7 +1457,7 @@ pub unsafe extern "C" fn link_create(
         let r = unsafe { b::H5VLlink_create(a, under, loc, vol.id(), lcpl, lapl, dxpl, req) };
         span.under_end();
         // SAFETY: req per the VOL contract.
-        span.set_in_flight(unsafe { wrap_req(req, vol, Op::LinkCreate) });
+        span.set_in_flight(unsafe { wrap_req(req, vol, Op::LinkCreate, span.start()) });
         // SAFETY: loc valid or null.
         let name = unsafe { query::opened_name(std::ptr::null(), loc) };
         let location = o.and_then(|o| o.node.as_deref());
@@ -1519,7 +1532,7 @@ unsafe fn link_copy_move(
     let r = call(su, du, vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, vol, op) });
+    span.set_in_flight(unsafe { wrap_req(req, vol, op, span.start()) });
     // SAFETY: loc valid or null.
     let name = unsafe { query::opened_name(std::ptr::null(), loc1) };
     let _ = loc2;
@@ -1619,7 +1632,7 @@ pub unsafe extern "C" fn object_open(
         // SAFETY: under is the new object; loc valid.
         let node = unsafe { query::attach(o, under, &open, pending) };
         // SAFETY: req per the VOL contract.
-        span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::ObjectOpen) });
+        span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::ObjectOpen, span.start()) });
         record_simple(&mut span, Some(&node), 0, None);
         Ok(VolObj::into_raw(under, o.vol.clone(), Some(node)))
     })
@@ -1660,7 +1673,7 @@ pub unsafe extern "C" fn object_copy(
         };
         span.under_end();
         // SAFETY: req per the VOL contract.
-        span.set_in_flight(unsafe { wrap_req(req, &s.vol, Op::ObjectCopy) });
+        span.set_in_flight(unsafe { wrap_req(req, &s.vol, Op::ObjectCopy, span.start()) });
         // SAFETY: C string from HDF5.
         let name = unsafe { cstr(src_name) };
         record_simple(&mut span, s.node.as_deref(), r, Some(&name));
@@ -1731,6 +1744,9 @@ unsafe fn request_end(
     let o = unsafe { VolObj::from_ptr(req) }?;
     let origin = o.req_op;
     let mut span = Span::begin(op, NONE);
+    if let Some(origin) = origin {
+        span.record_with(origin);
+    }
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: status is null or the callback's valid out-pointer.
@@ -1739,7 +1755,24 @@ unsafe fn request_end(
         d if !o.req_done.swap(true, std::sync::atomic::Ordering::Relaxed) => d,
         _ => 0,
     };
-    span.set_request(o.req_id, done);
+    // The execution time, once the operation succeeded (a query that would wait is never
+    // made: the request has finished). An answer longer than the observed completion
+    // (from the issuing call's start to now) is impossible and dropped: vol-async 1.8.1
+    // sets a task's end time after marking it done (its dataset create, for one), so a
+    // wait that sees it done early gets 0 − start, wrapped around.
+    let exec_ns = if done == 1 && span.active() && o.req_t0 != 0 {
+        // SAFETY: o.under is the live, finished request of connector o.vol.
+        let ns = unsafe { super::query::request_exec_ns(o.under, o.vol.id()) };
+        let bound = crate::clock::ns_between(o.req_t0, crate::clock::now());
+        if ns <= bound {
+            ns
+        } else {
+            0
+        }
+    } else {
+        0
+    };
+    span.set_request(o.req_id, done, exec_ns);
     if free && r >= 0 {
         // SAFETY: HDF5 frees a request once and does not use it afterwards.
         unsafe { VolObj::free(req) };

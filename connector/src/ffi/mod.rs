@@ -160,6 +160,8 @@ pub struct VolObj {
     pub req_id: u64,
     /// For requests: a `wait` or `cancel` has seen the request finished.
     pub req_done: std::sync::atomic::AtomicBool,
+    /// For requests: when the call that issued it started (0: not timed).
+    pub req_t0: crate::clock::Tick,
 }
 
 impl VolObj {
@@ -176,6 +178,7 @@ impl VolObj {
             req_op: None,
             req_id: 0,
             req_done: std::sync::atomic::AtomicBool::new(false),
+            req_t0: 0,
         }))
         .cast()
     }
@@ -273,9 +276,17 @@ static LAST_REQ_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 /// is still in flight (HDF5 passes the slot holding NULL, and a connector that finished the
 /// operation, as the native one always does, leaves it NULL).
 ///
+/// `t0`: when the issuing call started (its span's start), the bound of the request's
+/// execution time (see `request_end`).
+///
 /// # Safety
 /// `req` is null or a valid `void **`.
-pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) -> u64 {
+pub unsafe fn wrap_req(
+    req: *mut *mut c_void,
+    vol: &UnderVol,
+    op: Op,
+    t0: crate::clock::Tick,
+) -> u64 {
     // SAFETY: req is null or valid per the VOL contract.
     if let Some(slot) = unsafe { req.as_mut() } {
         if !slot.is_null() {
@@ -288,6 +299,7 @@ pub unsafe fn wrap_req(req: *mut *mut c_void, vol: &UnderVol, op: Op) -> u64 {
                 req_op: Some(op),
                 req_id: id,
                 req_done: std::sync::atomic::AtomicBool::new(false),
+                req_t0: t0,
             });
             *slot = Box::into_raw(w).cast();
             return id;
@@ -343,7 +355,7 @@ pub unsafe fn shape_call(
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
     span.finish(&Event {
         node: o.node.as_deref(),
         status: r,
@@ -389,7 +401,7 @@ pub unsafe fn shape_close(
     let r = call(o.under, o.vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
     let node = o.node.clone();
     if r >= 0 {
         if op == Op::FileClose {
@@ -462,7 +474,7 @@ pub unsafe fn shape_open(
     // SAFETY: under is the under connector's new object; name/loc per the contract.
     let node = unsafe { query::attach(o, under, &open, pending) };
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op) });
+    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
     span.finish(&Event {
         node: Some(&node),
         status: 0,

@@ -39,6 +39,33 @@ pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// How long the operation of the finished request `under` ran, in ns, as connector `vol`
+/// answers `H5VL_REQUEST_GET_EXEC_TIME`; 0 when it gives no answer. Asked only once the
+/// request has finished, so it never waits (vol-async reads two clock values of its task).
+///
+/// # Safety
+/// `under` is a live request of connector `vol`.
+pub unsafe fn request_exec_ns(under: *mut c_void, vol: hid_t) -> u64 {
+    let (mut ts, mut ns) = (0u64, 0u64);
+    let mut args = b::H5VL_request_specific_args_t {
+        op_type: b::H5VL_REQUEST_GET_EXEC_TIME,
+        args: b::H5VL_request_specific_args_t__bindgen_ty_1 {
+            get_exec_time: b::H5VL_request_specific_args_t__bindgen_ty_1__bindgen_ty_2 {
+                exec_ts: &mut ts,
+                exec_time: &mut ns,
+            },
+        },
+    };
+    // SAFETY: a request query with valid out-pointers; a connector that cannot answer
+    // pushes an error, which `quietly` removes.
+    let r = quietly(|| unsafe { b::H5VLrequest_specific(under, vol, &mut args) });
+    if r < 0 {
+        0
+    } else {
+        ns
+    }
+}
+
 /// `H5I_type_t` for a node kind.
 pub fn h5i_type(kind: Kind) -> b::H5I_type_t {
     match kind {

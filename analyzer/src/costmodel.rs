@@ -29,9 +29,11 @@ use std::collections::BTreeMap;
 
 /// Hyperslab transfers of at least this many blocks are fragmented selections.
 pub const FRAG_BLOCKS: u64 = 16;
-/// Fragmented transfers are a waste when their blocks are smaller than this on average
-/// (4 KiB: a file-system page; larger blocks are I/O-sized pieces of their own).
-pub const FRAG_BLOCK_BYTES: u64 = 4 << 10;
+/// Fragmented transfers are a waste when their pieces are smaller than this on average
+/// (256 bytes: HDF5's work per piece, an offset computed and a sieve-buffer copy, then
+/// outweighs the copy; a block of 64 columns of doubles, 512 bytes a row, is the usual
+/// fix of a single-column read and is not judged).
+pub const FRAG_BLOCK_BYTES: u64 = 256;
 /// Elements selected by point selections before they are judged.
 pub const POINT_MIN_ELEMS: u64 = 1000;
 /// Elements per point-selection transfer before point selections are judged (a transfer of
@@ -98,6 +100,29 @@ pub struct Model {
     pub run: Ledger,
     /// `H5Fflush` calls in the run and their time, ns.
     pub file_flushes: (u64, u64),
+}
+
+/// `100x10` → `[100, 10]`; `None` when empty or not numbers.
+fn dims_list(s: &str) -> Option<Vec<u64>> {
+    if s.is_empty() {
+        return None;
+    }
+    s.split('x').map(|d| d.trim().parse::<u64>().ok()).collect()
+}
+
+/// The runs contiguous in the file of a box of extent `e` in a row-major dataset of
+/// extent `dims`: the product of the box's extents before the last dimension it does not
+/// span whole (a column of a 2-D array: one run per row; whole rows: one run).
+pub fn box_pieces(e: &[u64], dims: &[u64]) -> u64 {
+    // The dimensions after `j` are spanned whole; the box is contiguous from `j` on.
+    let mut j = e.len();
+    while j > 0 && e[j - 1] == dims[j - 1] {
+        j -= 1;
+    }
+    if j == 0 {
+        return 1;
+    }
+    e[..j - 1].iter().product()
 }
 
 /// Bytes of a dataset's current extent (from its objects row), 0 when unknown.
@@ -220,40 +245,58 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
         .filter_map(|r| Some((r, dio.get(&r.file, &r.path)?)))
         .collect();
 
-    // Fill values written at allocation, then overwritten by the application.
-    let hits = rows
-        .iter()
-        .filter_map(|(r, io)| {
-            let (fill, ns) = fill_bytes(r, io);
-            let written = r.bytes_written;
-            (fill > 0 && written as f64 >= FILL_OVERWRITTEN * fill as f64).then(|| {
-                (
-                    ns,
-                    format!(
-                        "{}:{} ({} allocation, fill time {}, fill value {}): wrote {} of \
-                         fill values, then {} of data over them (×{:.1} the bytes), {}",
-                        r.file,
-                        r.path,
-                        io.cost.alloc_time,
-                        io.cost.fill_time,
-                        if io.cost.fill.is_empty() {
-                            "?"
-                        } else {
-                            &io.cost.fill
-                        },
-                        fmt_bytes(fill),
-                        fmt_bytes(written),
-                        (fill + written) as f64 / written.max(1) as f64,
-                        fmt_ns(ns)
-                    ),
-                )
-            })
-        })
-        .collect();
+    // Fill values written at allocation: overwritten by the application
+    // (`fill_on_allocation`), or, allocated early, mostly never written at all
+    // (`early_allocation`).
+    let (mut over, mut unused) = (Vec::new(), Vec::new());
+    for (r, io) in &rows {
+        let (fill, ns) = fill_bytes(r, io);
+        if fill == 0 {
+            continue;
+        }
+        let written = r.bytes_written;
+        let what = format!(
+            "{}:{} ({} allocation, fill time {}, fill value {})",
+            r.file,
+            r.path,
+            io.cost.alloc_time,
+            io.cost.fill_time,
+            if io.cost.fill.is_empty() {
+                "?"
+            } else {
+                &io.cost.fill
+            },
+        );
+        if written as f64 >= FILL_OVERWRITTEN * fill as f64 {
+            over.push((
+                ns,
+                format!(
+                    "{what}: wrote {} of fill values, then {} of data over them (×{:.1} the \
+                     bytes), {}",
+                    fmt_bytes(fill),
+                    fmt_bytes(written),
+                    (fill + written) as f64 / written.max(1) as f64,
+                    fmt_ns(ns)
+                ),
+            ));
+        } else if io.cost.alloc_time == "early" {
+            unused.push((
+                ns,
+                format!(
+                    "{what}: allocated and filled {} to store {} of data (×{:.1}), {} in \
+                     H5Dcreate",
+                    fmt_bytes(fill),
+                    fmt_bytes(written),
+                    fill as f64 / written.max(1) as f64,
+                    fmt_ns(ns)
+                ),
+            ));
+        }
+    }
     push(
         out,
-        "fill_value_writes",
-        hits,
+        "fill_on_allocation",
+        over,
         call_ns,
         |share| {
             format!(
@@ -266,6 +309,24 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) on the creation property list (and \
          H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE) unless MPI-IO needs early \
          allocation) removes the first pass: the expected gain is the time shown.",
+    );
+    push(
+        out,
+        "early_allocation",
+        unused,
+        call_ns,
+        |share| {
+            format!(
+                "Early allocation fills storage the program never writes ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "With H5D_ALLOC_TIME_EARLY HDF5 allocates the whole dataset in H5Dcreate and writes \
+         the fill value into all of it, although the program writes a small part. Let HDF5 \
+         allocate what is written: H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR) for chunked \
+         datasets (unwritten chunks read back as the fill value without being stored), \
+         H5D_ALLOC_TIME_LATE for contiguous ones, or H5Pset_fill_time(dcpl, \
+         H5D_FILL_TIME_NEVER): the expected gain is the time shown.",
     );
 
     // Point selections: every element a piece of its own.
@@ -310,35 +371,58 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          shown.",
     );
 
-    // Fragmented hyperslabs: many small blocks per transfer.
+    // Fragmented hyperslabs: many small pieces per transfer. Selections with holes are
+    // split at their blocks (recorded per transfer); a selection that fills its bounding
+    // box is, in a contiguous dataset, one piece per run of the box that is contiguous in
+    // the file (a column of a row-major array: one piece per row).
     let hits = rows
         .iter()
-        .filter(|(_, io)| {
+        .filter_map(|(r, io)| {
             let c = &io.cost;
-            c.frag_calls > 0 && c.frag_bytes / c.frag_blocks.max(1) < FRAG_BLOCK_BYTES
-        })
-        .map(|(r, io)| {
-            let c = &io.cost;
-            (
-                c.frag_ns,
-                format!(
-                    "{}:{}: {} transfer(s) of {:.0} blocks each, {} per block on average \
-                     ({} in {} blocks), {}",
-                    r.file,
-                    r.path,
-                    c.frag_calls,
-                    c.frag_blocks as f64 / c.frag_calls as f64,
-                    fmt_bytes(c.frag_bytes / c.frag_blocks.max(1)),
-                    fmt_bytes(c.frag_bytes),
-                    c.frag_blocks,
-                    fmt_ns(c.frag_ns)
-                ),
-            )
+            let (mut calls, mut pieces, mut bytes, mut ns) = (0u64, 0u64, 0u64, 0u64);
+            if c.frag_calls > 0 && c.frag_bytes / c.frag_blocks.max(1) < FRAG_BLOCK_BYTES {
+                (calls, pieces, bytes, ns) = (c.frag_calls, c.frag_blocks, c.frag_bytes, c.frag_ns);
+            }
+            if r.layout == "contiguous" && r.type_size > 0 {
+                let dims = dims_list(&r.dims).unwrap_or_default();
+                for (shape, v) in io.shapes.iter() {
+                    let Some(e) = dims_list(shape) else { continue };
+                    let n = v.reads + v.writes;
+                    let elems: u64 = e.iter().product();
+                    if e.len() != dims.len() || n == 0 || v.file_bytes != n * elems * r.type_size {
+                        continue;
+                    }
+                    let p = box_pieces(&e, &dims);
+                    if p >= FRAG_BLOCKS && v.file_bytes / (n * p) < FRAG_BLOCK_BYTES {
+                        calls += n;
+                        pieces += n * p;
+                        bytes += v.file_bytes;
+                        ns += v.read_ns + v.write_ns;
+                    }
+                }
+            }
+            (calls > 0).then(|| {
+                (
+                    ns,
+                    format!(
+                        "{}:{}: {} transfer(s) of {:.0} pieces each, {} per piece on average \
+                         ({} in {} pieces), {}",
+                        r.file,
+                        r.path,
+                        calls,
+                        pieces as f64 / calls as f64,
+                        fmt_bytes(bytes / pieces.max(1)),
+                        fmt_bytes(bytes),
+                        pieces,
+                        fmt_ns(ns)
+                    ),
+                )
+            })
         })
         .collect();
     push(
         out,
-        "fragmented_selection",
+        "strided_read_contiguous",
         hits,
         call_ns,
         |share| {
@@ -377,7 +461,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
         .collect();
     push(
         out,
-        "extend_per_write",
+        "extend_per_record",
         hits,
         call_ns,
         |share| {
@@ -412,7 +496,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
         )];
         push(
             out,
-            "frequent_flush",
+            "flush_per_write",
             hits,
             call_ns,
             |share| {
@@ -454,7 +538,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
         .collect();
     push(
         out,
-        "variable_length_data",
+        "vlen_strings",
         hits,
         call_ns,
         |share| {
@@ -514,6 +598,18 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn box_pieces_count_the_runs_contiguous_in_the_file() {
+        // A column of a 2048 x 2048 array: one run per row.
+        assert_eq!(box_pieces(&[2048, 1], &[2048, 2048]), 2048);
+        // Whole rows, a whole array: one run.
+        assert_eq!(box_pieces(&[16, 1024], &[6400, 1024]), 1);
+        assert_eq!(box_pieces(&[10, 20], &[10, 20]), 1);
+        // Part of a row: one run; a 3-D box spanning the last dimension only.
+        assert_eq!(box_pieces(&[1, 100], &[10, 1000]), 1);
+        assert_eq!(box_pieces(&[4, 8, 64], &[100, 100, 64]), 4);
     }
 
     #[test]

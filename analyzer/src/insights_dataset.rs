@@ -519,6 +519,8 @@ impl Recorder {
             c.point_ns += r.total_ns;
         } else if r.blocks >= crate::costmodel::FRAG_BLOCKS
             && matches!(r.sel, "hyperslab" | "irregular")
+            // MPI-IO's two-phase I/O aggregates the pieces of collective transfers.
+            && (if r.xfer_actual.is_empty() { r.xfer } else { r.xfer_actual }) != "collective"
             && has_box
             // A hyperslab that fills its bounding box is one region however HDF5 counts
             // its blocks (a row selected with count 1000 and block 1 is 1000 "blocks");

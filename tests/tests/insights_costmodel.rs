@@ -10,12 +10,13 @@ const BAD: &[&str] = &["WARN", "HIGH"];
 
 /// The cost model's codes: none may fire at WARN/HIGH on another's fixture.
 const MODEL_RULES: &[&str] = &[
-    "fill_value_writes",
+    "fill_on_allocation",
+    "early_allocation",
     "point_selection",
-    "fragmented_selection",
-    "extend_per_write",
-    "frequent_flush",
-    "variable_length_data",
+    "strided_read_contiguous",
+    "extend_per_record",
+    "flush_per_write",
+    "vlen_strings",
 ];
 
 fn found(name: &str, args: &[&str]) -> Vec<Found> {
@@ -56,20 +57,20 @@ fn fires_then_quiet(name: &str, code: &str) -> Vec<Found> {
 }
 
 #[test]
-fn fill_value_writes_fires_on_early_fill_and_not_with_fill_time_never() {
-    fires_then_quiet("model_fill", "fill_value_writes");
+fn fill_on_allocation_fires_on_early_fill_and_not_with_fill_time_never() {
+    fires_then_quiet("model_fill", "fill_on_allocation");
 }
 
 #[test]
-fn fill_value_writes_follows_the_fill_value_status_with_fill_time_ifset() {
+fn fill_on_allocation_follows_the_fill_value_status_with_fill_time_ifset() {
     // IFSET with a fill value of the program's: HDF5 writes it (the objects row's `fill`
     // is `user`).
     let user = found("model_fill", &["--ifset-user"]);
-    assert!(fires(&user, "fill_value_writes", BAD), "{user:?}");
+    assert!(fires(&user, "fill_on_allocation", BAD), "{user:?}");
     // IFSET with HDF5's default fill value: nothing is written, nothing to say.
     let default = found("model_fill", &["--ifset-default"]);
     assert!(
-        !default.iter().any(|(c, _)| c == "fill_value_writes"),
+        !default.iter().any(|(c, _)| c == "fill_on_allocation"),
         "{default:?}"
     );
 }
@@ -80,20 +81,20 @@ fn point_selection_fires_on_element_lists_and_not_on_hyperslabs() {
 }
 
 #[test]
-fn fragmented_selection_fires_on_strided_reads_and_not_on_whole_bands() {
-    fires_then_quiet("model_frag", "fragmented_selection");
+fn strided_read_contiguous_fires_on_strided_reads_and_not_on_whole_bands() {
+    fires_then_quiet("model_frag", "strided_read_contiguous");
 }
 
 #[test]
-fn frequent_flush_fires_on_a_flush_per_write() {
-    let bad = fires_then_quiet("model_flush", "frequent_flush");
+fn flush_per_write_fires_on_a_flush_per_write() {
+    let bad = fires_then_quiet("model_flush", "flush_per_write");
     // The flushes are metadata time too.
     assert!(fires(&bad, "metadata_time", BAD), "{bad:?}");
 }
 
 #[test]
-fn variable_length_data_fires_on_vlen_strings_and_not_on_fixed_ones() {
-    fires_then_quiet("model_vlen", "variable_length_data");
+fn vlen_strings_fires_on_vlen_strings_and_not_on_fixed_ones() {
+    fires_then_quiet("model_vlen", "vlen_strings");
 }
 
 /// The row selections of the fixed variants fill their bounding boxes: HDF5 counts a row
@@ -103,7 +104,7 @@ fn whole_rows_are_not_fragmented() {
     for name in ["model_points", "model_flush"] {
         let f = found(name, &["--fixed"]);
         assert!(
-            !f.iter().any(|(c, _)| c == "fragmented_selection"),
+            !f.iter().any(|(c, _)| c == "strided_read_contiguous"),
             "{name} --fixed: {f:?}"
         );
     }

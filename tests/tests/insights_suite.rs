@@ -372,6 +372,37 @@ fn summary(runs: &[Vec<Found>]) -> String {
         .join(", ")
 }
 
+/// "yes" when stable, else the WARN/HIGH codes of each run that differ (`p:` the problem,
+/// `f:` the fixed variant), e.g. `**no**: p [a, b] / [a]`.
+fn stability(s: &Scored) -> String {
+    if s.stable() {
+        return "yes".to_string();
+    }
+    let sets = |rs: &[Vec<Found>]| {
+        rs.iter()
+            .map(|r| {
+                let v: Vec<String> = serious_set(r).into_iter().collect();
+                format!("[{}]", v.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    let mut parts = Vec::new();
+    if s.runs
+        .windows(2)
+        .any(|w| serious_set(&w[0]) != serious_set(&w[1]))
+    {
+        parts.push(format!("p {}", sets(&s.runs)));
+    }
+    if s.fixed
+        .windows(2)
+        .any(|w| serious_set(&w[0]) != serious_set(&w[1]))
+    {
+        parts.push(format!("f {}", sets(&s.fixed)));
+    }
+    format!("**no**: {}", parts.join("; "))
+}
+
 fn pct(t: usize, n: usize) -> String {
     if n == 0 {
         "— (0/0)".to_string()
@@ -489,7 +520,7 @@ fn planted_problem_suite() {
             s.runs.len(),
             summary(&s.runs),
             summary(&s.fixed),
-            if s.stable() { "yes" } else { "**no**" }
+            stability(s)
         );
     }
     let _ = writeln!(out, "\n| control | findings | stable |\n|---|---|---|");
@@ -504,7 +535,7 @@ fn planted_problem_suite() {
                 String::new()
             },
             summary(&s.runs),
-            if s.stable() { "yes" } else { "**no**" }
+            stability(s)
         );
     }
     let checks = [

@@ -14,10 +14,10 @@ use h5prov_tests::{insights_of, repo, Found};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-/// One `[[problem]]` or `[[control]]` of the manifest.
+/// One `[[problem]]`, `[[control]]` or `[[alias]]` of the manifest.
 #[derive(Debug, Default, Clone)]
 struct Entry {
-    /// `problem` or `control`.
+    /// `problem`, `control` or `alias`.
     kind: String,
     id: String,
     /// `tests/c/insights/<program>.c`.
@@ -36,6 +36,10 @@ struct Entry {
     new: bool,
     source: String,
     expert: String,
+    /// An alias's insight code, which names the mechanisms of `keys`.
+    code: String,
+    /// The mechanism keys an alias's code names.
+    keys: Vec<String>,
 }
 
 /// A manifest value: the TOML subset the manifest uses.
@@ -102,7 +106,7 @@ fn parse_manifest(text: &str) -> Result<Vec<Entry>, String> {
             continue;
         }
         if let Some(kind) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
-            if kind != "problem" && kind != "control" {
+            if !["problem", "control", "alias"].contains(&kind) {
                 return Err(format!("line {n}: unknown table [[{kind}]]"));
             }
             entries.push(Entry {
@@ -122,6 +126,8 @@ fn parse_manifest(text: &str) -> Result<Vec<Entry>, String> {
             .ok_or_else(|| format!("line {n}: `{key}` before any [[problem]] or [[control]]"))?;
         match (key, value) {
             ("id", Value::Str(s)) => e.id = s,
+            ("code", Value::Str(s)) => e.code = s,
+            ("keys", Value::List(l)) => e.keys = l,
             ("program", Value::Str(s)) => e.program = s,
             ("key", Value::Str(s)) => e.key = s,
             ("source", Value::Str(s)) => e.source = s,
@@ -136,6 +142,12 @@ fn parse_manifest(text: &str) -> Result<Vec<Entry>, String> {
         }
     }
     for e in &entries {
+        if e.kind == "alias" {
+            if e.code.is_empty() || e.keys.is_empty() {
+                return Err(format!("[[alias]] `{}`: needs `code` and `keys`", e.code));
+            }
+            continue;
+        }
         let what = format!("[[{}]] `{}`", e.kind, e.id);
         if e.id.is_empty() || e.program.is_empty() {
             return Err(format!("{what}: needs `id` and `program`"));
@@ -172,7 +184,17 @@ fn manifest_is_complete() {
     );
     let mut ids = BTreeSet::new();
     let docs = std::fs::read_to_string(repo().join("docs/INSIGHTS-SUITE.md")).unwrap();
-    for e in &all {
+    let keys: BTreeSet<&str> = problems.iter().map(|e| e.key.as_str()).collect();
+    for a in all.iter().filter(|e| e.kind == "alias") {
+        for k in &a.keys {
+            assert!(
+                keys.contains(k.as_str()),
+                "alias {}: no problem has key {k}",
+                a.code
+            );
+        }
+    }
+    for e in all.iter().filter(|e| e.kind != "alias") {
         assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
         let src = repo().join(format!("tests/c/insights/{}.c", e.program));
         let text = std::fs::read_to_string(&src)
@@ -205,9 +227,24 @@ fn manifest_errors_name_the_line() {
         ("[[problem]]\ncolour = \"red\"\n", "line 2: unknown field"),
         ("[[thing]]\n", "line 1: unknown table"),
         ("[[problem]]\nid = \"a\"\nprogram = \"b\"\n", "needs `key`"),
+        ("[[alias]]\ncode = \"a\"\n", "needs `code` and `keys`"),
     ] {
         let e = parse_manifest(bad).expect_err(bad);
         assert!(e.contains(msg), "{bad:?}: {e}");
+    }
+}
+
+/// The manifest's aliases: insight codes that name other mechanism keys.
+struct Aliases(Vec<(String, Vec<String>)>);
+
+impl Aliases {
+    /// Whether insight `code` names mechanism `key`: the same name, or an alias of it.
+    fn names(&self, code: &str, key: &str) -> bool {
+        code == key
+            || self
+                .0
+                .iter()
+                .any(|(c, ks)| c == code && ks.iter().any(|k| k == key))
     }
 }
 
@@ -236,7 +273,8 @@ fn serious_set(f: &[Found]) -> BTreeSet<String> {
 }
 
 /// The results of one entry over its runs.
-struct Scored {
+struct Scored<'a> {
+    aliases: &'a Aliases,
     entry: Entry,
     /// Runs of the problem (or of the control).
     runs: Vec<Vec<Found>>,
@@ -244,17 +282,22 @@ struct Scored {
     fixed: Vec<Vec<Found>>,
 }
 
-impl Scored {
-    /// Whether a finding on the problem is true: its code is the key or an `also`.
+impl Scored<'_> {
+    /// Whether `code` names the problem's mechanism (its key, or an alias of it).
+    fn names_key(&self, code: &str) -> bool {
+        self.aliases.names(code, &self.entry.key)
+    }
+
+    /// Whether a finding on the problem is true: its code names the key or an `also`.
     fn true_code(&self, code: &str) -> bool {
-        code == self.entry.key || self.entry.also.iter().any(|a| a == code)
+        self.names_key(code) || self.entry.also.iter().any(|a| self.aliases.names(code, a))
     }
 
     /// The runs in which the key is serious.
     fn named_runs(&self) -> usize {
         self.runs
             .iter()
-            .filter(|r| r.iter().any(|(c, l)| c == &self.entry.key && serious(l)))
+            .filter(|r| r.iter().any(|(c, l)| self.names_key(c) && serious(l)))
             .count()
     }
 
@@ -267,7 +310,7 @@ impl Scored {
     fn fixed_loud(&self) -> usize {
         self.fixed
             .iter()
-            .filter(|r| r.iter().any(|(c, l)| c == &self.entry.key && serious(l)))
+            .filter(|r| r.iter().any(|(c, l)| self.names_key(c) && serious(l)))
             .count()
     }
 
@@ -298,7 +341,12 @@ impl Scored {
         for r in &self.fixed {
             for (c, _) in r.iter().filter(|(_, l)| keep(l)) {
                 n += 1;
-                if self.entry.fixed_also.iter().any(|a| a == c) {
+                if self
+                    .entry
+                    .fixed_also
+                    .iter()
+                    .any(|a| self.aliases.names(c, a))
+                {
                     t += 1;
                 }
             }
@@ -322,6 +370,37 @@ fn summary(runs: &[Vec<Found>]) -> String {
         .map(|(c, ls)| format!("{c} ({})", ls.iter().copied().collect::<Vec<_>>().join("/")))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "yes" when stable, else the WARN/HIGH codes of each run that differ (`p:` the problem,
+/// `f:` the fixed variant), e.g. `**no**: p [a, b] / [a]`.
+fn stability(s: &Scored) -> String {
+    if s.stable() {
+        return "yes".to_string();
+    }
+    let sets = |rs: &[Vec<Found>]| {
+        rs.iter()
+            .map(|r| {
+                let v: Vec<String> = serious_set(r).into_iter().collect();
+                format!("[{}]", v.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    let mut parts = Vec::new();
+    if s.runs
+        .windows(2)
+        .any(|w| serious_set(&w[0]) != serious_set(&w[1]))
+    {
+        parts.push(format!("p {}", sets(&s.runs)));
+    }
+    if s.fixed
+        .windows(2)
+        .any(|w| serious_set(&w[0]) != serious_set(&w[1]))
+    {
+        parts.push(format!("f {}", sets(&s.fixed)));
+    }
+    format!("**no**: {}", parts.join("; "))
 }
 
 fn pct(t: usize, n: usize) -> String {
@@ -348,8 +427,16 @@ fn planted_problem_suite() {
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
     let report_only = std::env::var("H5PROV_SUITE_REPORT_ONLY").is_ok_and(|v| v == "1");
-    let entries: Vec<Entry> = manifest()
+    let all = manifest();
+    let aliases = Aliases(
+        all.iter()
+            .filter(|e| e.kind == "alias")
+            .map(|e| (e.code.clone(), e.keys.clone()))
+            .collect(),
+    );
+    let entries: Vec<Entry> = all
         .into_iter()
+        .filter(|e| e.kind != "alias")
         .filter(|e| only.as_ref().is_none_or(|o| o.contains(&e.id)))
         .collect();
     assert!(!entries.is_empty(), "H5PROV_SUITE_ONLY matches no entry");
@@ -363,6 +450,7 @@ fn planted_problem_suite() {
             Vec::new()
         };
         scored.push(Scored {
+            aliases: &aliases,
             entry: e,
             runs: problem_runs,
             fixed: fixed_runs,
@@ -403,6 +491,14 @@ fn planted_problem_suite() {
         held.len(),
         controls.len()
     );
+    if !aliases.0.is_empty() {
+        let list: Vec<String> = aliases
+            .0
+            .iter()
+            .map(|(c, ks)| format!("`{c}` names `{}`", ks.join("`, `")))
+            .collect();
+        let _ = writeln!(out, "Aliases (manifest): {}.\n", list.join("; "));
+    }
     let _ = writeln!(
         out,
         "| problem | key | held out | named (runs) | findings on the problem | findings on --fixed | stable |"
@@ -424,7 +520,7 @@ fn planted_problem_suite() {
             s.runs.len(),
             summary(&s.runs),
             summary(&s.fixed),
-            if s.stable() { "yes" } else { "**no**" }
+            stability(s)
         );
     }
     let _ = writeln!(out, "\n| control | findings | stable |\n|---|---|---|");
@@ -439,7 +535,7 @@ fn planted_problem_suite() {
                 String::new()
             },
             summary(&s.runs),
-            if s.stable() { "yes" } else { "**no**" }
+            stability(s)
         );
     }
     let checks = [

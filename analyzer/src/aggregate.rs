@@ -1602,8 +1602,10 @@ impl<'a> Builder<'a> {
         }
         if is_data {
             self.io_sizes[usize::from(class == OpClass::DataWrite)].add(r.bytes);
-            self.dataset_io.add(r, class);
         }
+        // Data transfers, and the dataset calls the cost model counts (create, extend,
+        // flush).
+        self.dataset_io.add(r, class);
         let (ind, coll, broken) = if is_data {
             let actual = if r.xfer_actual.is_empty() {
                 r.xfer

@@ -428,6 +428,9 @@ pub fn detect(
 
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
     crate::insights_dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
+    // The cost model's layers the dataset rules do not cover: fill values, selections,
+    // extents, flushes, variable-length data.
+    crate::costmodel::detect(rep, &agg.datasets_io, &mut out);
     // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.
     crate::insights_mpi::detect(rep, agg, th, churn, &mut out);
 

@@ -102,6 +102,77 @@ pub struct DatasetIo {
     pub cache_bytes: u64,
     /// Chunk cache slots, likewise.
     pub cache_slots: u64,
+    /// The cost model's facts ([`crate::costmodel`]).
+    pub cost: CostFacts,
+}
+
+/// What the cost model ([`crate::costmodel`]) needs of one dataset beyond the rules
+/// above: the work asked for (transfers, elements) and the calls and settings that make
+/// HDF5 do more (point and fragmented selections, extents, flushes, fill values).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CostFacts {
+    /// Successful data transfers (reads and writes).
+    pub xfers: u64,
+    /// Elements they selected.
+    pub elems: u64,
+    /// Their time, ns.
+    pub xfer_ns: u64,
+    /// Transfers with a point selection (`sel` `points`), their elements and time.
+    pub point_calls: u64,
+    /// Elements of those point selections.
+    pub point_elems: u64,
+    /// Time of those point transfers, ns.
+    pub point_ns: u64,
+    /// Hyperslab transfers of at least [`crate::costmodel::FRAG_BLOCKS`] blocks.
+    pub frag_calls: u64,
+    /// Blocks of those transfers.
+    pub frag_blocks: u64,
+    /// Bytes (file datatype) of those transfers.
+    pub frag_bytes: u64,
+    /// Time of those transfers, ns.
+    pub frag_ns: u64,
+    /// `dataset.create` calls and their time, ns.
+    pub creates: u64,
+    /// Time of the creates, ns.
+    pub create_ns: u64,
+    /// `dataset.specific:set_extent` calls (`H5Dset_extent`).
+    pub extends: u64,
+    /// Their time, ns.
+    pub extend_ns: u64,
+    /// `dataset.specific:flush` calls (`H5Dflush`).
+    pub flushes: u64,
+    /// Their time, ns.
+    pub flush_ns: u64,
+    /// Fill time (`alloc`, `never`, `ifset`) from the objects rows (smallest non-empty).
+    pub fill_time: CompactString,
+    /// Allocation time (`early`, `late`, `incr`), likewise.
+    pub alloc_time: CompactString,
+    /// Fill value status (`default`, `user`, `undefined`), likewise.
+    pub fill: CompactString,
+}
+
+impl CostFacts {
+    fn merge(&mut self, o: CostFacts) {
+        self.xfers += o.xfers;
+        self.elems += o.elems;
+        self.xfer_ns += o.xfer_ns;
+        self.point_calls += o.point_calls;
+        self.point_elems += o.point_elems;
+        self.point_ns += o.point_ns;
+        self.frag_calls += o.frag_calls;
+        self.frag_blocks += o.frag_blocks;
+        self.frag_bytes += o.frag_bytes;
+        self.frag_ns += o.frag_ns;
+        self.creates += o.creates;
+        self.create_ns += o.create_ns;
+        self.extends += o.extends;
+        self.extend_ns += o.extend_ns;
+        self.flushes += o.flushes;
+        self.flush_ns += o.flush_ns;
+        keep_smallest(&mut self.fill_time, &o.fill_time);
+        keep_smallest(&mut self.alloc_time, &o.alloc_time);
+        keep_smallest(&mut self.fill, &o.fill);
+    }
 }
 
 fn keep_smallest(s: &mut CompactString, o: &str) {
@@ -179,6 +250,12 @@ impl DatasetIo {
             chunk: o.chunk.as_str().into(),
             filters: o.filters.as_str().into(),
             ftype: o.ftype.as_str().into(),
+            cost: CostFacts {
+                fill_time: o.fill_time.as_str().into(),
+                alloc_time: o.alloc_time.as_str().into(),
+                fill: o.fill.as_str().into(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         if !o.chunk.is_empty() {
@@ -206,6 +283,7 @@ impl DatasetIo {
         keep_smallest(&mut self.ftype, &o.ftype);
         self.cache_bytes = self.cache_bytes.max(o.cache_bytes);
         self.cache_slots = self.cache_slots.max(o.cache_slots);
+        self.cost.merge(o.cost);
     }
 }
 
@@ -364,6 +442,9 @@ impl Recorder {
     #[inline]
     pub fn add(&mut self, r: &RecordRef<'_>, class: OpClass) {
         if class == OpClass::Metadata {
+            if r.kind == "dataset" && r.status >= 0 {
+                self.add_dataset_call(r);
+            }
             return;
         }
         let w = usize::from(class == OpClass::DataWrite);
@@ -379,7 +460,28 @@ impl Recorder {
         self.add_transfer(r, w == 1);
     }
 
-    fn add_transfer(&mut self, r: &RecordRef<'_>, write: bool) {
+    /// The cost model's dataset calls that move no data: create, extend, flush.
+    fn add_dataset_call(&mut self, r: &RecordRef<'_>) {
+        let c = &mut self.local(r).io.cost;
+        match r.op {
+            "dataset.create" => {
+                c.creates += 1;
+                c.create_ns += r.total_ns;
+            }
+            "dataset.specific:set_extent" => {
+                c.extends += 1;
+                c.extend_ns += r.total_ns;
+            }
+            "dataset.specific:flush" => {
+                c.flushes += 1;
+                c.flush_ns += r.total_ns;
+            }
+            _ => {}
+        }
+    }
+
+    /// The dataset of `r`, created empty when new.
+    fn local(&mut self, r: &RecordRef<'_>) -> &mut Local {
         if self
             .files
             .get(self.last_file)
@@ -398,8 +500,42 @@ impl Recorder {
         if !by_path.contains_key(r.path) {
             by_path.insert(r.path.into(), Local::default());
         }
-        let l = by_path.get_mut(r.path).expect("inserted above");
+        by_path.get_mut(r.path).expect("inserted above")
+    }
+
+    fn add_transfer(&mut self, r: &RecordRef<'_>, write: bool) {
+        // The shape buffer is taken out while the dataset's entry is borrowed.
+        let mut shape = std::mem::take(&mut self.shape);
+        let l = self.local(r);
         let d = &mut l.io;
+        let c = &mut d.cost;
+        c.xfers += 1;
+        c.elems += r.npoints;
+        c.xfer_ns += r.total_ns;
+        let has_box = bbox_shape(r.bbox, &mut shape).is_some();
+        if r.sel == "points" {
+            c.point_calls += 1;
+            c.point_elems += r.npoints;
+            c.point_ns += r.total_ns;
+        } else if r.blocks >= crate::costmodel::FRAG_BLOCKS
+            && matches!(r.sel, "hyperslab" | "irregular")
+            // MPI-IO's two-phase I/O aggregates the pieces of collective transfers.
+            && (if r.xfer_actual.is_empty() { r.xfer } else { r.xfer_actual }) != "collective"
+            && has_box
+            // A hyperslab that fills its bounding box is one region however HDF5 counts
+            // its blocks (a row selected with count 1000 and block 1 is 1000 "blocks");
+            // one with holes is split into pieces at its blocks.
+            && crate::insights::dims_elems(&shape).is_some_and(|e| r.npoints < e)
+        {
+            c.frag_calls += 1;
+            c.frag_blocks += r.blocks;
+            c.frag_bytes += if r.file_bytes > 0 {
+                r.file_bytes
+            } else {
+                r.bytes
+            };
+            c.frag_ns += r.total_ns;
+        }
         if r.conv != 0 {
             d.conv_calls += 1;
             d.conv_ns += r.total_ns;
@@ -412,13 +548,13 @@ impl Recorder {
                 }
             }
         }
-        if bbox_shape(r.bbox, &mut self.shape).is_some() {
+        if has_box {
             let file_bytes = if r.file_bytes > 0 {
                 r.file_bytes
             } else {
                 r.bytes
             };
-            if let Some(s) = d.shapes.entry(&self.shape) {
+            if let Some(s) = d.shapes.entry(&shape) {
                 if write {
                     s.writes += 1;
                     s.write_ns += r.total_ns;
@@ -454,6 +590,7 @@ impl Recorder {
                 }
             }
         }
+        self.shape = shape;
     }
 
     /// The facts collected, keyed by (file, path); the recorder is then empty, ready for

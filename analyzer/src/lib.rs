@@ -23,6 +23,7 @@ pub mod collect;
 pub mod collective;
 pub mod columnar;
 pub mod compare;
+pub mod costmodel;
 pub mod export;
 pub mod insights;
 pub mod insights_dataset;

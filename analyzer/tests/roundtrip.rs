@@ -167,6 +167,7 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
             mpio: r.conv,
             align: r.path.clone(),
             fs: r.detail.clone(),
+            fill: r.op.clone(),
         })
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();

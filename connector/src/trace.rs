@@ -1592,6 +1592,7 @@ fn summary_of(s: &Session, n: &Node) {
         desc.filters = &shape.filters;
         desc.fill_time = shape.fill_time;
         desc.alloc_time = shape.alloc_time;
+        desc.fill = shape.fill;
         desc.cache = &shape.cache;
     }
     write_summary(s, objects, n, &st, &desc, open_ns);
@@ -1643,6 +1644,7 @@ struct Desc<'a> {
     filters: &'a str,
     fill_time: &'static str,
     alloc_time: &'static str,
+    fill: &'static str,
     cache: &'a str,
     align: &'a str,
     fs: &'a str,
@@ -1698,6 +1700,7 @@ fn write_summary(
         mpio: u8::from(st.mpio),
         align: d.align,
         fs: d.fs,
+        fill: d.fill,
     };
     let mut g = objects.lock();
     let Objects { buf: out, bin, .. } = &mut *g;
@@ -1786,6 +1789,7 @@ mod tests {
             mpio: 0,
             align: "",
             fs: "",
+            fill: "user",
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
         row.write_csv(&mut out);

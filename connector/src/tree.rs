@@ -230,6 +230,8 @@ pub struct Shape {
     pub fill_time: &'static str,
     /// Allocation time name, or empty.
     pub alloc_time: &'static str,
+    /// Fill value status (`default`, `user`, `undefined`), or empty.
+    pub fill: &'static str,
     /// Chunk cache set on the DAPL of the open that made the state node, `nslots:nbytes:w0`
     /// (not per file: each open has its own DAPL), or empty.
     pub cache: Box<str>,

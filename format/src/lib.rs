@@ -215,6 +215,9 @@ table::record_table! {
         /// For files: the file system holding the file (`lustre`, `gpfs`, `beegfs`, `nfs`,
         /// `ext4`, `xfs`, `tmpfs`, ..., else the `statfs` magic in hex); empty when unknown.
         fs "fs": str = "", opt;
+        /// Datasets: the fill value (`H5Pfill_value_defined`): `default` (HDF5's zeros),
+        /// `user` (`H5Pset_fill_value`), `undefined` (set to none); empty when not known.
+        fill "fill": str = "", opt;
     }
 }
 

@@ -70,6 +70,7 @@ pub const FUNCTIONS: &[&str] = &[
     "H5Pget_filter2",
     "H5Pget_fill_time",
     "H5Pget_alloc_time",
+    "H5Pfill_value_defined",
     "H5Pget_alignment",
     // dataspaces and datatypes
     "H5Sclose",

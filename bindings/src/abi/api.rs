@@ -56,6 +56,11 @@ pub struct Api {
     pub H5Pclose: unsafe extern "C" fn(plist_id: hid_t) -> herr_t,
     ///`H5Pcopy`
     pub H5Pcopy: unsafe extern "C" fn(plist_id: hid_t) -> hid_t,
+    ///`H5Pfill_value_defined`
+    pub H5Pfill_value_defined: unsafe extern "C" fn(
+        plist: hid_t,
+        status: *mut H5D_fill_value_t,
+    ) -> herr_t,
     ///`H5Pget`
     pub H5Pget: unsafe extern "C" fn(
         plist_id: hid_t,
@@ -1076,6 +1081,21 @@ impl Api {
                     ::core::mem::transmute::<
                         *mut ::core::ffi::c_void,
                         unsafe extern "C" fn(plist_id: hid_t) -> hid_t,
+                    >(p)
+                }
+            },
+            H5Pfill_value_defined: {
+                let p = sym(c"H5Pfill_value_defined");
+                if p.is_null() {
+                    return Err("H5Pfill_value_defined");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist: hid_t,
+                            status: *mut H5D_fill_value_t,
+                        ) -> herr_t,
                     >(p)
                 }
             },
@@ -3264,6 +3284,17 @@ As the C function; h5prov must be bound (panics otherwise).*/
 #[inline]
 pub unsafe fn H5Pcopy(plist_id: hid_t) -> hid_t {
     unsafe { (super::api().H5Pcopy)(plist_id) }
+}
+/**Calls `H5Pfill_value_defined` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pfill_value_defined(
+    plist: hid_t,
+    status: *mut H5D_fill_value_t,
+) -> herr_t {
+    unsafe { (super::api().H5Pfill_value_defined)(plist, status) }
 }
 /**Calls `H5Pget` in the HDF5 library h5prov is bound to.
 

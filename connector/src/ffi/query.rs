@@ -275,6 +275,17 @@ fn fill_time_name(t: i32) -> &'static str {
     }
 }
 
+/// `H5D_fill_value_t`: `H5D_FILL_VALUE_UNDEFINED` 0, `_DEFAULT` 1, `_USER_DEFINED` 2 (the
+/// same in 1.14 and 2.x).
+fn fill_value_name(t: i32) -> &'static str {
+    match t {
+        0 => "undefined",
+        1 => "default",
+        2 => "user",
+        _ => "",
+    }
+}
+
 fn alloc_time_name(t: i32) -> &'static str {
     match t {
         0 => "default",
@@ -399,6 +410,10 @@ pub fn shape_from_ids(type_id: hid_t, space_id: hid_t, dcpl_id: hid_t) -> Shape 
             let mut alloc: b::H5D_alloc_time_t = -1;
             if b::H5Pget_alloc_time(dcpl_id, &mut alloc) >= 0 {
                 shape.alloc_time = alloc_time_name(alloc as i32);
+            }
+            let mut fill: b::H5D_fill_value_t = -1;
+            if b::H5Pfill_value_defined(dcpl_id, &mut fill) >= 0 {
+                shape.fill = fill_value_name(fill as i32);
             }
         }
         shape

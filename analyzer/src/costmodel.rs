@@ -1,0 +1,664 @@
+//! The cost model: per dataset, per file and over the run, the work the application asked
+//! HDF5 for (transfers, elements, bytes in the file's datatype) against the work HDF5 did
+//! for it at each layer a request passes through, derived from recorded facts:
+//!
+//! - **chunk layer**: chunks touched per access (the access's bounding box against the
+//!   chunk dimensions), whole filtered chunks brought in against the bytes used, fill
+//!   values written at allocation ([`fill_bytes`]);
+//! - **selection layer**: elements selected one by one (point selections) and hyperslabs
+//!   of many small blocks, each a separate piece for the sieve buffer or the chunk layer;
+//! - **datatype conversion**: bytes converted between the memory and the file datatype;
+//! - **metadata**: extent changes (`H5Dset_extent`) and flushes (`H5Dflush`, `H5Fflush`),
+//!   each a write of dirty object headers and indexes.
+//!
+//! Each finding names the dominant waste by its mechanism, as a ratio with its numbers,
+//! the HDF5 call that removes it and the expected gain (the time of the calls that do the
+//! waste); its severity is the share of the run's HDF5 time those calls take
+//! ([`severity_for_share`]). The chunk-layer rules that already were such mechanisms
+//! (`chunk_too_small`, `chunk_too_large`, `chunk_cache_thrash`) and the conversion rule
+//! (`datatype_conversion`) stay in [`crate::insights_dataset`] and are this model's chunk
+//! and conversion layers; the rules here are the layers they did not cover.
+//! `docs/INSIGHTS.md` ("The cost model") gives each code's trigger and references.
+
+use crate::analysis::{DatasetRow, Report};
+use crate::insights::{dims_elems, severity_for_share, Insight, Level};
+use crate::insights_dataset::{DatasetIo, DatasetsIo};
+use crate::render::{fmt_bytes, fmt_ns, pct};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Hyperslab transfers of at least this many blocks are fragmented selections.
+pub const FRAG_BLOCKS: u64 = 16;
+/// Fragmented transfers are a waste when their pieces are smaller than this on average
+/// (256 bytes: HDF5's work per piece, an offset computed and a sieve-buffer copy, then
+/// outweighs the copy; a block of 64 columns of doubles, 512 bytes a row, is the usual
+/// fix of a single-column read and is not judged).
+pub const FRAG_BLOCK_BYTES: u64 = 256;
+/// Elements selected by point selections before they are judged.
+pub const POINT_MIN_ELEMS: u64 = 1000;
+/// Elements per point-selection transfer before point selections are judged (a transfer of
+/// a single point costs what a one-element hyperslab does).
+pub const POINT_MIN_PER_CALL: u64 = 16;
+/// Extent changes of one dataset before they are judged.
+pub const EXTEND_MIN: u64 = 100;
+/// Flushes (`H5Fflush`, `H5Dflush`) in the run before they are judged.
+pub const FLUSH_MIN: u64 = 10;
+/// Elements transferred of a variable-length dataset before it is judged.
+pub const VLEN_MIN_ELEMS: u64 = 1000;
+/// Bytes written, as a fraction of the dataset's size, above which fill values written at
+/// allocation were overwritten (wasted).
+pub const FILL_OVERWRITTEN: f64 = 0.5;
+
+/// Work asked for and done, for one dataset, one file or the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Ledger {
+    /// Data transfers (reads and writes).
+    pub xfers: u64,
+    /// Elements they selected.
+    pub elems: u64,
+    /// Bytes they moved, in the file's datatype.
+    pub bytes: u64,
+    /// Their time, ns.
+    pub xfer_ns: u64,
+    /// Fill-value bytes HDF5 wrote at allocation.
+    pub fill_bytes: u64,
+    /// Elements selected by point selections (each one a piece of its own).
+    pub point_elems: u64,
+    /// Blocks of fragmented hyperslab transfers (each one a piece of its own).
+    pub frag_blocks: u64,
+    /// Bytes converted between memory and file datatypes.
+    pub conv_bytes: u64,
+    /// Extent changes.
+    pub extends: u64,
+    /// Flushes of datasets (files' flushes are counted for the run only).
+    pub flushes: u64,
+}
+
+impl Ledger {
+    fn add(&mut self, o: &Ledger) {
+        self.xfers += o.xfers;
+        self.elems += o.elems;
+        self.bytes += o.bytes;
+        self.xfer_ns += o.xfer_ns;
+        self.fill_bytes += o.fill_bytes;
+        self.point_elems += o.point_elems;
+        self.frag_blocks += o.frag_blocks;
+        self.conv_bytes += o.conv_bytes;
+        self.extends += o.extends;
+        self.flushes += o.flushes;
+    }
+}
+
+/// The model of one run: a ledger per dataset, per file and for the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Model {
+    /// Per `(file, dataset path)`.
+    pub datasets: BTreeMap<(String, String), Ledger>,
+    /// Per file.
+    pub files: BTreeMap<String, Ledger>,
+    /// The run.
+    pub run: Ledger,
+    /// `H5Fflush` calls in the run and their time, ns.
+    pub file_flushes: (u64, u64),
+}
+
+/// `100x10` → `[100, 10]`; `None` when empty or not numbers.
+fn dims_list(s: &str) -> Option<Vec<u64>> {
+    if s.is_empty() {
+        return None;
+    }
+    s.split('x').map(|d| d.trim().parse::<u64>().ok()).collect()
+}
+
+/// The runs contiguous in the file of a box of extent `e` in a row-major dataset of
+/// extent `dims`: the product of the box's extents before the last dimension it does not
+/// span whole (a column of a 2-D array: one run per row; whole rows: one run).
+pub fn box_pieces(e: &[u64], dims: &[u64]) -> u64 {
+    // The dimensions after `j` are spanned whole; the box is contiguous from `j` on.
+    let mut j = e.len();
+    while j > 0 && e[j - 1] == dims[j - 1] {
+        j -= 1;
+    }
+    if j == 0 {
+        return 1;
+    }
+    e[..j - 1].iter().product()
+}
+
+/// Bytes of a dataset's current extent (from its objects row), 0 when unknown.
+fn dataset_bytes(row: &DatasetRow) -> u64 {
+    dims_elems(&row.dims)
+        .unwrap_or(0)
+        .saturating_mul(row.type_size)
+}
+
+/// Whether HDF5 writes the fill value when it allocates the dataset's storage
+/// (`H5D__alloc_storage`): fill time `alloc`, or `ifset` with a fill value of the user's.
+fn fills_at_alloc(io: &DatasetIo) -> bool {
+    let c = &io.cost;
+    c.fill_time == "alloc" || (c.fill_time == "ifset" && c.fill == "user")
+}
+
+/// The fill-value bytes HDF5 wrote for a dataset the traced program created, and the
+/// time they are estimated to have taken: early allocation writes them in
+/// `H5Dcreate` (its time); late allocation of a contiguous dataset in its first write
+/// unless that write covers it all (estimated as the fill's part of the bytes written).
+/// Chunked datasets (incremental allocation, fill per partly written chunk) are not
+/// counted.
+pub fn fill_bytes(row: &DatasetRow, io: &DatasetIo) -> (u64, u64) {
+    let c = &io.cost;
+    if c.creates == 0 || !fills_at_alloc(io) {
+        return (0, 0);
+    }
+    let size = dataset_bytes(row);
+    match (c.alloc_time.as_str(), row.layout.as_str()) {
+        ("early", _) => (size, c.create_ns),
+        ("late", "contiguous") if row.writes >= 2 => {
+            let written = row.bytes_written.max(1);
+            let ns = (row.write_ns as f64 * size as f64 / (size + written) as f64) as u64;
+            (size, ns)
+        }
+        _ => (0, 0),
+    }
+}
+
+/// Builds the model from the report's dataset rows and the dataset facts.
+pub fn model(rep: &Report, dio: &DatasetsIo) -> Model {
+    let mut m = Model::default();
+    for row in &rep.datasets {
+        let Some(io) = dio.get(&row.file, &row.path) else {
+            continue;
+        };
+        let c = &io.cost;
+        let l = Ledger {
+            xfers: c.xfers,
+            elems: c.elems,
+            bytes: io.shapes.iter().map(|s| s.1.file_bytes).sum(),
+            xfer_ns: c.xfer_ns,
+            fill_bytes: fill_bytes(row, io).0,
+            point_elems: c.point_elems,
+            frag_blocks: c.frag_blocks,
+            conv_bytes: io.conv_bytes,
+            extends: c.extends,
+            flushes: c.flushes,
+        };
+        m.files.entry(row.file.to_string()).or_default().add(&l);
+        m.run.add(&l);
+        m.datasets
+            .insert((row.file.to_string(), row.path.to_string()), l);
+    }
+    for op in rep.ops.iter().filter(|o| o.op == "file.specific:flush") {
+        m.file_flushes.0 += op.count;
+        m.file_flushes.1 += op.total_ns;
+    }
+    m
+}
+
+fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
+    Insight {
+        level,
+        code: code.into(),
+        title,
+        detail,
+        recommendation: rec.into(),
+    }
+}
+
+/// One finding from its hits (per object: the time of the calls doing the waste, its
+/// evidence), the five costliest as evidence.
+fn push(
+    out: &mut Vec<Insight>,
+    code: &str,
+    mut hits: Vec<(u64, String)>,
+    call_ns: f64,
+    title: impl FnOnce(f64) -> String,
+    rec: &str,
+) {
+    if hits.is_empty() {
+        return;
+    }
+    let ns: u64 = hits.iter().map(|h| h.0).sum();
+    let share = ns as f64 / call_ns;
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let detail = hits
+        .iter()
+        .take(5)
+        .map(|h| h.1.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    out.push(ins(
+        severity_for_share(share),
+        code,
+        title(share),
+        detail,
+        rec,
+    ));
+}
+
+/// Runs the cost model's rules, appending their findings to `out`.
+pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
+    let call_ns = rep.run.call_ns.max(1) as f64;
+    let m = model(rep, dio);
+    let rows: Vec<(&DatasetRow, &DatasetIo)> = rep
+        .datasets
+        .iter()
+        .filter_map(|r| Some((r, dio.get(&r.file, &r.path)?)))
+        .collect();
+
+    // Fill values written at allocation: overwritten by the application
+    // (`fill_on_allocation`), or, allocated early, mostly never written at all
+    // (`early_allocation`).
+    let (mut over, mut unused) = (Vec::new(), Vec::new());
+    for (r, io) in &rows {
+        let (fill, ns) = fill_bytes(r, io);
+        if fill == 0 {
+            continue;
+        }
+        let written = r.bytes_written;
+        let what = format!(
+            "{}:{} ({} allocation, fill time {}, fill value {})",
+            r.file,
+            r.path,
+            io.cost.alloc_time,
+            io.cost.fill_time,
+            if io.cost.fill.is_empty() {
+                "?"
+            } else {
+                &io.cost.fill
+            },
+        );
+        if written as f64 >= FILL_OVERWRITTEN * fill as f64 {
+            over.push((
+                ns,
+                format!(
+                    "{what}: wrote {} of fill values, then {} of data over them (×{:.1} the \
+                     bytes), {}",
+                    fmt_bytes(fill),
+                    fmt_bytes(written),
+                    (fill + written) as f64 / written.max(1) as f64,
+                    fmt_ns(ns)
+                ),
+            ));
+        } else if io.cost.alloc_time == "early" {
+            unused.push((
+                ns,
+                format!(
+                    "{what}: allocated and filled {} to store {} of data (×{:.1}), {} in \
+                     H5Dcreate",
+                    fmt_bytes(fill),
+                    fmt_bytes(written),
+                    fill as f64 / written.max(1) as f64,
+                    fmt_ns(ns)
+                ),
+            ));
+        }
+    }
+    push(
+        out,
+        "fill_on_allocation",
+        over,
+        call_ns,
+        |share| {
+            format!(
+                "HDF5 writes fill values that the program then overwrites ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "The dataset's storage is written twice: once with fill values when HDF5 allocates \
+         it, then with the data. When every element is written anyway, \
+         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) on the creation property list (and \
+         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE) unless MPI-IO needs early \
+         allocation) removes the first pass: the expected gain is the time shown.",
+    );
+    push(
+        out,
+        "early_allocation",
+        unused,
+        call_ns,
+        |share| {
+            format!(
+                "Early allocation fills storage the program never writes ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "With H5D_ALLOC_TIME_EARLY HDF5 allocates the whole dataset in H5Dcreate and writes \
+         the fill value into all of it, although the program writes a small part. Let HDF5 \
+         allocate what is written: H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR) for chunked \
+         datasets (unwritten chunks read back as the fill value without being stored), \
+         H5D_ALLOC_TIME_LATE for contiguous ones, or H5Pset_fill_time(dcpl, \
+         H5D_FILL_TIME_NEVER): the expected gain is the time shown.",
+    );
+
+    // Point selections: every element a piece of its own.
+    let hits = rows
+        .iter()
+        .filter(|(_, io)| {
+            let c = &io.cost;
+            c.point_elems >= POINT_MIN_ELEMS && c.point_elems >= POINT_MIN_PER_CALL * c.point_calls
+        })
+        .map(|(r, io)| {
+            let c = &io.cost;
+            (
+                c.point_ns,
+                format!(
+                    "{}:{}: {} element(s) selected one by one in {} point-selection \
+                     transfer(s) ({:.0} per call), {}",
+                    r.file,
+                    r.path,
+                    c.point_elems,
+                    c.point_calls,
+                    c.point_elems as f64 / c.point_calls.max(1) as f64,
+                    fmt_ns(c.point_ns)
+                ),
+            )
+        })
+        .collect();
+    push(
+        out,
+        "point_selection",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Point selections make HDF5 handle each element separately ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "HDF5 maps every selected point to its own offset (and chunk) and copies it on its \
+         own. Select runs of neighbouring elements as hyperslabs \
+         (H5Sselect_hyperslab(space, H5S_SELECT_OR, ...)), or read the bounding box in one \
+         hyperslab and pick the elements in memory: the expected gain is most of the time \
+         shown.",
+    );
+
+    // Fragmented hyperslabs: many small pieces per transfer. Selections with holes are
+    // split at their blocks (recorded per transfer); a selection that fills its bounding
+    // box is, in a contiguous dataset, one piece per run of the box that is contiguous in
+    // the file (a column of a row-major array: one piece per row).
+    let hits = rows
+        .iter()
+        .filter_map(|(r, io)| {
+            let c = &io.cost;
+            let (mut calls, mut pieces, mut bytes, mut ns) = (0u64, 0u64, 0u64, 0u64);
+            if c.frag_calls > 0 && c.frag_bytes / c.frag_blocks.max(1) < FRAG_BLOCK_BYTES {
+                (calls, pieces, bytes, ns) = (c.frag_calls, c.frag_blocks, c.frag_bytes, c.frag_ns);
+            }
+            if r.layout == "contiguous" && r.type_size > 0 {
+                let dims = dims_list(&r.dims).unwrap_or_default();
+                for (shape, v) in io.shapes.iter() {
+                    let Some(e) = dims_list(shape) else { continue };
+                    let n = v.reads + v.writes;
+                    let elems: u64 = e.iter().product();
+                    if e.len() != dims.len() || n == 0 || v.file_bytes != n * elems * r.type_size {
+                        continue;
+                    }
+                    let p = box_pieces(&e, &dims);
+                    if p >= FRAG_BLOCKS && v.file_bytes / (n * p) < FRAG_BLOCK_BYTES {
+                        calls += n;
+                        pieces += n * p;
+                        bytes += v.file_bytes;
+                        ns += v.read_ns + v.write_ns;
+                    }
+                }
+            }
+            (calls > 0).then(|| {
+                (
+                    ns,
+                    format!(
+                        "{}:{}: {} transfer(s) of {:.0} pieces each, {} per piece on average \
+                         ({} in {} pieces), {}",
+                        r.file,
+                        r.path,
+                        calls,
+                        pieces as f64 / calls as f64,
+                        fmt_bytes(bytes / pieces.max(1)),
+                        fmt_bytes(bytes),
+                        pieces,
+                        fmt_ns(ns)
+                    ),
+                )
+            })
+        })
+        .collect();
+    push(
+        out,
+        "strided_read_contiguous",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Selections of many small blocks split each transfer into small pieces ({} of \
+                 HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each hyperslab block is a separate piece for the sieve buffer, the chunk layer and \
+         the file driver. Read the bounding box in one block and subset in memory, or write \
+         from a memory buffer laid out like the file; for strided access to contiguous data \
+         a larger sieve buffer (H5Pset_sieve_buf_size(fapl, bytes)) merges the pieces.",
+    );
+
+    // Extent changes, one per write.
+    let hits = rows
+        .iter()
+        .filter(|(_, io)| io.cost.extends >= EXTEND_MIN)
+        .map(|(r, io)| {
+            let c = &io.cost;
+            (
+                c.extend_ns,
+                format!(
+                    "{}:{}: {} extent change(s) for {} write(s) of {} on average, {} in \
+                     H5Dset_extent",
+                    r.file,
+                    r.path,
+                    c.extends,
+                    r.writes,
+                    fmt_bytes(r.bytes_written / r.writes.max(1)),
+                    fmt_ns(c.extend_ns)
+                ),
+            )
+        })
+        .collect();
+    push(
+        out,
+        "extend_per_record",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Datasets are extended in many small steps ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Every H5Dset_extent rewrites the dataspace in the object header and updates the \
+         chunk index. Grow the dataset in large steps (double its extent, or by thousands of \
+         rows) and shrink it once at the end, or create it at its final size: the expected \
+         gain is the time shown.",
+    );
+
+    // Flushes.
+    let (fflush, fflush_ns) = m.file_flushes;
+    let dflush: u64 = rows.iter().map(|(_, io)| io.cost.flushes).sum();
+    let dflush_ns: u64 = rows.iter().map(|(_, io)| io.cost.flush_ns).sum();
+    let writes: u64 = rep.datasets.iter().map(|d| d.writes).sum();
+    if fflush + dflush >= FLUSH_MIN {
+        let hits = vec![(
+            fflush_ns + dflush_ns,
+            format!(
+                "{} H5Fflush and {} H5Dflush call(s) for {} dataset write(s) (one flush every \
+                 {:.1} writes), {}",
+                fflush,
+                dflush,
+                writes,
+                writes as f64 / (fflush + dflush) as f64,
+                fmt_ns(fflush_ns + dflush_ns)
+            ),
+        )];
+        push(
+            out,
+            "flush_per_write",
+            hits,
+            call_ns,
+            |share| {
+                format!(
+                    "Flushes write the metadata over and over ({} of HDF5 time)",
+                    pct(share)
+                )
+            },
+            "Each flush writes every dirty metadata cache entry and the file's superblock, \
+             and asks the file system to sync. Flush at checkpoints (or never: closing the \
+             file flushes it); for readers of a file being written use SWMR \
+             (H5Fstart_swmr_write) instead of flushing: the expected gain is the time shown.",
+        );
+    }
+
+    // Variable-length data: every element a heap object of its own.
+    let hits = rows
+        .iter()
+        .filter(|(_, io)| {
+            (io.ftype == "vstring" || io.ftype.starts_with("vlen"))
+                && io.cost.elems >= VLEN_MIN_ELEMS
+        })
+        .map(|(r, io)| {
+            let c = &io.cost;
+            (
+                c.xfer_ns,
+                format!(
+                    "{}:{} ({}): {} element(s) in {} transfer(s), each element a separate \
+                     global-heap object, {}",
+                    r.file,
+                    r.path,
+                    io.ftype,
+                    c.elems,
+                    c.xfers,
+                    fmt_ns(c.xfer_ns)
+                ),
+            )
+        })
+        .collect();
+    push(
+        out,
+        "vlen_strings",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Variable-length data is stored element by element in the global heap ({} of \
+                 HDF5 time)",
+                pct(share)
+            )
+        },
+        "HDF5 stores each variable-length element as its own global-heap object (one \
+         allocation, one heap write or read each) and cannot compress them. Use \
+         fixed-length strings (H5Tset_size(type, N) with the longest length) or a \
+         fixed-size element with a length column: the expected gain is most of the time \
+         shown.",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::insights_dataset::CostFacts;
+
+    fn row(layout: &str, writes: u64, written: u64) -> DatasetRow {
+        DatasetRow {
+            file: "f.h5".into(),
+            path: "/d".into(),
+            layout: layout.into(),
+            dims: "1024x1024".into(),
+            type_size: 8,
+            writes,
+            bytes_written: written,
+            write_ns: 1000,
+            procs: 1,
+            opens: 1,
+            reads: 0,
+            bytes_read: 0,
+            read_ns: 0,
+            total_ns: 1500,
+            bandwidth_bps: 0.0,
+            ind_io: 0,
+            coll_io: 0,
+            broken_coll_io: 0,
+            sizes: Default::default(),
+            source: "objects",
+        }
+    }
+
+    fn io(fill_time: &str, alloc_time: &str, fill: &str) -> DatasetIo {
+        DatasetIo {
+            cost: CostFacts {
+                creates: 1,
+                create_ns: 500,
+                fill_time: fill_time.into(),
+                alloc_time: alloc_time.into(),
+                fill: fill.into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn box_pieces_count_the_runs_contiguous_in_the_file() {
+        // A column of a 2048 x 2048 array: one run per row.
+        assert_eq!(box_pieces(&[2048, 1], &[2048, 2048]), 2048);
+        // Whole rows, a whole array: one run.
+        assert_eq!(box_pieces(&[16, 1024], &[6400, 1024]), 1);
+        assert_eq!(box_pieces(&[10, 20], &[10, 20]), 1);
+        // Part of a row: one run; a 3-D box spanning the last dimension only.
+        assert_eq!(box_pieces(&[1, 100], &[10, 1000]), 1);
+        assert_eq!(box_pieces(&[4, 8, 64], &[100, 100, 64]), 4);
+    }
+
+    #[test]
+    fn fill_is_counted_where_hdf5_writes_it() {
+        let size = 8 << 20;
+        // Early allocation with fill at allocation: the whole dataset, in the create.
+        assert_eq!(
+            fill_bytes(
+                &row("contiguous", 1, size),
+                &io("alloc", "early", "default")
+            ),
+            (size, 500)
+        );
+        // "If set" with a default fill value: nothing written.
+        assert_eq!(
+            fill_bytes(
+                &row("contiguous", 1, size),
+                &io("ifset", "early", "default")
+            ),
+            (0, 0)
+        );
+        // "If set" with a value of the user's: written.
+        assert_eq!(
+            fill_bytes(&row("contiguous", 1, size), &io("ifset", "early", "user")).0,
+            size
+        );
+        // Never: nothing.
+        assert_eq!(
+            fill_bytes(&row("contiguous", 1, size), &io("never", "early", "user")),
+            (0, 0)
+        );
+        // Late contiguous: only when the first write is partial (more than one write);
+        // the time is the fill's part of the writes'.
+        assert_eq!(
+            fill_bytes(&row("contiguous", 1, size), &io("alloc", "late", "default")),
+            (0, 0)
+        );
+        assert_eq!(
+            fill_bytes(&row("contiguous", 4, size), &io("alloc", "late", "default")),
+            (size, 500)
+        );
+        // Chunked incremental: not counted.
+        assert_eq!(
+            fill_bytes(&row("chunked", 4, size), &io("alloc", "incr", "default")),
+            (0, 0)
+        );
+        // A dataset this process only opened: not counted.
+        let mut opened = io("alloc", "early", "default");
+        opened.cost.creates = 0;
+        assert_eq!(fill_bytes(&row("contiguous", 4, size), &opened), (0, 0));
+    }
+}

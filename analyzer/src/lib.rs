@@ -29,6 +29,7 @@ pub mod insights;
 pub mod insights_dataset;
 pub mod insights_mpi;
 pub mod live;
+pub mod prov;
 pub mod read;
 pub mod record;
 pub mod render;

@@ -241,7 +241,7 @@ struct ReportArgs {
 }
 
 #[derive(Args)]
-#[command(group(ArgGroup::new("to").required(true).args(["perfetto", "parquet"])))]
+#[command(group(ArgGroup::new("to").required(true).args(["perfetto", "parquet", "prov"])))]
 struct ExportArgs {
     /// Write Chrome trace-event JSON (for ui.perfetto.dev) to this file (of one trace
     /// directory).
@@ -252,6 +252,11 @@ struct ExportArgs {
     /// already in it is refused; nothing else in it is rewritten.
     #[arg(long, value_name = "OUTDIR", conflicts_with = "perfetto")]
     parquet: Option<PathBuf>,
+    /// Write the lineage of the traces (every directory given: a workflow's jobs) as W3C
+    /// PROV-JSON to this file: users, programs, processes, file versions and datasets,
+    /// joined across jobs on the files' identity (docs/PROVENANCE.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["perfetto", "parquet"])]
+    prov: Option<PathBuf>,
     /// The job id of the traces (--parquet), instead of the launcher's job id that their
     /// meta files recorded (or the id derived from the run when they recorded none).
     #[arg(long, value_name = "ID", requires = "parquet")]
@@ -667,6 +672,29 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
 fn export_cmd(a: ExportArgs) -> Result<(), Error> {
     if let Some(out) = &a.parquet {
         return export_parquet(&a, out);
+    }
+    if let Some(out) = &a.prov {
+        let (doc, s) = h5prov_analyzer::prov::prov_json(&a.dirs)?;
+        let text = serde_json::to_vec_pretty(&doc)
+            .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
+        std::fs::write(out, text)
+            .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
+        if s.files_without_identity > 0 {
+            eprintln!(
+                "warning: left out {} file row(s) without a file identity (dev, ino): \
+                 traces written before h5prov recorded it, or a file name stat(2) could \
+                 not find",
+                s.files_without_identity
+            );
+        }
+        eprintln!(
+            "wrote {} process(es), {} file version(s), {} dataset(s) to {}",
+            s.processes,
+            s.file_versions,
+            s.datasets,
+            out.display()
+        );
+        return Ok(());
     }
     let perfetto = a
         .perfetto

@@ -168,6 +168,13 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
             align: r.path.clone(),
             fs: r.detail.clone(),
             fill: r.op.clone(),
+            dev: r.tid,
+            ino: u64::MAX,
+            open_size: r.bytes,
+            open_mtime_ns: r.start_ns,
+            close_size: r.npoints,
+            close_mtime_ns: r.total_ns,
+            intent: r.sel.clone(),
         })
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();

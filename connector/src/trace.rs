@@ -1574,6 +1574,12 @@ fn summary_of(s: &Session, n: &Node) {
                 .fs_magic
                 .map_or("", |m| crate::tree::fs_name(m, &mut fs_buf)),
             cache: st.chunk_cache.as_deref().unwrap_or(""),
+            // Once per file row: the state the process's last close left it in.
+            at_close: if n.kind == Kind::File {
+                crate::tree::FileStat::of(std::path::Path::new(&*n.file_name)).unwrap_or_default()
+            } else {
+                crate::tree::FileStat::default()
+            },
             ..Desc::default()
         };
         return write_summary(s, objects, n, &st, &desc, open_ns);
@@ -1648,6 +1654,7 @@ struct Desc<'a> {
     cache: &'a str,
     align: &'a str,
     fs: &'a str,
+    at_close: crate::tree::FileStat,
 }
 
 /// Encodes one objects-file row straight into the pending block.
@@ -1701,6 +1708,13 @@ fn write_summary(
         align: d.align,
         fs: d.fs,
         fill: d.fill,
+        dev: st.at_open.map_or(0, |a| a.dev),
+        ino: st.at_open.map_or(0, |a| a.ino),
+        open_size: st.at_open.map_or(0, |a| a.size),
+        open_mtime_ns: st.at_open.map_or(0, |a| a.mtime_ns),
+        close_size: d.at_close.size,
+        close_mtime_ns: d.at_close.mtime_ns,
+        intent: st.intent.name(),
     };
     let mut g = objects.lock();
     let Objects { buf: out, bin, .. } = &mut *g;
@@ -1790,6 +1804,13 @@ mod tests {
             align: "",
             fs: "",
             fill: "user",
+            dev: 0,
+            ino: 0,
+            open_size: 0,
+            open_mtime_ns: 0,
+            close_size: 0,
+            close_mtime_ns: 0,
+            intent: "",
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
         row.write_csv(&mut out);

@@ -177,6 +177,73 @@ pub struct Stats {
     /// For files: the FAPL's chunk cache (`H5Pset_cache`), `nslots:nbytes:w0`: what every
     /// dataset opened without its own (`H5Pset_chunk_cache` on the DAPL) gets.
     pub chunk_cache: Option<Box<str>>,
+    /// For files: identity after the process's first open returned; size and mtime as
+    /// that open found the file (before it; 0 when it did not exist).
+    pub at_open: Option<FileStat>,
+    /// For files: the strongest intent of the process's opens.
+    pub intent: Intent,
+}
+
+/// What `stat(2)` says of a file: its identity (device, inode), size and modification time.
+/// Read once per file create/open and once when the file's row is written, never per call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileStat {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+    /// `st_size`, bytes.
+    pub size: u64,
+    /// `st_mtime`, ns since the epoch (0 before it).
+    pub mtime_ns: u64,
+}
+
+impl FileStat {
+    /// `stat(2)` of `path` (following links); `None` when it fails (not a path, gone).
+    pub fn of(path: &std::path::Path) -> Option<FileStat> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        let mtime_ns = u64::try_from(m.mtime())
+            .ok()
+            .and_then(|s| s.checked_mul(1_000_000_000))
+            .and_then(|ns| ns.checked_add(u64::try_from(m.mtime_nsec()).ok()?))
+            .unwrap_or(0);
+        Some(FileStat {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime_ns,
+        })
+    }
+}
+
+/// How a process opened a file, weakest first: the strongest of its opens is recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Intent {
+    /// Not known (a node made by a query, not an open).
+    #[default]
+    Unknown,
+    /// `H5Fopen` read-only.
+    ReadOnly,
+    /// `H5Fopen` with `H5F_ACC_RDWR`.
+    ReadWrite,
+    /// `H5Fcreate` of a file that did not exist.
+    Create,
+    /// `H5Fcreate` over an existing file (`H5F_ACC_TRUNC`): its earlier content is gone.
+    Truncate,
+}
+
+impl Intent {
+    /// The `intent` column's text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Intent::Unknown => "",
+            Intent::ReadOnly => "ro",
+            Intent::ReadWrite => "rw",
+            Intent::Create => "create",
+            Intent::Truncate => "truncate",
+        }
+    }
 }
 
 /// The name of a file system from its `statfs` magic (`linux/magic.h`, and the parallel
@@ -414,6 +481,8 @@ pub fn forget_counts_after_fork() {
                 align: st.align,
                 fs_magic: st.fs_magic,
                 chunk_cache: st.chunk_cache.clone(),
+                at_open: st.at_open,
+                intent: st.intent,
                 ..Stats::default()
             };
         }

@@ -218,6 +218,24 @@ table::record_table! {
         /// Datasets: the fill value (`H5Pfill_value_defined`): `default` (HDF5's zeros),
         /// `user` (`H5Pset_fill_value`), `undefined` (set to none); empty when not known.
         fill "fill": str = "", opt;
+        /// For files: the device number of the file (`st_dev`), 0 when unknown.
+        dev "dev": u64 = 0, opt;
+        /// For files: the inode number of the file (`st_ino`), 0 when unknown. With `dev`,
+        /// the file's identity whatever path it was opened by.
+        ino "ino": u64 = 0, opt;
+        /// For files: size in bytes as the first open or create of the process found the
+        /// file (before it), 0 when it did not exist.
+        open_size "open_size": u64 = 0, opt;
+        /// For files: modification time then, ns since the epoch; 0 when unknown or new.
+        open_mtime_ns "open_mtime_ns": u64 = 0, opt;
+        /// For files: size in bytes at the last close of the process.
+        close_size "close_size": u64 = 0, opt;
+        /// For files: modification time then, ns since the epoch; 0 when unknown.
+        close_mtime_ns "close_mtime_ns": u64 = 0, opt;
+        /// For files: how the process opened it, the strongest of its opens: `truncate`
+        /// (created over an existing file), `create` (created a new file), `rw`
+        /// (read-write) or `ro` (read-only); empty when unknown.
+        intent "intent": str = "", opt;
     }
 }
 

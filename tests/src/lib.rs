@@ -405,6 +405,20 @@ pub fn engines_python() -> PathBuf {
     .clone()
 }
 
+/// The pinned PROV validator of the provenance tests, `tests/python/prov-requirements.txt`
+/// (the W3C PROV reference package `prov`).
+pub fn prov_requirements() -> PathBuf {
+    repo().join("tests/python/prov-requirements.txt")
+}
+
+/// The Python interpreter of a virtual environment holding [`prov_requirements`], made
+/// like [`wheels_python`]'s under `target/py-prov-venv/<key>`.
+pub fn prov_python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| create_venv(&prov_requirements(), "py-prov-venv", &[], "import prov"))
+        .clone()
+}
+
 /// Creates (once) the venv of the pinned requirements `req_path` under `target/<dir>/<key>`
 /// (see [`wheels_python`]): wheels only, except the packages in `sdists`; `check` is
 /// Python code that must run in the finished venv.

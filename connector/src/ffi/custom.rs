@@ -540,15 +540,47 @@ fn file_node(
     node
 }
 
+/// `H5F_ACC_RDWR` and `H5F_ACC_TRUNC` (`H5Fpublic.h`, the same in HDF5 1.14 and 2.x).
+const H5F_ACC_RDWR: u32 = 0x0001;
+const H5F_ACC_TRUNC: u32 = 0x0002;
+
+/// The `stat(2)` of the file named by the C string `name` (null: `None`).
+fn file_stat(name: *const c_char) -> Option<tree::FileStat> {
+    use std::os::unix::ffi::OsStrExt;
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: HDF5's NUL-terminated file name, valid for the callback.
+    let bytes = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
+    tree::FileStat::of(std::path::Path::new(std::ffi::OsStr::from_bytes(bytes)))
+}
+
+/// `flags` are the create or open flags (`created`: of `H5Fcreate`), which with whether
+/// the file existed before a create give the open's [`tree::Intent`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn file_open_common(
     op: Op,
     name: *const c_char,
+    flags: u32,
     fapl: hid_t,
     dxpl: hid_t,
     req: Req,
     created: bool,
     call: impl FnOnce(hid_t) -> *mut c_void,
 ) -> Result<*mut c_void, Error> {
+    // Once per open, not per call: the file as the process found it (a read-write open
+    // may write it before returning; a create over a file destroys this version).
+    let found = file_stat(name);
+    let intent = match (
+        created,
+        flags & H5F_ACC_TRUNC != 0,
+        flags & H5F_ACC_RDWR != 0,
+    ) {
+        (true, true, _) if found.is_some() => tree::Intent::Truncate,
+        (true, _, _) => tree::Intent::Create,
+        (false, _, true) => tree::Intent::ReadWrite,
+        (false, _, false) => tree::Intent::ReadOnly,
+    };
     // SAFETY: fapl is the application's FAPL.
     let info = unsafe { fapl_info(fapl) }
         .ok_or("the file access property list has no h5prov connector info")?;
@@ -579,6 +611,17 @@ unsafe fn file_open_common(
     let pending = unsafe { super::request_returned(req) };
     let node = file_node(under, info.under.id(), &fname, dxpl, created, pending);
     let (align, fs_magic) = (fapl_alignment(fapl), fs_magic(name));
+    // The identity from a stat after the open (a created file has none before); size and
+    // mtime as found, 0 for a new file.
+    let at_open = if node.stats.lock().at_open.is_none() {
+        file_stat(name).or(found).map(|now| tree::FileStat {
+            size: found.map_or(0, |f| f.size),
+            mtime_ns: found.map_or(0, |f| f.mtime_ns),
+            ..now
+        })
+    } else {
+        None
+    };
     // SAFETY: the application's FAPL, valid for this call.
     let cache = unsafe { query::chunk_cache(fapl) };
     {
@@ -586,6 +629,8 @@ unsafe fn file_open_common(
         st.mpio |= mpio;
         st.align = st.align.or(align);
         st.fs_magic = st.fs_magic.or(fs_magic);
+        st.at_open = st.at_open.or(at_open);
+        st.intent = st.intent.max(intent);
         if st.chunk_cache.is_none() && !cache.is_empty() {
             st.chunk_cache = Some(cache);
         }
@@ -610,7 +655,7 @@ pub unsafe extern "C" fn file_create(
     guard(std::ptr::null_mut(), Op::FileCreate, || {
         // SAFETY: forwarded arguments of the VOL prototype.
         unsafe {
-            file_open_common(Op::FileCreate, name, fapl, dxpl, req, true, |f| {
+            file_open_common(Op::FileCreate, name, flags, fapl, dxpl, req, true, |f| {
                 b::H5VLfile_create(name, flags, fcpl, f, dxpl, req)
             })
         }
@@ -627,7 +672,7 @@ pub unsafe extern "C" fn file_open(
     guard(std::ptr::null_mut(), Op::FileOpen, || {
         // SAFETY: forwarded arguments of the VOL prototype.
         unsafe {
-            file_open_common(Op::FileOpen, name, fapl, dxpl, req, false, |f| {
+            file_open_common(Op::FileOpen, name, flags, fapl, dxpl, req, false, |f| {
                 b::H5VLfile_open(name, flags, f, dxpl, req)
             })
         }

@@ -103,6 +103,19 @@ pub fn pending_of(path: &Path) -> Option<std::path::PathBuf> {
     side.is_file().then_some(side)
 }
 
+/// The pending sidecar of the process that wrote objects file `path`
+/// (`<stem>.objects.{csv,jsonl,bin}`, optionally compressed), when there is one on disk: the
+/// process ended without closing HDF5, and its objects file holds only some of its rows.
+pub fn pending_of_objects(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let (_, inner) = Compression::of_name(name);
+    let stem = [".objects.csv", ".objects.jsonl", ".objects.bin"]
+        .iter()
+        .find_map(|s| inner.strip_suffix(s))?;
+    let side = path.with_file_name(format!("{stem}{}", h5prov_format::PENDING_SUFFIX));
+    side.is_file().then_some(side)
+}
+
 /// The records of a pending sidecar, slot after slot, one slot in memory at a time.
 struct Pending {
     file: File,

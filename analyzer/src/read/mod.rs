@@ -18,6 +18,7 @@ pub mod input;
 pub mod jsonl_trace;
 pub mod merged;
 pub mod objects;
+pub mod rebuild;
 pub mod stream_capture;
 mod swar;
 

@@ -276,3 +276,40 @@ fn a_clean_run_leaves_no_sidecar() {
     assert!(files_with_suffix(&traces, ".pending").is_empty());
     assert_eq!(files_with_suffix(&traces, ".meta.json").len(), 1);
 }
+
+/// `h5prov export --parquet` of a process that called `_exit`: its `processes` row has the
+/// `end_ns` the report derives (its last call's end), so the export's report does not call
+/// it unfinished (the records table does not say that its trace had a sidecar).
+#[test]
+fn a_parquet_export_finishes_a_process_that_called_exit() {
+    let exe = c_program("exit_paths");
+    let dir = scratch("exit-parquet");
+    let traces = dir.join("traces");
+    Run::with_h5prov(&exe, &["a.h5", "50", "exit"], &dir, &traces, "").ok();
+    assert_eq!(work_traces(&traces).len(), 1);
+    let out = dir.join("pq");
+    h5prov_ok(&[
+        "export",
+        "--no-progress",
+        "--parquet",
+        out.to_str().unwrap(),
+        traces.to_str().unwrap(),
+    ]);
+    let rep = report(&out);
+    assert_eq!(rep["run"]["processes"], 1, "{:#}", rep["run"]);
+    assert_eq!(
+        rep["run"]["unfinished"], 0,
+        "the export's processes row has no end_ns: {:#}",
+        rep["run"]
+    );
+    let codes: Vec<&str> = rep["insights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"incomplete_trace"), "{codes:?}");
+    let direct = report(&traces);
+    assert_eq!(rep["run"]["records"], direct["run"]["records"]);
+    assert_eq!(direct["run"]["unfinished"], 0, "{:#}", direct["run"]);
+}

@@ -2185,7 +2185,7 @@ impl Accumulator {
         enc: Encoding,
         opts: &ReadOptions,
     ) -> Result<(), Error> {
-        if crate::read::input::pending_of(path).is_none() {
+        if !crate::read::input::recovered(path) {
             return self.add_trace_with(path, |b| {
                 crate::read::read_trace_lines(path, enc, opts, |l, r| b.add(l, r))
             });
@@ -2309,7 +2309,7 @@ impl Accumulator {
         enc: Encoding,
         opts: &ReadOptions,
     ) -> Result<(), Error> {
-        if crate::read::input::pending_of_objects(path).is_some() {
+        if crate::read::input::objects_of_recovered(path) {
             self.agg.diag.objects_files_replaced += 1;
             return Ok(());
         }

@@ -313,3 +313,47 @@ fn a_parquet_export_finishes_a_process_that_called_exit() {
     assert_eq!(rep["run"]["records"], direct["run"]["records"]);
     assert_eq!(direct["run"]["unfinished"], 0, "{:#}", direct["run"]);
 }
+
+/// `h5prov merge` of a directory with a process that called `_exit`: the merged file holds
+/// its sidecar's records too, so its report is the directory's: every record, the process
+/// ended without closing (not unfinished), its per-object summaries rebuilt.
+#[test]
+fn merging_keeps_the_records_of_a_process_that_called_exit() {
+    let exe = c_program("exit_paths");
+    let dir = scratch("exit-merge");
+    let traces = dir.join("traces");
+    // 3000 datasets: most records are only in the sidecar.
+    Run::with_h5prov(&exe, &["a.h5", "3000", "exit"], &dir, &traces, "").ok();
+    let t = work_traces(&traces);
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!(files_with_suffix(&traces, ".pending").len(), 1);
+    let merged = dir.join("run.h5prov");
+    h5prov_ok(&[
+        "merge",
+        "--no-progress",
+        "-o",
+        merged.to_str().unwrap(),
+        traces.to_str().unwrap(),
+    ]);
+    // The member reads as the trace and its sidecar did.
+    let member = merged.join(t[0].0.file_name().unwrap());
+    let got = cat(&member);
+    assert!(
+        got == t[0].1,
+        "the merged trace has {} records, the trace and its sidecar {}",
+        got.len(),
+        t[0].1.len()
+    );
+    let (rep, want) = (report(&merged), report(&traces));
+    for k in [
+        "records",
+        "unfinished",
+        "unclosed",
+        "objects_rebuilt",
+        "object_rows",
+    ] {
+        assert_eq!(rep["run"][k], want["run"][k], "{k}: {:#}", rep["run"]);
+    }
+    assert_eq!(rep["run"]["unclosed"], 1, "{:#}", rep["run"]);
+    assert_eq!(rep["run"]["unfinished"], 0, "{:#}", rep["run"]);
+}

@@ -703,6 +703,13 @@ pub struct Diagnostics {
     /// every record was recovered: their metas were finished from the data
     /// ([`Aggregate::finish_unclosed`]).
     pub unclosed: u64,
+    /// Processes that ended without closing HDF5 (their trace has a pending sidecar)
+    /// whose objects rows were rebuilt from their records ([`crate::read::rebuild`]).
+    pub objects_rebuilt: u64,
+    /// The rows so rebuilt (counted in `object_rows` too).
+    pub rebuilt_object_rows: u64,
+    /// Objects files of such processes, not read (their rows were rebuilt instead).
+    pub objects_files_replaced: u64,
 }
 
 impl Diagnostics {
@@ -716,6 +723,9 @@ impl Diagnostics {
         self.stream_messages += o.stream_messages;
         self.stream_processes += o.stream_processes;
         self.unclosed += o.unclosed;
+        self.objects_rebuilt += o.objects_rebuilt;
+        self.rebuilt_object_rows += o.rebuilt_object_rows;
+        self.objects_files_replaced += o.objects_files_replaced;
         self.truncated.extend(o.truncated);
         self.malformed_rows += o.malformed_rows;
         self.malformed_files += o.malformed_files;
@@ -2178,9 +2188,33 @@ impl Accumulator {
         enc: Encoding,
         opts: &ReadOptions,
     ) -> Result<(), Error> {
+        if !crate::read::input::recovered(path) {
+            return self.add_trace_with(path, |b| {
+                crate::read::read_trace_lines(path, enc, opts, |l, r| b.add(l, r))
+            });
+        }
+        // Its process ended without closing HDF5: its objects rows are rebuilt from its
+        // records, in the same pass ([`crate::read::rebuild`]).
+        let mut rebuild = crate::read::rebuild::Rebuild::default();
         self.add_trace_with(path, |b| {
-            crate::read::read_trace_lines(path, enc, opts, |l, r| b.add(l, r))
-        })
+            crate::read::read_trace_lines(path, enc, opts, |l, r| {
+                rebuild.add(r);
+                b.add(l, r)
+            })
+        })?;
+        let d = self.add_object_rows(|sink| {
+            let mut d = FileDiag::default();
+            for o in rebuild.into_rows() {
+                sink(&o);
+                d.rows += 1;
+            }
+            Ok(d)
+        })?;
+        let diag = &mut self.agg.diag;
+        diag.objects_rebuilt += 1;
+        diag.object_rows += d.rows;
+        diag.rebuilt_object_rows += d.rows;
+        Ok(())
     }
 
     /// Adds one trace file's records from another source than the file itself (a Parquet
@@ -2269,13 +2303,19 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Reads one objects file.
+    /// Reads one objects file. The objects file of a process that ended without closing
+    /// HDF5 (its trace has a pending sidecar) is not read: it holds only some of the
+    /// process's rows, and all of them are rebuilt from its trace ([`Accumulator::add_trace`]).
     pub fn add_objects(
         &mut self,
         path: &Path,
         enc: Encoding,
         opts: &ReadOptions,
     ) -> Result<(), Error> {
+        if crate::read::input::objects_of_recovered(path) {
+            self.agg.diag.objects_files_replaced += 1;
+            return Ok(());
+        }
         self.add_objects_with(path, |sink| read_objects(path, enc, opts, sink))
     }
 
@@ -2286,6 +2326,18 @@ impl Accumulator {
         path: &Path,
         read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
     ) -> Result<(), Error> {
+        let d = self.add_object_rows(read)?;
+        self.agg.diag.objects_files += 1;
+        self.agg.diag.object_rows += d.rows;
+        self.agg.diag.file(path, &d);
+        Ok(())
+    }
+
+    /// Adds objects rows into the summaries, file access facts and dataset facts.
+    fn add_object_rows(
+        &mut self,
+        read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
+    ) -> Result<FileDiag, Error> {
         let summaries = &mut self.summaries;
         let mut datasets = crate::insights_dataset::DatasetsIo::default();
         let dio = &mut datasets;
@@ -2316,10 +2368,7 @@ impl Accumulator {
             }
         })?;
         lock(&self.datasets).merge(datasets.packed());
-        self.agg.diag.objects_files += 1;
-        self.agg.diag.object_rows += d.rows;
-        self.agg.diag.file(path, &d);
-        Ok(())
+        Ok(d)
     }
 
     /// Reads one meta file; an unreadable one, or one with keys of the wrong type, is

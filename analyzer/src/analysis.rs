@@ -137,6 +137,15 @@ pub struct RunInfo {
     /// their metas were finished from the data. Left out of the JSON when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unclosed: u64,
+    /// Processes that ended without closing HDF5 whose objects rows (per-object summaries)
+    /// were rebuilt from their trace records, their objects files left unread
+    /// ([`crate::read::rebuild`]: no token, dims, layout or dataset storage columns). Left
+    /// out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub objects_rebuilt: u64,
+    /// The rows so rebuilt (counted in `object_rows` too). Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rebuilt_object_rows: u64,
     /// Files with a truncated last line, as `path:line`.
     pub truncated: Vec<String>,
     /// Malformed rows skipped with `--lenient`.
@@ -700,6 +709,8 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
             .filter(|m| m.end_ns.is_none() && m.format != STREAM_FORMAT)
             .count(),
         unclosed: d.unclosed,
+        objects_rebuilt: d.objects_rebuilt,
+        rebuilt_object_rows: d.rebuilt_object_rows,
         truncated: d
             .truncated
             .iter()

@@ -280,6 +280,33 @@ pub fn detect(
              HDF5: data it had not flushed may be missing from them.",
         ));
     }
+    // Their per-object summaries were rebuilt from their records: say so, and what they lack.
+    if run.objects_rebuilt > 0 {
+        out.push(ins(
+            Level::Info,
+            "objects_rebuilt",
+            format!(
+                "Per-object summaries of {} rebuilt from trace records",
+                if run.objects_rebuilt == 1 {
+                    "1 process that ended without closing HDF5 were".to_string()
+                } else {
+                    format!(
+                        "{} processes that ended without closing HDF5 were",
+                        run.objects_rebuilt
+                    )
+                }
+            ),
+            format!(
+                "such a process writes its objects rows when it closes its objects, and it \
+                 closed none; its {} rows come from its records instead (opens, accesses, \
+                 reads, writes, bytes, times), without the columns only the connector knows \
+                 (dimensions, layout, chunks, datatype, filters, chunk cache)",
+                run.rebuilt_object_rows
+            ),
+            "Nothing to do. Let the process close its files (or exit normally) for full \
+             per-object summaries.",
+        ));
+    }
 
     // The live stream (`stream=`) lost messages: the trace files are unaffected.
     if let Some(dropped) = run.stream_dropped.filter(|d| *d > 0) {

@@ -39,6 +39,8 @@ pub struct CallgrindRow {
     pub added_vs_native: Option<f64>,
     /// `ir_per_call` minus pass_through's.
     pub added_vs_pass_through: Option<f64>,
+    /// `ir_per_call` minus the `baseline-` twin's, when it ran.
+    pub added_vs_baseline: Option<f64>,
 }
 
 /// Reads the `totals:` (or `summary:`) line of a callgrind output file.
@@ -76,7 +78,7 @@ fn one_run(
             iters.to_string(),
         ],
         env: mode.env(
-            &settings.plugin_path,
+            settings.plugin_for(mode),
             &traces,
             settings.collector.as_deref(),
         ),
@@ -140,6 +142,7 @@ pub fn run(
             ir_per_vol_call: d_ir / d_vol,
             added_vs_native: None,
             added_vs_pass_through: None,
+            added_vs_baseline: None,
         };
         progress(&format!(
             "[callgrind] {:<20} {:>8.0} instructions per call",
@@ -149,9 +152,20 @@ pub fn run(
     }
     let base = |name: &str| rows.iter().find(|r| r.mode == name).map(|r| r.ir_per_call);
     let (native, pt) = (base("native"), base("pass_through"));
-    for r in &mut rows {
+    let twins: Vec<Option<f64>> = settings
+        .modes
+        .iter()
+        .map(|m| {
+            (!m.is_baseline())
+                .then(|| m.as_baseline())
+                .flatten()
+                .and_then(|t| base(&t.name()))
+        })
+        .collect();
+    for (r, twin) in rows.iter_mut().zip(twins) {
         r.added_vs_native = native.map(|b| r.ir_per_call - b);
         r.added_vs_pass_through = pt.map(|b| r.ir_per_call - b);
+        r.added_vs_baseline = twin.map(|b| r.ir_per_call - b);
     }
     Ok(rows)
 }

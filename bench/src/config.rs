@@ -85,8 +85,15 @@ pub enum Mode {
         format: Format,
         /// Streaming to the benchmark's collector.
         stream: Stream,
+        /// The same options given to the baseline `libh5prov.so`
+        /// (`--baseline-plugin-path`, e.g. an older build) instead of the measured one:
+        /// named `baseline-<mode>`, run in the same interleaved rounds.
+        baseline: bool,
     },
 }
+
+/// The prefix of a mode run with the baseline `libh5prov.so`.
+pub const BASELINE_PREFIX: &str = "baseline-";
 
 /// Environment variable that selects the VOL connector.
 pub const VOL_VAR: &str = "HDF5_VOL_CONNECTOR";
@@ -121,6 +128,7 @@ impl Mode {
                             level,
                             format,
                             stream,
+                            baseline: false,
                         });
                     }
                 }
@@ -135,7 +143,32 @@ impl Mode {
             level,
             format,
             stream: Stream::Off,
+            baseline: false,
         }
+    }
+
+    /// The same h5prov mode run with the baseline `libh5prov.so` (`None` for native and
+    /// `pass_through`, which load no h5prov).
+    pub fn as_baseline(&self) -> Option<Mode> {
+        match *self {
+            Mode::H5prov {
+                level,
+                format,
+                stream,
+                ..
+            } => Some(Mode::H5prov {
+                level,
+                format,
+                stream,
+                baseline: true,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether the mode runs the baseline `libh5prov.so`.
+    pub fn is_baseline(&self) -> bool {
+        matches!(self, Mode::H5prov { baseline: true, .. })
     }
 
     /// Stable name used on the command line and in reports, e.g. `h5prov-dataset-csv`,
@@ -148,8 +181,14 @@ impl Mode {
                 level,
                 format,
                 stream,
+                baseline,
             } => {
-                let mut n = format!("h5prov-{}-{}", level.as_str(), format.as_str());
+                let mut n = format!(
+                    "{}h5prov-{}-{}",
+                    if *baseline { BASELINE_PREFIX } else { "" },
+                    level.as_str(),
+                    format.as_str()
+                );
                 if let Some(s) = stream.level() {
                     n.push_str("-stream-");
                     n.push_str(s);
@@ -162,7 +201,17 @@ impl Mode {
     /// The same mode without streaming (itself when it does not stream).
     pub fn without_stream(&self) -> Mode {
         match *self {
-            Mode::H5prov { level, format, .. } => Mode::h5prov(level, format),
+            Mode::H5prov {
+                level,
+                format,
+                baseline,
+                ..
+            } => Mode::H5prov {
+                level,
+                format,
+                stream: Stream::Off,
+                baseline,
+            },
             m => m,
         }
     }
@@ -174,12 +223,20 @@ impl Mode {
 
     /// Parses a name produced by [`Mode::name`].
     pub fn parse(s: &str) -> Result<Mode, String> {
+        if let Some(rest) = s.strip_prefix(BASELINE_PREFIX) {
+            return Mode::parse(rest)?.as_baseline().ok_or_else(|| {
+                format!("unknown mode '{s}': only h5prov modes have a {BASELINE_PREFIX} twin")
+            });
+        }
         Mode::all()
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| {
                 let names: Vec<String> = Mode::all().iter().map(Mode::name).collect();
-                format!("unknown mode '{s}'; known: {}", names.join(", "))
+                format!(
+                    "unknown mode '{s}'; known: {}, and {BASELINE_PREFIX}<h5prov mode>",
+                    names.join(", ")
+                )
             })
     }
 
@@ -209,6 +266,7 @@ impl Mode {
                 level,
                 format,
                 stream,
+                ..
             } => vec![
                 (
                     VOL_VAR.into(),
@@ -325,6 +383,9 @@ pub struct Settings {
     pub out_dir: PathBuf,
     /// `HDF5_PLUGIN_PATH` for the h5prov modes.
     pub plugin_path: PathBuf,
+    /// `HDF5_PLUGIN_PATH` for the `baseline-` modes (`--baseline-plugin-path`): another
+    /// `libh5prov.so`, e.g. an older build, measured in the same interleaved rounds.
+    pub baseline_plugin_path: Option<PathBuf>,
     /// Modes to run, in round order.
     pub modes: Vec<Mode>,
     /// Workloads to run.
@@ -352,6 +413,16 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The plugin directory `mode` loads `libh5prov.so` from: the baseline's for a
+    /// `baseline-` mode (the measured one when no baseline is set; [`crate::filter_modes`]
+    /// refuses baseline modes then).
+    pub fn plugin_for(&self, mode: Mode) -> &Path {
+        match &self.baseline_plugin_path {
+            Some(b) if mode.is_baseline() => b,
+            _ => &self.plugin_path,
+        }
+    }
+
     /// The executable of `w` in `bin_dir`: `vpic_write`, or `vpic_write-mpi` in MPI mode.
     pub fn program(&self, w: Workload) -> PathBuf {
         let suffix = if self.mpi { "-mpi" } else { "" };
@@ -393,5 +464,54 @@ mod tests {
             vol(off, Some("h:1")).ends_with(";format=csv"),
             "no stream when off"
         );
+    }
+
+    #[test]
+    fn baseline_modes_load_the_baseline_plugin() {
+        let b = Mode::parse("baseline-h5prov-dataset-bin").unwrap();
+        assert!(b.is_baseline() && b.is_h5prov());
+        assert_eq!(b.name(), "baseline-h5prov-dataset-bin");
+        assert_eq!(
+            Mode::h5prov(Level::Dataset, Format::Bin).as_baseline(),
+            Some(b)
+        );
+        let s = Mode::parse("baseline-h5prov-dataset-csv-stream-event").unwrap();
+        assert_eq!(
+            s.without_stream(),
+            Mode::parse("baseline-h5prov-dataset-csv").unwrap()
+        );
+        for bad in ["baseline-native", "baseline-pass_through", "baseline-x"] {
+            assert!(Mode::parse(bad).is_err(), "{bad}");
+        }
+        let mut settings = Settings {
+            repo: "/r".into(),
+            bin_dir: "/b".into(),
+            work_dir: "/w".into(),
+            out_dir: "/o".into(),
+            plugin_path: "/new".into(),
+            baseline_plugin_path: Some("/old".into()),
+            modes: vec![],
+            workloads: vec![],
+            procs: vec![1],
+            rounds: 1,
+            sizes: Sizes::QUICK,
+            quick: true,
+            callgrind: false,
+            callgrind_iters: (1, 2),
+            mpi: false,
+            pin: None,
+            collector: None,
+        };
+        let plugin = |m: Mode| {
+            m.env(settings.plugin_for(m), Path::new("/t"), None)
+                .into_iter()
+                .find(|(k, _)| k == PLUGIN_VAR)
+                .and_then(|(_, v)| v)
+        };
+        assert_eq!(plugin(b).as_deref(), Some("/old"));
+        let new = Mode::h5prov(Level::Dataset, Format::Bin);
+        assert_eq!(plugin(new).as_deref(), Some("/new"));
+        settings.baseline_plugin_path = None;
+        assert_eq!(settings.plugin_for(b), Path::new("/new"));
     }
 }

@@ -61,13 +61,29 @@ impl From<io::Error> for BenchError {
 
 /// Removes the h5prov modes when `libh5prov.so` is missing from the plugin
 /// directory (unless `require` is set, which makes that an error). Returns the
-/// skip notes for the report.
+/// skip notes for the report. A `baseline-` mode without a baseline plugin that holds
+/// `libh5prov.so` is always an error: it was asked for by name or by
+/// `--baseline-plugin-path`.
 pub fn filter_modes(settings: &mut Settings, require: bool) -> Result<Vec<String>, BenchError> {
+    if settings.modes.iter().any(Mode::is_baseline) {
+        let Some(dir) = &settings.baseline_plugin_path else {
+            return Err(BenchError::new(
+                "a baseline- mode needs --baseline-plugin-path DIR (the directory of the \
+                 baseline libh5prov.so)",
+            ));
+        };
+        if !runner::h5prov_available(dir) {
+            return Err(BenchError::new(format!(
+                "--baseline-plugin-path: {} does not exist",
+                dir.join("libh5prov.so").display()
+            )));
+        }
+    }
     let wanted: Vec<Mode> = settings
         .modes
         .iter()
         .copied()
-        .filter(Mode::is_h5prov)
+        .filter(|m| m.is_h5prov() && !m.is_baseline())
         .collect();
     if wanted.is_empty() || runner::h5prov_available(&settings.plugin_path) {
         return Ok(Vec::new());
@@ -80,7 +96,7 @@ pub fn filter_modes(settings: &mut Settings, require: bool) -> Result<Vec<String
             lib.display()
         )));
     }
-    settings.modes.retain(|m| !m.is_h5prov());
+    settings.modes.retain(|m| !m.is_h5prov() || m.is_baseline());
     let names: Vec<String> = wanted.iter().map(Mode::name).collect();
     Ok(vec![format!(
         "{} — {} not found",
@@ -89,17 +105,13 @@ pub fn filter_modes(settings: &mut Settings, require: bool) -> Result<Vec<String
     )])
 }
 
-/// Copies `libh5prov.so` into `work_dir/plugin` and points the settings there,
-/// so every run of the benchmark uses the same binary even when the connector
-/// is rebuilt meanwhile (overwriting a mapped library kills the process that
-/// maps it with SIGBUS), and HDF5 finds no other `lib*.so` to probe.
-pub fn snapshot_plugin(settings: &Settings) -> Result<Settings, BenchError> {
-    let src = settings.plugin_path.join("libh5prov.so");
-    let dir = settings.work_dir.join("plugin");
+/// Copies `libh5prov.so` from `src` into `dir`, emptied first.
+fn copy_plugin(src: &Path, dir: &Path) -> Result<(), BenchError> {
+    let src = src.join("libh5prov.so");
     if dir.exists() {
-        fs::remove_dir_all(&dir)?;
+        fs::remove_dir_all(dir)?;
     }
-    fs::create_dir_all(&dir)?;
+    fs::create_dir_all(dir)?;
     fs::copy(&src, dir.join("libh5prov.so")).map_err(|e| {
         BenchError::new(format!(
             "cannot copy {} to {}: {e}",
@@ -107,8 +119,32 @@ pub fn snapshot_plugin(settings: &Settings) -> Result<Settings, BenchError> {
             dir.display()
         ))
     })?;
+    Ok(())
+}
+
+/// Copies `libh5prov.so` into `work_dir/plugin` (and the baseline's into
+/// `work_dir/plugin-baseline`) and points the settings there,
+/// so every run of the benchmark uses the same binary even when the connector
+/// is rebuilt meanwhile (overwriting a mapped library kills the process that
+/// maps it with SIGBUS), and HDF5 finds no other `lib*.so` to probe.
+pub fn snapshot_plugin(settings: &Settings) -> Result<Settings, BenchError> {
     let mut s = settings.clone();
-    s.plugin_path = dir;
+    if settings
+        .modes
+        .iter()
+        .any(|m| m.is_h5prov() && !m.is_baseline())
+    {
+        let dir = settings.work_dir.join("plugin");
+        copy_plugin(&settings.plugin_path, &dir)?;
+        s.plugin_path = dir;
+    }
+    if let Some(b) = &settings.baseline_plugin_path {
+        if settings.modes.iter().any(Mode::is_baseline) {
+            let dir = settings.work_dir.join("plugin-baseline");
+            copy_plugin(b, &dir)?;
+            s.baseline_plugin_path = Some(dir);
+        }
+    }
     Ok(s)
 }
 
@@ -140,6 +176,11 @@ pub fn run(
     runner::build_workloads(settings)?;
     fs::create_dir_all(&settings.work_dir)?;
     let plugin_path = settings.plugin_path.display().to_string();
+    let baseline_plugin_path = settings
+        .baseline_plugin_path
+        .as_ref()
+        .filter(|_| settings.modes.iter().any(Mode::is_baseline))
+        .map(|p| p.display().to_string());
     let snapshot;
     let settings = if settings.modes.iter().any(Mode::is_h5prov) {
         snapshot = snapshot_plugin(settings)?;
@@ -185,6 +226,13 @@ pub fn run(
         sizes: settings.sizes,
         plugin_path,
         plugin: plugin_info(&settings.plugin_path),
+        baseline_plugin: baseline_plugin_path.as_ref().and_then(|_| {
+            settings
+                .baseline_plugin_path
+                .as_deref()
+                .and_then(plugin_info)
+        }),
+        baseline_plugin_path,
         skipped,
         cases,
         callgrind,

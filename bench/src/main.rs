@@ -98,6 +98,11 @@ struct RunArgs {
     /// Directory holding libh5prov.so [default: <repo>/.deps/plugins].
     #[arg(long)]
     plugin_path: Option<PathBuf>,
+    /// Directory holding a second libh5prov.so (e.g. an older build) to measure in the
+    /// same interleaved rounds: each h5prov mode gets a `baseline-` twin that loads it with
+    /// the same options, unless --modes names baseline- modes itself.
+    #[arg(long, value_name = "DIR")]
+    baseline_plugin_path: Option<PathBuf>,
     /// Report directory [default: <repo>/target/bench-report].
     #[arg(long)]
     out: Option<PathBuf>,
@@ -158,7 +163,7 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
     if let Some(n) = a.vpic_timesteps {
         sizes.vpic_timesteps = n;
     }
-    let modes = if a.modes.is_empty() {
+    let mut modes = if a.modes.is_empty() {
         Mode::all()
     } else {
         a.modes
@@ -167,6 +172,13 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(BenchError::new)?
     };
+    if a.baseline_plugin_path.is_some() && !modes.iter().any(Mode::is_baseline) {
+        // Each twin right after its mode, so the pair runs side by side in every round.
+        modes = modes
+            .into_iter()
+            .flat_map(|m| std::iter::once(m).chain(m.as_baseline()))
+            .collect();
+    }
     if a.mpi && (a.callgrind || a.callgrind_only) {
         return Err(BenchError::new(
             "--mpi with --callgrind: the callgrind measurement is serial; run it without --mpi",
@@ -223,6 +235,7 @@ fn settings(a: RunArgs) -> Result<(Settings, bool), BenchError> {
                 .out
                 .unwrap_or_else(|| repo.join(format!("target/bench-report{suffix}"))),
             plugin_path: a.plugin_path.unwrap_or_else(|| repo.join(plugins)),
+            baseline_plugin_path: a.baseline_plugin_path,
             repo,
             modes,
             workloads,

@@ -44,6 +44,12 @@ pub struct ModeSummary {
     pub ratio_stream_off: Option<Summary>,
     /// Wall time / the same mode's without streaming, per round, then summarised.
     pub wall_ratio_stream_off: Option<Summary>,
+    /// An h5prov mode that has a `baseline-` twin in the run: the twin's name.
+    pub baseline: Option<String>,
+    /// Kernel time / the `baseline-` twin's, per round, then summarised.
+    pub ratio_baseline: Option<Summary>,
+    /// Kernel CPU time / the `baseline-` twin's, per round (when `cpu_ns=` is reported).
+    pub cpu_ratio_baseline: Option<Summary>,
     /// Kernel ns per API call of one process (metadata-heavy).
     pub ns_per_call: Option<Summary>,
     /// Per round: (kernel ns − native's) / calls per process.
@@ -112,6 +118,10 @@ pub struct Report {
     pub plugin_path: String,
     /// The h5prov plugin measured (copied from the plugin path at start), if any.
     pub plugin: Option<String>,
+    /// Plugin directory of the `baseline-` modes (`--baseline-plugin-path`), if any ran.
+    pub baseline_plugin_path: Option<String>,
+    /// The baseline plugin measured (copied at start), if any.
+    pub baseline_plugin: Option<String>,
     /// Modes that were asked for and not run, with the reason.
     pub skipped: Vec<String>,
     /// Results per case.
@@ -176,7 +186,16 @@ pub fn summarise(case: &CaseRuns) -> CaseReport {
         let vol_calls = runs[0].vol_calls;
         let off = mode.streams().then(|| mode.without_stream().name());
         let off_runs = off.as_deref().and_then(|n| runs_of(case, n));
+        let twin = (!mode.is_baseline())
+            .then(|| mode.as_baseline())
+            .flatten()
+            .map(|m| m.name())
+            .filter(|n| runs_of(case, n).is_some());
+        let twin_runs = twin.as_deref().and_then(|n| runs_of(case, n));
         modes.push(ModeSummary {
+            ratio_baseline: paired(runs, twin_runs.as_ref(), kernel_ratio),
+            cpu_ratio_baseline: cpu_paired(twin_runs.as_ref()),
+            baseline: twin,
             ratio_stream_off: paired(runs, off_runs.as_ref(), kernel_ratio),
             wall_ratio_stream_off: paired(runs, off_runs.as_ref(), wall_ratio),
             stream_off: off,
@@ -295,6 +314,16 @@ pub fn markdown(r: &Report) -> String {
     if let Some(p) = &r.plugin {
         let _ = writeln!(s, "- measured {p} (a copy taken at start)");
     }
+    if let Some(b) = &r.baseline_plugin_path {
+        let _ = writeln!(
+            s,
+            "- `baseline-` modes: the same options given to the `libh5prov.so` of `{b}`{}, \
+             in the same interleaved rounds",
+            r.baseline_plugin
+                .as_ref()
+                .map_or(String::new(), |p| format!(" ({p}, a copy taken at start)"))
+        );
+    }
     for sk in &r.skipped {
         let _ = writeln!(s, "- skipped: {sk}");
     }
@@ -353,6 +382,23 @@ pub fn markdown(r: &Report) -> String {
                     m.mode,
                     ratio_cell(&m.mode, "native", &m.cpu_ratio_native),
                     ratio_cell(&m.mode, "pass_through", &m.cpu_ratio_pass_through)
+                );
+            }
+        }
+        if c.modes.iter().any(|m| m.baseline.is_some()) {
+            let _ = writeln!(
+                s,
+                "\n| mode | against | kernel × baseline | kernel CPU × baseline |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|");
+            for m in c.modes.iter().filter(|m| m.baseline.is_some()) {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    m.mode,
+                    m.baseline.as_deref().unwrap_or(""),
+                    ratio_cell(&m.mode, "", &m.ratio_baseline),
+                    ratio_cell(&m.mode, "", &m.cpu_ratio_baseline)
                 );
             }
         }
@@ -430,18 +476,19 @@ pub fn markdown(r: &Report) -> String {
         );
         let _ = writeln!(
             s,
-            "| mode | instr/call | instr/VOL call | +instr/call vs native | +instr/call vs pass_through |"
+            "| mode | instr/call | instr/VOL call | +instr/call vs native | +instr/call vs pass_through | +instr/call vs baseline |"
         );
-        let _ = writeln!(s, "|---|---|---|---|---|");
+        let _ = writeln!(s, "|---|---|---|---|---|---|");
         for row in rows {
             let _ = writeln!(
                 s,
-                "| {} | {:.0} | {:.0} | {} | {} |",
+                "| {} | {:.0} | {:.0} | {} | {} | {} |",
                 row.mode,
                 row.ir_per_call,
                 row.ir_per_vol_call,
                 optf(row.added_vs_native, 0),
-                optf(row.added_vs_pass_through, 0)
+                optf(row.added_vs_pass_through, 0),
+                optf(row.added_vs_baseline, 0)
             );
         }
         let _ = writeln!(s);

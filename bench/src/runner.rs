@@ -221,7 +221,7 @@ pub fn run_once(
         program: settings.program(w),
         args: workload_args(w, settings, &out_dir, data_dir),
         env: mode.env(
-            &settings.plugin_path,
+            settings.plugin_for(mode),
             &trace_dir,
             settings.collector.as_deref(),
         ),

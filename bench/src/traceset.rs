@@ -337,6 +337,7 @@ fn make_source(
         work_dir: scratch.clone(),
         out_dir: scratch.clone(),
         plugin_path: spec.work_dir.join("plugin"),
+        baseline_plugin_path: None,
         modes: Vec::new(),
         workloads: Vec::new(),
         procs: vec![procs],

@@ -244,3 +244,136 @@ fn quick_analyzer_benchmark_writes_reports_that_agree() {
     assert_eq!(v["set_cached"], true);
     assert_eq!(v["agreement"]["analyzer_records"], 200_000);
 }
+
+/// `target/<profile>/libh5prov.so`, the connector of the test's own profile.
+fn connector_so() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let so = exe.parent().unwrap().parent().unwrap().join("libh5prov.so");
+    assert!(
+        so.is_file(),
+        "{} is missing: build the connector first (cargo build -p h5prov)",
+        so.display()
+    );
+    so
+}
+
+#[test]
+fn quick_baseline_plugin_runs_as_twin_modes_in_the_same_rounds() {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-baseline-quick");
+    let _ = std::fs::remove_dir_all(&base);
+    let (new, old, empty) = (base.join("new"), base.join("old"), base.join("empty"));
+    for d in [&new, &old, &empty] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for d in [&new, &old] {
+        std::fs::copy(connector_so(), d.join("libh5prov.so")).unwrap();
+    }
+    let out_dir = base.join("report");
+    let work_dir = base.join("work");
+    let modes_of = |v: &serde_json::Value| -> Vec<String> {
+        v["cases"][0]["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["mode"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let common = |plugin: &PathBuf| {
+        vec![
+            "--quick".to_string(),
+            "--modes".into(),
+            "native,pass_through,h5prov-dataset-bin".into(),
+            "--workloads".into(),
+            "metadata-heavy".into(),
+            "--procs".into(),
+            "1".into(),
+            "--plugin-path".into(),
+            plugin.display().to_string(),
+            "--baseline-plugin-path".into(),
+            old.display().to_string(),
+            "--out".into(),
+            out_dir.display().to_string(),
+            "--work-dir".into(),
+            work_dir.display().to_string(),
+        ]
+    };
+
+    // Both plugins: each h5prov mode gets its twin, right after it, in every round.
+    let mut args = common(&new);
+    args.extend(["--callgrind", "--callgrind-iters", "2", "4"].map(String::from));
+    run_bench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        modes_of(&v),
+        [
+            "native",
+            "pass_through",
+            "h5prov-dataset-bin",
+            "baseline-h5prov-dataset-bin"
+        ]
+    );
+    let modes = v["cases"][0]["modes"].as_array().unwrap();
+    let twin = &modes[3];
+    assert!(twin["ratio_native"]["median"].is_number(), "{twin}");
+    assert!(twin["ratio_pass_through"]["median"].is_number(), "{twin}");
+    assert!(
+        twin["trace_records"]["median"].as_f64().unwrap() > 0.0,
+        "{twin}"
+    );
+    assert_eq!(modes[2]["baseline"], "baseline-h5prov-dataset-bin");
+    assert!(
+        modes[2]["ratio_baseline"]["median"].is_number(),
+        "{}",
+        modes[2]
+    );
+    let rounds = v["rounds"].as_u64().unwrap() as usize;
+    assert_eq!(v["cases"][0]["raw"].as_array().unwrap().len(), 4 * rounds);
+    assert!(
+        v["baseline_plugin_path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("old")),
+        "{}",
+        v["baseline_plugin_path"]
+    );
+    assert!(
+        md.contains("| h5prov-dataset-bin | baseline-h5prov-dataset-bin |"),
+        "{md}"
+    );
+    let cg = v["callgrind"].as_array().unwrap();
+    let names: Vec<&str> = cg.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    assert_eq!(names[3], "baseline-h5prov-dataset-bin");
+    assert!(cg[2]["added_vs_baseline"].is_number(), "{}", cg[2]);
+    assert!(cg[3]["added_vs_baseline"].is_null(), "{}", cg[3]);
+
+    // The measured plugin missing: its mode is skipped, and the twin still runs, so it
+    // loaded the baseline's libh5prov.so (the run fails when a trace directory is empty).
+    run_bench(
+        &common(&empty)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        modes_of(&v),
+        ["native", "pass_through", "baseline-h5prov-dataset-bin"]
+    );
+    assert!(v["skipped"][0]
+        .as_str()
+        .unwrap()
+        .contains("h5prov-dataset-bin"));
+
+    // A baseline mode by name without a baseline plugin is refused, naming the option.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_h5prov-bench"))
+        .args(["--quick", "--modes", "baseline-h5prov-dataset-bin"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--baseline-plugin-path"), "{err}");
+}

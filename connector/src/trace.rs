@@ -341,50 +341,64 @@ impl Pending {
     }
 }
 
-/// A thread buffer's slot in the sidecar: a copy of the buffer's bytes, and its state
-/// word (filling with a length, or draining at a trace offset) stored after each whole
-/// record. Plain stores into a shared mapping: the kernel keeps them whatever kills the
-/// process.
+/// A thread buffer's slot in the sidecar: the block's bytes, and its state word (filling
+/// with a length, or draining at a trace offset) stored after each whole record. Plain
+/// stores into a shared mapping: the kernel keeps them whatever kills the process. With a
+/// slot, the slot *is* the thread's block: each record is encoded into the chunk's small
+/// staging buffer, moved here, and the block is written to the trace from the mapping, so
+/// the records' bytes are stored once, not in a private buffer and again in the mapping.
 struct Slot {
     map: sys::SharedMap,
-    /// The length last stored (the buffer's bytes the slot holds).
+    /// The length last stored (the block's bytes the slot holds).
     len: usize,
 }
 
 impl Slot {
-    /// Copies `buf[from..]` (the buffer's new whole records) after the slot's bytes and
-    /// stores the new length. False, and nothing stored, when they do not fit.
+    /// Copies `bytes` (whole records) after the slot's and stores the new length. False,
+    /// and nothing stored, when they do not fit.
     #[inline]
-    fn append(&mut self, buf: &[u8], from: usize) -> bool {
-        if from != self.len
-            || !self
-                .map
-                .write(h5prov_format::PENDING_SLOT_HEADER + from, &buf[from..])
+    fn push(&mut self, bytes: &[u8]) -> bool {
+        if !self
+            .map
+            .write(h5prov_format::PENDING_SLOT_HEADER + self.len, bytes)
         {
             return false;
         }
-        self.len = buf.len();
+        self.len += bytes.len();
         self.map.store_u64(0, self.len as u64);
         true
+    }
+
+    /// The block's bytes the slot holds.
+    fn held(&self) -> &[u8] {
+        self.map
+            .bytes(h5prov_format::PENDING_SLOT_HEADER, self.len)
+            .unwrap_or(&[])
     }
 
     /// About to write `len` buffered bytes at byte `at` of the trace file: if the slot
     /// holds them all, it says so (a reader cuts the trace at `at` and reads the slot);
     /// else it claims nothing (a cut write is then a truncated trace, reported as such).
-    fn draining(&mut self, at: u64, len: usize) {
+    fn draining(&self, at: u64, len: usize) {
         if len == self.len && len > 0 {
             self.map.store_u64(8, at);
             self.map
                 .store_u64(0, h5prov_format::PENDING_DRAINING | self.len as u64);
         } else {
-            self.clear();
+            self.disclaim();
         }
     }
 
-    /// The buffer was written (or dropped and counted): the slot holds nothing.
+    /// The slot claims to hold nothing (its bytes are written, dropped or not all of the
+    /// block); [`clear`](Self::clear) empties it once they are no longer read.
+    fn disclaim(&self) {
+        self.map.store_u64(0, 0);
+    }
+
+    /// The block was written (or dropped and counted): the slot holds nothing.
     fn clear(&mut self) {
         self.len = 0;
-        self.map.store_u64(0, 0);
+        self.disclaim();
     }
 }
 
@@ -401,6 +415,9 @@ struct Objects {
 
 /// A thread's pending records: encoded bytes, whole records only.
 struct Chunk {
+    /// Without a sidecar slot, the block's encoded bytes. With one, the record being
+    /// encoded, until it moves to the slot (so it stays in cache: only its first bytes
+    /// are ever touched), plus a record that did not fit there, written at once.
     buf: Vec<u8>,
     /// The binary encoding's block (`format=bin`): one per write of `buf`.
     bin: BinEncoder,
@@ -434,7 +451,9 @@ impl Session {
         }
     }
 
-    fn write_trace(&self, bytes: &[u8], mut slot: Option<&mut Slot>) {
+    /// Writes `bytes` to the trace file; `slot` is the sidecar slot that holds them (all
+    /// or in part), told where they go before the write. The caller clears it after.
+    fn write_trace(&self, bytes: &[u8], slot: Option<&Slot>) {
         if bytes.is_empty() {
             return;
         }
@@ -458,7 +477,7 @@ impl Session {
         if let Some((cap, from_ulimit)) = self.trace_cap() {
             if size + bytes.len() as u64 > cap {
                 if let Some(slot) = slot {
-                    slot.clear();
+                    slot.disclaim();
                 }
                 self.dropped.fetch_add(records(), Ordering::Relaxed);
                 if !self.capped.swap(true, Ordering::Relaxed) {
@@ -477,7 +496,7 @@ impl Session {
             }
         }
         let at = file.len;
-        if let Some(slot) = slot.as_deref_mut() {
+        if let Some(slot) = slot {
             slot.draining(at, bytes.len());
         }
         let TraceOut { file: f, zstd, .. } = &mut *file;
@@ -488,7 +507,7 @@ impl Session {
             Err(_) => file.file.stream_position().unwrap_or(at),
         };
         if let Some(slot) = slot {
-            slot.clear();
+            slot.disclaim();
         }
         match res {
             Ok(_) => {
@@ -516,7 +535,23 @@ impl Session {
 
     /// Writes a thread's pending records and empties its buffer.
     fn drain(&self, chunk: &mut Chunk) {
-        self.write_trace(&chunk.buf, chunk.slot.as_mut());
+        match &mut chunk.slot {
+            // The block is in the slot: written from the mapping.
+            Some(slot) if chunk.buf.is_empty() => {
+                self.write_trace(slot.held(), Some(slot));
+                slot.clear();
+            }
+            // A record did not fit in the slot: the block is the slot's bytes and it (a
+            // copy, rare: the slot has room for a block and a record of 4 KiB).
+            Some(slot) => {
+                let mut all = Vec::with_capacity(slot.len + chunk.buf.len());
+                all.extend_from_slice(slot.held());
+                all.extend_from_slice(&chunk.buf);
+                self.write_trace(&all, Some(slot));
+                slot.clear();
+            }
+            None => self.write_trace(&chunk.buf, None),
+        }
         chunk.buf.clear();
         chunk.bin.new_block();
         self.self_ns
@@ -1477,11 +1512,15 @@ fn emit(
             if to_file {
                 let from = c.buf.len();
                 encode(&mut c.buf, &mut c.bin, s.cfg.format, r, keys);
-                // The new record into the thread's sidecar slot (a copy of tens of bytes
-                // and one store): what makes it survive `_exit` and `kill -9`. One that
-                // does not fit is written out now, with the buffer.
+                // The new record moves into the thread's sidecar slot (a copy of tens of
+                // bytes and one store): what makes it survive `_exit` and `kill -9`. One
+                // that does not fit is written out now, with the slot's.
                 if let Some(slot) = &mut c.slot {
-                    full = !slot.append(&c.buf, from);
+                    if from == 0 && slot.push(&c.buf) {
+                        c.buf.clear();
+                    } else {
+                        full = true;
+                    }
                 }
             }
             // The time spent recording (summed into the session's `self_ns` when the
@@ -1491,7 +1530,8 @@ fn emit(
             if r.seq % SELF_SAMPLE == 0 {
                 c.self_ns += clock::ns_between(t3, clock::now()) * SELF_SAMPLE;
             }
-            if to_file && (full || c.buf.len() >= s.threshold) {
+            let pending = c.buf.len() + c.slot.as_ref().map_or(0, |slot| slot.len);
+            if to_file && (full || pending >= s.threshold) {
                 let t = clock::now();
                 s.drain(c);
                 c.self_ns += clock::ns_between(t, clock::now());

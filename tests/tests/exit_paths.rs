@@ -98,11 +98,17 @@ fn assert_all_records(trace: &Path, records: &[(u64, String)], reference: &[Stri
     );
 }
 
-/// `h5prov report --json` of `dir`: no incompleteness warning, no trace warning, and
-/// `unclosed` processes ended without closing.
-fn assert_report_complete(dir: &Path, unclosed: u64) {
+/// `h5prov report --json` of `dir`.
+fn report(dir: &Path) -> serde_json::Value {
     let out = h5prov_ok(&["report", "--json", "--no-progress", dir.to_str().unwrap()]);
-    let rep: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// `h5prov report --json` of `dir`: no incompleteness warning, no trace warning, and
+/// `unclosed` processes ended without closing, each with its per-object summaries rebuilt
+/// from its records (there are some: it created a file and objects in it).
+fn assert_report_complete(dir: &Path, unclosed: u64) {
+    let rep = report(dir);
     let codes: Vec<&str> = rep["insights"]
         .as_array()
         .unwrap()
@@ -123,23 +129,59 @@ fn assert_report_complete(dir: &Path, unclosed: u64) {
     );
     assert_eq!(rep["run"]["unclosed"], unclosed, "{:#}", rep["run"]);
     assert!(codes.contains(&"ended_without_closing"), "{codes:?}");
+    assert_eq!(rep["run"]["objects_rebuilt"], unclosed, "{:#}", rep["run"]);
+    assert!(codes.contains(&"objects_rebuilt"), "{codes:?}");
+    assert!(
+        rep["run"]["object_rows"].as_u64().unwrap() >= 2 * unclosed,
+        "no per-object rows: {:#}",
+        rep["run"]
+    );
 }
 
-/// The C program's reference run: its work's operations.
-fn c_reference(n: &str, options: &str) -> Vec<String> {
+/// The per-object summaries of a process that did not close are those of its reference
+/// run (which closed): as many rows, and each file's dataset counts and opening time.
+fn assert_objects_like_reference(dir: &Path, reference: &Path) {
+    let (rep, want) = (report(dir), report(reference));
+    assert_eq!(
+        rep["run"]["object_rows"], want["run"]["object_rows"],
+        "objects rows: {:#} against the reference's {:#}",
+        rep["run"], want["run"]
+    );
+    let files = |r: &serde_json::Value| -> Vec<(u64, u64, bool)> {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["datasets_created"].as_u64().unwrap(),
+                    f["datasets_opened"].as_u64().unwrap(),
+                    // Open from its creation to the process's last call: not only its own
+                    // calls.
+                    f["open_ns"].as_u64().unwrap() > f["total_ns"].as_u64().unwrap() / 2,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(files(&rep), files(&want), "{:#}", rep["files"]);
+}
+
+/// The C program's reference run: its work's operations, and its traces directory.
+fn c_reference(n: &str, options: &str) -> (Vec<String>, PathBuf) {
     let exe = c_program("exit_paths");
     let dir = scratch(&format!("exit-ref-{n}"));
     let traces = dir.join("traces");
-    Run::with_h5prov(&exe, &["ref.h5", n, "close"], &dir, &traces, options).ok();
+    // Its file is named like the runs' (`a.h5`), in another directory: the reports match.
+    Run::with_h5prov(&exe, &["a.h5", n, "close"], &dir, &traces, options).ok();
     let t = work_traces(&traces);
     assert_eq!(t.len(), 1, "{t:?}");
-    work_ops(&t[0].1)
+    (work_ops(&t[0].1), traces)
 }
 
 #[test]
 fn a_c_child_that_calls_exit_loses_no_record() {
     // 3000 datasets: about 9000 records, less than one buffer (all would be lost).
-    let reference = c_reference("3000", "");
+    let (reference, ref_traces) = c_reference("3000", "");
     let exe = c_program("exit_paths");
     let dir = scratch("exit-_exit");
     let traces = dir.join("traces");
@@ -148,6 +190,7 @@ fn a_c_child_that_calls_exit_loses_no_record() {
     assert_eq!(t.len(), 1, "the _exit run's trace holds the marker: {t:?}");
     assert_all_records(&t[0].0, &t[0].1, &reference);
     assert_report_complete(&traces, 1);
+    assert_objects_like_reference(&traces, &ref_traces);
 }
 
 #[test]
@@ -155,7 +198,7 @@ fn kill_9_in_the_middle_of_a_run_loses_no_record() {
     // A small buffer: many blocks reach the trace file before the kill, and the last ones
     // are only in the sidecar.
     let options = "buffer=64K";
-    let reference = c_reference("2000", options);
+    let (reference, ref_traces) = c_reference("2000", options);
     let exe = c_program("exit_paths");
     let dir = scratch("exit-kill9");
     let traces = dir.join("traces");
@@ -175,6 +218,7 @@ fn kill_9_in_the_middle_of_a_run_loses_no_record() {
     assert_eq!(t.len(), 1, "the killed run's trace holds the marker: {t:?}");
     assert_all_records(&t[0].0, &t[0].1, &reference);
     assert_report_complete(&traces, 1);
+    assert_objects_like_reference(&traces, &ref_traces);
 }
 
 /// `tests/python/mp_exit.py DIR MODE` under the wheels venv, through h5prov, in scratch
@@ -231,4 +275,85 @@ fn a_clean_run_leaves_no_sidecar() {
     Run::with_h5prov(&exe, &["a.h5", "10", "close"], &dir, &traces, "").ok();
     assert!(files_with_suffix(&traces, ".pending").is_empty());
     assert_eq!(files_with_suffix(&traces, ".meta.json").len(), 1);
+}
+
+/// `h5prov export --parquet` of a process that called `_exit`: its `processes` row has the
+/// `end_ns` the report derives (its last call's end), so the export's report does not call
+/// it unfinished (the records table does not say that its trace had a sidecar).
+#[test]
+fn a_parquet_export_finishes_a_process_that_called_exit() {
+    let exe = c_program("exit_paths");
+    let dir = scratch("exit-parquet");
+    let traces = dir.join("traces");
+    Run::with_h5prov(&exe, &["a.h5", "50", "exit"], &dir, &traces, "").ok();
+    assert_eq!(work_traces(&traces).len(), 1);
+    let out = dir.join("pq");
+    h5prov_ok(&[
+        "export",
+        "--no-progress",
+        "--parquet",
+        out.to_str().unwrap(),
+        traces.to_str().unwrap(),
+    ]);
+    let rep = report(&out);
+    assert_eq!(rep["run"]["processes"], 1, "{:#}", rep["run"]);
+    assert_eq!(
+        rep["run"]["unfinished"], 0,
+        "the export's processes row has no end_ns: {:#}",
+        rep["run"]
+    );
+    let codes: Vec<&str> = rep["insights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"incomplete_trace"), "{codes:?}");
+    let direct = report(&traces);
+    assert_eq!(rep["run"]["records"], direct["run"]["records"]);
+    assert_eq!(direct["run"]["unfinished"], 0, "{:#}", direct["run"]);
+}
+
+/// `h5prov merge` of a directory with a process that called `_exit`: the merged file holds
+/// its sidecar's records too, so its report is the directory's: every record, the process
+/// ended without closing (not unfinished), its per-object summaries rebuilt.
+#[test]
+fn merging_keeps_the_records_of_a_process_that_called_exit() {
+    let exe = c_program("exit_paths");
+    let dir = scratch("exit-merge");
+    let traces = dir.join("traces");
+    // 3000 datasets: most records are only in the sidecar.
+    Run::with_h5prov(&exe, &["a.h5", "3000", "exit"], &dir, &traces, "").ok();
+    let t = work_traces(&traces);
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert_eq!(files_with_suffix(&traces, ".pending").len(), 1);
+    let merged = dir.join("run.h5prov");
+    h5prov_ok(&[
+        "merge",
+        "--no-progress",
+        "-o",
+        merged.to_str().unwrap(),
+        traces.to_str().unwrap(),
+    ]);
+    // The member reads as the trace and its sidecar did.
+    let member = merged.join(t[0].0.file_name().unwrap());
+    let got = cat(&member);
+    assert!(
+        got == t[0].1,
+        "the merged trace has {} records, the trace and its sidecar {}",
+        got.len(),
+        t[0].1.len()
+    );
+    let (rep, want) = (report(&merged), report(&traces));
+    for k in [
+        "records",
+        "unfinished",
+        "unclosed",
+        "objects_rebuilt",
+        "object_rows",
+    ] {
+        assert_eq!(rep["run"][k], want["run"][k], "{k}: {:#}", rep["run"]);
+    }
+    assert_eq!(rep["run"]["unclosed"], 1, "{:#}", rep["run"]);
+    assert_eq!(rep["run"]["unfinished"], 0, "{:#}", rep["run"]);
 }

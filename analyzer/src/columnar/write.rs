@@ -205,6 +205,8 @@ struct FileRow {
     encoding: &'static str,
     diag: FileDiag,
     meta_error: Option<(&'static str, String)>,
+    /// A trace's last call's end (`start_ns + total_ns`, the largest), 0 if none.
+    last_end_ns: u64,
 }
 
 fn encoding_name(e: Encoding) -> &'static str {
@@ -279,8 +281,10 @@ fn worker(
     for (f, enc, is_trace) in files {
         let source = f.path.display().to_string();
         let mut werr: Option<Error> = None;
+        let mut last_end_ns = 0u64;
         let r = if *is_trace {
             read_trace_lines(&f.path, *enc, opts, |line, r| {
+                last_end_ns = last_end_ns.max(r.start_ns.saturating_add(r.total_ns));
                 if werr.is_none() {
                     r.write_fields(&mut rec);
                     if let Err(e) = rec.end_row(&source, Some(line)) {
@@ -307,6 +311,7 @@ fn worker(
                 encoding: encoding_name(*enc),
                 diag: d,
                 meta_error: None,
+                last_end_ns,
             }),
         }
     }
@@ -332,6 +337,39 @@ fn write_batch(path: &Path, schema: SchemaRef, arrays: Vec<ArrayRef>) -> Result<
 }
 
 /// The `processes` table of the readable metas (with their files).
+/// Finishes the meta of each process that ended without closing HDF5, as the report does
+/// ([`crate::aggregate::Aggregate::finish_unclosed`]): when its one trace was read with its
+/// pending sidecar and nothing was cut, nothing was lost, so its `records`,
+/// `bytes_written` and `end_ns` (its last call's end) come from the data. Its row then has
+/// an `end_ns` and is not `incomplete`; a cut trace, or one without a sidecar, stays
+/// incomplete with a null `end_ns`.
+fn finish_unclosed(metas: &mut [(String, ProcessMeta)], file_rows: &[FileRow]) {
+    let mut traces: std::collections::HashMap<String, Vec<&FileRow>> = Default::default();
+    for r in file_rows.iter().filter(|r| r.role == "trace") {
+        traces
+            .entry(crate::check::stem(Path::new(&r.source)))
+            .or_default()
+            .push(r);
+    }
+    for (source, m) in metas.iter_mut() {
+        if m.end_ns.is_some() || m.format == STREAM_FORMAT {
+            continue;
+        }
+        let Some([t]) = traces
+            .get(&crate::check::stem(Path::new(source)))
+            .map(|v| &v[..])
+        else {
+            continue;
+        };
+        if !t.diag.recovered || t.diag.truncated_line.is_some() {
+            continue;
+        }
+        m.records = t.diag.rows + t.diag.malformed;
+        m.bytes_written = t.diag.data_bytes;
+        m.end_ns = Some(t.last_end_ns.max(m.start_ns));
+    }
+}
+
 fn write_processes(path: &Path, metas: &[(String, ProcessMeta)]) -> Result<(), Error> {
     let schema = processes_schema();
     let mut arrays: Vec<ArrayRef> = Vec::new();
@@ -549,7 +587,7 @@ fn export_capture(
                 rows: p.events.len() as u64,
                 ..FileDiag::default()
             },
-            meta_error: None,
+            ..FileRow::default()
         });
         if let Some(m) = &p.meta {
             metas.push((source.clone(), m.clone()));
@@ -567,7 +605,7 @@ fn export_capture(
             role: "capture",
             encoding: "jsonl",
             diag: d.clone(),
-            meta_error: None,
+            ..FileRow::default()
         });
     }
     rec.close()
@@ -663,6 +701,7 @@ fn export_into(
             }
         }
     }
+    finish_unclosed(&mut metas, &file_rows);
     stats.files = file_rows.len() as u64;
     stats.processes = metas.len() as u64;
     write_processes(&tmp.join("processes").join("part-0.parquet"), &metas)?;

@@ -103,6 +103,60 @@ pub fn pending_of(path: &Path) -> Option<std::path::PathBuf> {
     side.is_file().then_some(side)
 }
 
+/// Whether trace `path` was read with its process's pending sidecar: one on disk
+/// ([`pending_of`]), or, for a member of a merged file, one the merge joined into it
+/// ([`merged::Member::recovered`]).
+pub fn recovered(path: &Path) -> bool {
+    pending_of(path).is_some() || member_recovered(path)
+}
+
+/// Whether `path` is a member of a merged file stored with its pending sidecar's records.
+fn member_recovered(path: &Path) -> bool {
+    if path.exists() {
+        return false;
+    }
+    match merged::find_member(path) {
+        Some(Ok((a, i))) => a.members()[i].recovered,
+        _ => false,
+    }
+}
+
+/// The pending sidecar of the process that wrote objects file `path`
+/// (`<stem>.objects.{csv,jsonl,bin}`, optionally compressed), when there is one on disk: the
+/// process ended without closing HDF5, and its objects file holds only some of its rows.
+pub fn pending_of_objects(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let (_, inner) = Compression::of_name(name);
+    let stem = [".objects.csv", ".objects.jsonl", ".objects.bin"]
+        .iter()
+        .find_map(|s| inner.strip_suffix(s))?;
+    let side = path.with_file_name(format!("{stem}{}", h5prov_format::PENDING_SUFFIX));
+    side.is_file().then_some(side)
+}
+
+/// Whether the process that wrote objects file `path` ended without closing HDF5: its
+/// pending sidecar is on disk ([`pending_of_objects`]), or, in a merged file, its trace
+/// was stored with the sidecar's records.
+pub fn objects_of_recovered(path: &Path) -> bool {
+    if pending_of_objects(path).is_some() {
+        return true;
+    }
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let (_, inner) = Compression::of_name(name);
+    let Some(stem) = [".objects.csv", ".objects.jsonl", ".objects.bin"]
+        .iter()
+        .find_map(|s| inner.strip_suffix(s))
+    else {
+        return false;
+    };
+    [".trace.csv", ".trace.jsonl", ".trace.bin"]
+        .iter()
+        .flat_map(|t| ["", ".zst", ".gz"].map(|c| format!("{stem}{t}{c}")))
+        .any(|t| member_recovered(&path.with_file_name(t)))
+}
+
 /// The records of a pending sidecar, slot after slot, one slot in memory at a time.
 struct Pending {
     file: File,

@@ -62,6 +62,10 @@ pub struct Member {
     pub length: u64,
     /// Bytes of the member itself (after zstd decoding).
     pub size: u64,
+    /// A trace of a process that ended without closing HDF5: the merge stored the trace
+    /// file and its pending sidecar's records as one trace (see [`merge`]), and the
+    /// sidecar's presence is remembered here.
+    pub recovered: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -80,6 +84,9 @@ struct IndexEntry {
     offset: u64,
     length: u64,
     size: u64,
+    /// [`Member::recovered`]; absent (false) in merged files of older versions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    recovered: bool,
 }
 
 fn role_name(r: FileRole) -> &'static str {
@@ -273,6 +280,7 @@ impl Archive {
                 offset: e.offset,
                 length: e.length,
                 size: e.size,
+                recovered: e.recovered && role == FileRole::Trace,
             });
         }
         Ok(Archive {
@@ -581,8 +589,17 @@ fn write_merged(
             offset: 0,
             length: 0,
             size: 0,
+            recovered: false,
         });
-        let mut r = super::input::open_raw(path)?;
+        // A trace with a pending sidecar (its process ended without closing HDF5) is
+        // stored as the analyzer reads it: the trace, cut where the sidecar says, then the
+        // sidecar's records ([`super::input::open`]), compressed again as its name says.
+        let mut r = if *role == FileRole::Trace && super::input::pending_of(path).is_some() {
+            entries[i].recovered = true;
+            recompress(super::input::open(path)?, path)?
+        } else {
+            super::input::open_raw(path)?
+        };
         let mut first = true;
         loop {
             let data = read_chunk(&mut r, path)?;
@@ -629,6 +646,18 @@ fn write_merged(
         members: doc.members.len(),
         bytes_in,
         bytes_out: offset + zix.len() as u64 + TRAILER_LEN,
+    })
+}
+
+/// The decompressed content `r` of input `path`, compressed again as its name says.
+fn recompress(r: Box<dyn Read + Send>, path: &Path) -> Result<Box<dyn Read + Send>, Error> {
+    use super::input::Compression;
+    Ok(match Compression::of_path(path) {
+        Compression::None => r,
+        Compression::Zstd => {
+            Box::new(zstd::stream::read::Encoder::new(r, 3).map_err(|e| Error::io(path, e))?)
+        }
+        Compression::Gzip => Box::new(flate2::read::GzEncoder::new(r, flate2::Compression::fast())),
     })
 }
 

@@ -18,6 +18,7 @@ pub mod input;
 pub mod jsonl_trace;
 pub mod merged;
 pub mod objects;
+pub mod rebuild;
 pub mod stream_capture;
 mod swar;
 
@@ -185,7 +186,7 @@ pub fn read_trace_lines(
     opts: &ReadOptions,
     mut sink: impl FnMut(u64, &crate::record::RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    let recovered = input::pending_of(path).is_some();
+    let recovered = input::recovered(path);
     let mut d = match enc {
         Encoding::Csv => csv_trace::read_csv_trace_lines(path, opts, sink),
         Encoding::Bin => bin_trace::read_bin_trace_lines(path, opts, &mut sink),
@@ -202,7 +203,7 @@ pub fn read_trace(
     opts: &ReadOptions,
     sink: impl FnMut(&crate::record::RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
-    let recovered = input::pending_of(path).is_some();
+    let recovered = input::recovered(path);
     let mut d = match enc {
         Encoding::Csv => csv_trace::read_csv_trace(path, opts, sink),
         Encoding::Bin => bin_trace::read_bin_trace(path, opts, sink),

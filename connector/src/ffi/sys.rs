@@ -238,6 +238,18 @@ impl SharedMap {
         true
     }
 
+    /// The `len` bytes at `off`, or `None` when they are not all inside the mapping.
+    pub fn bytes(&self, off: usize, len: usize) -> Option<&[u8]> {
+        if off.checked_add(len).is_none_or(|end| end > self.len) {
+            return None;
+        }
+        // SAFETY: the range is inside the mapping (checked above), which lives as long as
+        // `self`; this process writes it only through `&mut self` (`write`), which the
+        // returned borrow excludes, and through the atomic words of `store_u64`, which
+        // callers do not read through this slice.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(off), len) })
+    }
+
     /// The mapping's length.
     pub fn len(&self) -> usize {
         self.len

@@ -622,7 +622,10 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let files = file_rows(&agg);
     let transfers = transfers(&agg);
     // The last readers of the object tables before the dataset rows take them.
-    let churn = crate::insights_mpi::open_close_churn(&agg, th);
+    let churn: Vec<insights::Insight> = crate::insights_mpi::open_close_churn(&agg, th)
+        .into_iter()
+        .chain(crate::insights_mpi::path_traversal(&agg))
+        .collect();
     let datasets = dataset_rows(
         std::mem::take(&mut agg.objects),
         std::mem::take(&mut agg.summaries),

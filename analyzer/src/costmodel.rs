@@ -126,7 +126,7 @@ pub fn box_pieces(e: &[u64], dims: &[u64]) -> u64 {
 }
 
 /// Bytes of a dataset's current extent (from its objects row), 0 when unknown.
-fn dataset_bytes(row: &DatasetRow) -> u64 {
+pub(crate) fn dataset_bytes(row: &DatasetRow) -> u64 {
     dims_elems(&row.dims)
         .unwrap_or(0)
         .saturating_mul(row.type_size)
@@ -389,7 +389,10 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     let Some(e) = dims_list(shape) else { continue };
                     let n = v.reads + v.writes;
                     let elems: u64 = e.iter().product();
-                    if e.len() != dims.len() || n == 0 || v.file_bytes != n * elems * r.type_size {
+                    // One transfer of a box sweeps its rows once, which reading it needs
+                    // anyway; the waste is the same rows swept again by each of many
+                    // narrow boxes (strided_column's fix reads its column block once).
+                    if e.len() != dims.len() || n < 2 || v.file_bytes != n * elems * r.type_size {
                         continue;
                     }
                     let p = box_pieces(&e, &dims);

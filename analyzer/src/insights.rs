@@ -227,15 +227,10 @@ pub fn split_timing_notes(all: Vec<Insight>) -> (Vec<Insight>, Vec<Insight>) {
     all.into_iter().partition(|i| !is_timing_note(i))
 }
 
-/// Runs every rule. `churn` is the `open_close_churn` finding
-/// ([`crate::insights_mpi::open_close_churn`]), made before the report took the object
-/// tables of `agg` apart.
-pub fn detect(
-    rep: &Report,
-    agg: &Aggregate,
-    th: &Thresholds,
-    churn: Option<Insight>,
-) -> Vec<Insight> {
+/// Runs every rule. `churn` holds the `open_close_churn` and `path_traversal` findings
+/// ([`crate::insights_mpi::open_close_churn`], [`crate::insights_mpi::path_traversal`]),
+/// made before the report took the object tables of `agg` apart.
+pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, churn: Vec<Insight>) -> Vec<Insight> {
     let mut out = Vec::new();
     let run = &rep.run;
 

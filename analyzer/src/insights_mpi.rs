@@ -103,7 +103,7 @@ pub fn detect(
     rep: &Report,
     agg: &Aggregate,
     th: &Thresholds,
-    churn: Option<Insight>,
+    churn: Vec<Insight>,
     out: &mut Vec<Insight>,
 ) {
     let mpi = Mpi::of(agg);
@@ -111,6 +111,7 @@ pub fn detect(
     metadata_time(rep, th, call_ns, out);
     tiny_datasets(rep, th, call_ns, out);
     out.extend(churn);
+    file_open_close_churn(rep, th, call_ns, out);
     unaligned_io(rep, agg, th, call_ns, out);
     if mpi.used() {
         independent_small_io(rep, agg, &mpi, th, call_ns, out);
@@ -261,6 +262,113 @@ pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
     ))
 }
 
+/// Path components from which reopening an object by its path counts as a deep walk.
+const PATH_DEPTH: u64 = 4;
+/// Link lookups (reopens times path components) from which `path_traversal` fires.
+const PATH_LOOKUPS: u64 = 1000;
+
+/// `path_traversal`: objects deep in the group tree reopened again and again by their
+/// full path; every open looks up each component of the path from the root (and careful
+/// code checks each prefix with H5Lexists first). Opening the leaf group once and the
+/// objects by name in it, or keeping them open, removes the walks.
+pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1);
+    let mut hits: Vec<(u64, u64, String)> = agg
+        .objects
+        .iter()
+        .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
+        .filter_map(|(kind, f, p, o)| {
+            let depth = p.split('/').filter(|c| !c.is_empty()).count() as u64;
+            let procs = (o.procs.len() as u64).max(1);
+            (depth >= PATH_DEPTH && o.opens / procs >= 2).then(|| {
+                let ns = o.total_ns.saturating_sub(o.read_ns + o.write_ns);
+                (
+                    ns,
+                    o.opens * depth,
+                    format!(
+                        "{kind} {f}:{p} ({depth} components) opened {} times, {} in opens, \
+                         closes and queries",
+                        o.opens,
+                        fmt_ns(ns)
+                    ),
+                )
+            })
+        })
+        .collect();
+    let lookups: u64 = hits.iter().map(|h| h.1).sum();
+    if lookups < PATH_LOOKUPS {
+        return None;
+    }
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
+    let ns: u64 = hits.iter().map(|h| h.0).sum();
+    let share = ns as f64 / call_ns as f64;
+    Some(ins(
+        severity_for_share(share),
+        "path_traversal",
+        format!(
+            "{} deep object(s) are reopened by path: {lookups} link lookups ({} of HDF5 time)",
+            hits.len(),
+            pct(share)
+        ),
+        hits.iter()
+            .take(5)
+            .map(|h| h.2.clone())
+            .collect::<Vec<_>>()
+            .join("; "),
+        "Open the leaf group once (H5Gopen2) and the objects by name in it (H5Dopen2(group, \
+         name)), or keep the objects open: every open by absolute path looks up each \
+         component from the root, and H5Lexists on every prefix repeats the walk.",
+    ))
+}
+
+/// `file_open_close_churn`: a file opened (and closed) again and again by each process,
+/// e.g. around every record. Each `H5Fopen` reads the superblock and the root group, each
+/// `H5Fclose` flushes the metadata cache and closes the file driver.
+fn file_open_close_churn(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
+    let mut churn: Vec<&crate::analysis::FileRow> = rep
+        .files
+        .iter()
+        .filter(|f| f.opens / (f.procs as u64).max(1) >= th.churn_opens)
+        .collect();
+    if churn.is_empty() {
+        return;
+    }
+    // Opens and closes of all files: the report keeps them per operation, not per file.
+    let ns: u64 = rep
+        .ops
+        .iter()
+        .filter(|o| ["file.open", "file.create", "file.close"].contains(&o.op.as_str()))
+        .map(|o| o.total_ns)
+        .sum();
+    let share = ns as f64 / call_ns as f64;
+    churn.sort_by(|a, b| b.opens.cmp(&a.opens).then_with(|| a.file.cmp(&b.file)));
+    out.push(ins(
+        severity_for_share(share),
+        "file_open_close_churn",
+        format!(
+            "{} file(s) are opened and closed repeatedly ({} of HDF5 time in file opens and \
+             closes)",
+            churn.len(),
+            pct(share)
+        ),
+        churn
+            .iter()
+            .take(5)
+            .map(|f| {
+                format!(
+                    "{} opened {} times by {} process(es)",
+                    f.file, f.opens, f.procs
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        "Open the file once (H5Fopen before the loop) and close it at the end: every H5Fopen \
+         reads the superblock and the root group, every H5Fclose flushes the metadata cache \
+         and closes the file driver. To make data durable between steps, H5Fflush is cheaper \
+         than a close and reopen.",
+    ));
+}
+
 fn unaligned_io(
     rep: &Report,
     agg: &Aggregate,
@@ -404,7 +512,8 @@ fn independent_small_io(
     ));
 }
 
-/// [`object_metadata`] of the MPI-IO processes alone: a directory may hold other
+/// Metadata time and calls of the MPI-IO processes alone, file opens and flushes aside
+/// ([`collective_metadata_off`]'s cost): a directory may hold other
 /// programs' processes next to an MPI job.
 fn mpi_object_metadata(rep: &Report, mpi: &Mpi) -> (u64, u64) {
     rep.rank_ops
@@ -415,8 +524,16 @@ fn mpi_object_metadata(rep: &Report, mpi: &Mpi) -> (u64, u64) {
                 pid: r.pid,
             }) && OpClass::of(&r.op) == OpClass::Metadata
                 && !FILE_OPS.contains(&r.op.as_str())
+                && !is_flush(&r.op)
         })
         .fold((0, 0), |a, r| (a.0 + r.total_ns, a.1 + r.count))
+}
+
+/// `H5Fflush`/`H5Dflush` (`*.specific:flush`): a flush writes the dirty metadata cache
+/// and syncs the file driver; collective metadata reads do not make it cheaper (the
+/// flushes are `flush_per_write`'s cost), so `collective_metadata_off` does not count them.
+fn is_flush(op: &str) -> bool {
+    op.ends_with(":flush")
 }
 
 /// Whether processes other than the MPI-IO ones made calls: the traces of other programs
@@ -439,7 +556,12 @@ fn collective_metadata_off(rep: &Report, mpi: &Mpi, call_ns: u64, out: &mut Vec<
     let (meta_ns, calls) = if others_than_mpi(rep, mpi) {
         mpi_object_metadata(rep, mpi)
     } else {
-        object_metadata(rep)
+        rep.ops
+            .iter()
+            .filter(|o| {
+                o.class == "metadata" && !FILE_OPS.contains(&o.op.as_str()) && !is_flush(&o.op)
+            })
+            .fold((0, 0), |a, o| (a.0 + o.total_ns, a.1 + o.count))
     };
     let share = meta_ns as f64 / call_ns as f64;
     let level = severity_for_share(share);

@@ -14,6 +14,8 @@ const MINE: &[&str] = &[
     "metadata_time",
     "tiny_datasets",
     "open_close_churn",
+    "file_open_close_churn",
+    "path_traversal",
     "unaligned_io",
     "independent_small_io",
     "collective_metadata_off",
@@ -83,6 +85,22 @@ fn tiny_dataset_storm_is_metadata_dominated() {
 fn open_close_churn_fires_until_the_object_stays_open() {
     let fixed = check("churn", None, "open_close_churn", &[]);
     assert!(!strong(&fixed, "metadata_time"), "{fixed:?}");
+}
+
+/// The suite's `file_reopen`: the file opened and closed around each of 500 records.
+#[test]
+fn file_reopened_per_record_is_file_churn() {
+    let fixed = check("file_reopen", None, "file_open_close_churn", &[]);
+    assert!(!strong(&fixed, "open_close_churn"), "{fixed:?}");
+}
+
+/// The suite's `deep_path`: datasets 8 groups deep reopened by absolute path (after
+/// H5Lexists on every prefix); the fix opens them once by name in their group and rewrites
+/// them whole, which is not `contiguous_small_writes`.
+#[test]
+fn deep_paths_reopened_are_path_traversal() {
+    let fixed = check("deep_path", None, "path_traversal", &[]);
+    assert!(!strong(&fixed, "contiguous_small_writes"), "{fixed:?}");
 }
 
 #[test]

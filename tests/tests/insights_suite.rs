@@ -624,9 +624,12 @@ fn planted_problem_suite() {
     assert!(below.is_empty(), "below the floor: {below:?}\n{out}");
 }
 
-/// The floor of each measure of the table, in its order: what the rules reached when
-/// the suite landed (recall 1.0 = every problem named in every run).
-const FLOORS: [f64; 7] = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+/// The floor of each measure of the table, in its order (1.0 = all): a little under what
+/// the rules reached when the suite landed (recall 80 %, held-out 25 %, precision 93 % at
+/// WARN/HIGH and 82 % overall, every fix quiet, both controls empty, every entry stable
+/// over 3 runs), so that one problem lost to scheduling noise on a loaded machine does not
+/// fail the suite but a rule that stops working does.
+const FLOORS: [f64; 7] = [0.75, 0.25, 0.90, 0.78, 0.95, 1.0, 0.95];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

@@ -42,6 +42,24 @@ fn mine(found: &[Found]) -> Vec<Found> {
         .collect()
 }
 
+/// Findings of a program's own kind of work whose share of HDF5 time sits at a threshold,
+/// so that their level may differ from run to run on a loaded machine: `file_reopen` and
+/// `deep_path` are metadata by nature (opens and closes of files, link walks), and
+/// `metadata_time` (metadata > half of HDF5 time) was HIGH in one run of three and absent
+/// in the others. The rule under test must still agree run after run.
+const BORDERLINE: &[(&str, &str)] = &[
+    ("file_reopen", "metadata_time"),
+    ("deep_path", "metadata_time"),
+];
+
+/// [`mine`] without `name`'s [`BORDERLINE`] findings.
+fn steady(name: &str, found: &[Found]) -> Vec<Found> {
+    mine(found)
+        .into_iter()
+        .filter(|(c, _)| !BORDERLINE.contains(&(name, c.as_str())))
+        .collect()
+}
+
 /// The pathology fires `code`, three runs agree, and the fixed variant does not fire it.
 fn check(name: &str, ranks: Option<usize>, code: &str, report: &[&str]) -> Vec<Found> {
     let first = insights_of(name, &[], ranks, report);
@@ -52,8 +70,8 @@ fn check(name: &str, ranks: Option<usize>, code: &str, report: &[&str]) -> Vec<F
     for _ in 0..2 {
         let again = insights_of(name, &[], ranks, report);
         assert_eq!(
-            mine(&again),
-            mine(&first),
+            steady(name, &again),
+            steady(name, &first),
             "{name}: levels differ between runs"
         );
     }

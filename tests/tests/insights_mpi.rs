@@ -52,11 +52,15 @@ const BORDERLINE: &[(&str, &str)] = &[
     ("deep_path", "metadata_time"),
 ];
 
-/// [`mine`] without `name`'s [`BORDERLINE`] findings.
-fn steady(name: &str, found: &[Found]) -> Vec<Found> {
+/// [`mine`] without `name`'s [`BORDERLINE`] findings, each as serious (WARN or HIGH): the
+/// severity is the finding's share of HDF5 time, and a share near 30 % is WARN in one run
+/// and HIGH in the next on a loaded machine (`deep_path`'s `path_traversal` was), while
+/// the finding itself is the same.
+fn steady(name: &str, found: &[Found]) -> Vec<String> {
     mine(found)
         .into_iter()
-        .filter(|(c, _)| !BORDERLINE.contains(&(name, c.as_str())))
+        .map(|(c, _)| c)
+        .filter(|c| !BORDERLINE.contains(&(name, c.as_str())))
         .collect()
 }
 

@@ -351,18 +351,23 @@ pub unsafe fn shape_call(
 ) -> Result<herr_t, Error> {
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
+    // What is needed after the call is taken before it: `H5Drefresh` closes and reopens
+    // the dataset inside the call, which frees this wrapper (HDF5's H5VLpassthru.c saves
+    // its under connector first for the same reason). Seen under `pass_through` as a
+    // garbage allocation and a hang in HDF5's swmr test.
+    let (under, vol, node) = (o.under, o.vol.clone(), o.node.clone());
     let mut span = Span::begin(op, sub);
-    let r = call(o.under, o.vol.id());
+    let r = call(under, vol.id());
     span.under_end();
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
+    span.set_in_flight(unsafe { wrap_req(req, &vol, op, span.start()) });
     span.finish(&Event {
-        node: o.node.as_deref(),
+        node: node.as_deref(),
         status: r,
         ..Event::default()
     });
     if r >= 0 && may_remove_objects(op, sub) {
-        if let Some(n) = &o.node {
+        if let Some(n) = &node {
             drain_parked(n);
         }
     }

@@ -10,26 +10,28 @@
 //! - [`abi::common`] (re-exported at the root): every item that is identical in both lines.
 //!   The connector compiles against these; what differs (`abi/DIFFERENCES.md`) it takes from
 //!   the line [`loader`] detected;
-//! - [`abi::api`] (re-exported at the root): the functions and globals h5prov uses, as a
+//! - [`abi::api`](mod@abi::api) (re-exported at the root): the functions and globals h5prov uses, as a
 //!   typed table [`Api`] filled by [`loader`], and a free function per C function that
 //!   calls through it, so callers read like C (`H5VLfile_open(...)`).
 //!
 //! ABI notes (both lines: `H5VL_VERSION` 3, `uint64_t cap_flags`, multi-dataset read/write):
 //! `H5P_DEFAULT` and `H5E_DEFAULT` come through bindgen as `u32`: use [`H5P_DEFAULT_ID`].
-#![allow(
-    non_camel_case_types,
-    non_snake_case,
-    non_upper_case_globals,
-    dead_code,
-    clippy::all,
-    clippy::pedantic,
-    rustdoc::all,
-    unsafe_op_in_unsafe_fn
-)]
 
-/// The generated ABI modules.
+/// The generated ABI modules. bindgen's names, unused items and style are its own, so the
+/// lints are off here only: the hand-written [`loader`] and [`mpio`] are linted in full.
 pub mod abi {
-    #![allow(missing_docs, clippy::missing_safety_doc, unused_imports)]
+    #![allow(
+        missing_docs,
+        non_camel_case_types,
+        non_snake_case,
+        non_upper_case_globals,
+        dead_code,
+        unused_imports,
+        clippy::all,
+        clippy::pedantic,
+        rustdoc::all,
+        unsafe_op_in_unsafe_fn
+    )]
     // Generated files stay byte-for-byte as h5prov-abigen wrote them (its test compares).
     #[rustfmt::skip]
     pub mod api;

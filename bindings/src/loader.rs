@@ -334,15 +334,15 @@ fn segments_of(objects: &[Loaded], base: usize) -> Vec<(usize, usize)> {
         .unwrap_or_default()
 }
 
+/// A generated table's `load`: resolves each symbol through the callback, or names the
+/// first one missing.
+type TableLoader<T> = unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> Result<T, &'static str>;
+
 /// Resolves the symbols of one table from `lib`, each checked to be defined in the object
 /// at `base`: its address lies in that object's segments (one `dl_iterate_phdr` pass; a
 /// `dladdr` per symbol scans the library's whole symbol table, about 100,000 instructions
 /// each for libhdf5: 15 million at every start). Without segments, `dladdr` decides.
-fn resolve<T>(
-    lib: &Library,
-    base: usize,
-    load: unsafe fn(&mut dyn FnMut(&CStr) -> *mut c_void) -> Result<T, &'static str>,
-) -> Result<T, String> {
+fn resolve<T>(lib: &Library, base: usize, load: TableLoader<T>) -> Result<T, String> {
     let mut foreign: Option<String> = None;
     let objects = loaded_objects();
     let segments = segments_of(&objects, base);

@@ -15,13 +15,16 @@ use crate::abi::common::{herr_t, hid_t};
 use std::ffi::{c_uint, c_void, CStr};
 
 /// `H5FD_mpio_xfer_t` (`H5FDmpio.h`).
+#[allow(non_camel_case_types)] // HDF5's name, as the generated ABI keeps them
 pub type H5FD_mpio_xfer_t = c_uint;
 /// Independent transfer (`H5FD_MPIO_INDEPENDENT`).
 pub const H5FD_MPIO_INDEPENDENT: H5FD_mpio_xfer_t = 0;
 /// Collective transfer (`H5FD_MPIO_COLLECTIVE`).
 pub const H5FD_MPIO_COLLECTIVE: H5FD_mpio_xfer_t = 1;
 
-/// The MPI-IO queries of a parallel HDF5.
+/// The MPI-IO queries of a parallel HDF5. Fields keep the C functions' names, so calls read
+/// like C (`(m.H5Pget_dxpl_mpio)(dxpl, &mut mode)`).
+#[allow(non_snake_case)]
 pub struct Mpio {
     /// `herr_t H5Pget_dxpl_mpio(hid_t dxpl_id, H5FD_mpio_xfer_t *xfer_mode)`
     pub H5Pget_dxpl_mpio: unsafe extern "C" fn(hid_t, *mut H5FD_mpio_xfer_t) -> herr_t,
@@ -58,12 +61,27 @@ impl Mpio {
         // SAFETY: the symbols of a parallel HDF5, with the signatures documented above.
         unsafe {
             Some(Mpio {
-                H5Pget_dxpl_mpio: std::mem::transmute::<*mut c_void, _>(a),
-                H5Pget_all_coll_metadata_ops: std::mem::transmute::<*mut c_void, _>(b),
-                H5Pget_coll_metadata_write: std::mem::transmute::<*mut c_void, _>(c),
-                H5FD_mpio_init: std::mem::transmute::<*mut c_void, _>(d),
-                H5CX_get_io_xfer_mode: (!e.is_null())
-                    .then(|| std::mem::transmute::<*mut c_void, _>(e)),
+                H5Pget_dxpl_mpio: std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(hid_t, *mut H5FD_mpio_xfer_t) -> herr_t,
+                >(a),
+                H5Pget_all_coll_metadata_ops: std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(hid_t, *mut bool) -> herr_t,
+                >(b),
+                H5Pget_coll_metadata_write: std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(hid_t, *mut bool) -> herr_t,
+                >(c),
+                H5FD_mpio_init: std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> hid_t>(
+                    d,
+                ),
+                H5CX_get_io_xfer_mode: (!e.is_null()).then(|| {
+                    std::mem::transmute::<
+                        *mut c_void,
+                        unsafe extern "C" fn(*mut H5FD_mpio_xfer_t) -> herr_t,
+                    >(e)
+                }),
             })
         }
     }

@@ -677,8 +677,10 @@ fn meta_line(meta: &ProcessMeta) -> Vec<u8> {
 }
 
 /// Starts the process's trace session with `cfg`, unless one runs already.
-/// `info` is the connector string recorded in the metadata.
-pub fn start(cfg: &Config, info: &str) {
+/// `info` gives the connector string recorded in the metadata; it is asked only when a
+/// session starts (every file create and open calls this, and the string costs
+/// allocations to build).
+pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
     if SESSION.read().is_some() {
         return;
     }
@@ -689,6 +691,7 @@ pub fn start(cfg: &Config, info: &str) {
     if cfg.level == Level::Off {
         return;
     }
+    let info = info();
     let p = process();
     clock::init();
     let anchor_wall_ns = now_wall_ns();
@@ -813,7 +816,7 @@ pub fn start(cfg: &Config, info: &str) {
         cmdline: std::env::args().collect(),
         hdf5_version: sys::hdf5_version(),
         hdf5_library: sys::hdf5_library(),
-        connector: info.to_string(),
+        connector: info.clone(),
         level: cfg.level.name().to_string(),
         format: cfg.format.ext().to_string(),
         anchor_wall_ns,
@@ -858,7 +861,7 @@ pub fn start(cfg: &Config, info: &str) {
     let session = Session {
         threshold,
         cfg: cfg.clone(),
-        info: info.to_string(),
+        info,
         pid: p.pid,
         rank: p.rank,
         anchor_mono_ns,
@@ -974,7 +977,7 @@ static AFTER_FORK: Mutex<Option<(Config, String)>> = Mutex::new(None);
 fn start_after_fork() {
     let pending = AFTER_FORK.lock().take();
     if let Some((cfg, info)) = pending {
-        start(&cfg, &info);
+        start(&cfg, || info);
     }
 }
 

@@ -52,6 +52,15 @@ pub struct InfoData {
     pub config: Config,
 }
 
+// SAFETY: an InfoData never changes after it is made. Its one raw pointer, the under
+// connector's info, is never dereferenced by h5prov: it is only handed to HDF5 calls (which
+// a thread-safe HDF5 serialises under its lock, and a serial one runs on one thread at a
+// time) and freed once, by the last holder, in `Drop`. HDF5 frees and copies connector
+// infos from whichever thread makes the call, as it did with each deep copy before.
+unsafe impl Send for InfoData {}
+// SAFETY: as above.
+unsafe impl Sync for InfoData {}
+
 impl InfoData {
     /// The canonical info string (for metadata).
     pub fn text(&self) -> String {

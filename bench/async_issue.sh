@@ -9,8 +9,8 @@
 # as the reference. PROCESSES times, every stack runs tests/c/async_issue.c once, in turn,
 # with ROUNDS rounds each: round 1 is cold (the process's first file), the others warm.
 # Prints the median issue time, in µs, of "create" (H5Fcreate_async + H5Dcreate_async),
-# "write" (H5Dwrite_async of 512 KiB) and "open" (H5Fopen_async + H5Dopen_async) per stack,
-# cold and warm apart.
+# "write" (H5Dwrite_async of 512 KiB), "open" (H5Fopen_async + H5Dopen_async) and "close"
+# (H5Dclose_async + H5Fclose_async after the write) per stack, cold and warm apart.
 #
 # Needs the thread-safe HDF5 and the vol-async build with the mended clock
 # (`hdf5-test-harness build-hdf5 --variant threadsafe`, `... build-async`); set H5PROV_CACHE
@@ -65,12 +65,12 @@ while [ $i -lt "$n" ]; do
     done
 done
 # Medians per stack, cold (round 1) and warm (rounds 2..).
-printf '%-12s %-5s %10s %10s %10s\n' stack round create_us write_us open_us
+printf '%-12s %-5s %10s %10s %10s %10s\n' stack round create_us write_us open_us close_us
 for s in async "$@"; do
     name=${s%%=*}
     for phase in cold warm; do
         row=$name
-        for col in create_us write_us open_us; do
+        for col in create_us write_us open_us close_us; do
             m=$(awk -v st="stack=$name" -v ph="$phase" -v col="$col" '
                 $1 == st {
                     cold = ($2 == "round=1")
@@ -81,7 +81,7 @@ for s in async "$@"; do
                     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
             row="$row $m"
         done
-        echo "$row" | awk -v ph="$phase" '{ printf "%-12s %-5s %10s %10s %10s\n", $1, ph, $2, $3, $4 }'
+        echo "$row" | awk -v ph="$phase" '{ printf "%-12s %-5s %10s %10s %10s %10s\n", $1, ph, $2, $3, $4, $5 }'
     done
 done
 echo "(medians of $n processes per stack; raw lines in $out)"

@@ -5,12 +5,12 @@
  *
  * Each round, with one event set: H5Fcreate_async DIR/r<i>.h5 + H5Dcreate_async (a 1-D
  * dataset of 64 Ki doubles), timed together ("create"); H5Dwrite_async of the whole buffer
- * ("write"); H5Dclose_async, H5Fclose_async, H5ESwait; then H5Fopen_async + H5Dopen_async
+ * ("write"); H5Dclose_async + H5Fclose_async ("close"), H5ESwait; then H5Fopen_async + H5Dopen_async
  * of the same file, timed together ("open"); H5Dclose_async, H5Fclose_async, H5ESwait.
  * Round 1 is cold (the first file of the process: connectors set themselves up); the
  * others are warm.
  *
- * Output, one line a round: "round=<i> create_us=<t> write_us=<t> open_us=<t>".
+ * Output, one line a round: "round=<i> create_us=<t> write_us=<t> open_us=<t> close_us=<t>".
  * Exit status 0 when every call and every event set succeeded; 1 otherwise (the reason on
  * stderr). */
 #define _POSIX_C_SOURCE 200809L
@@ -69,6 +69,7 @@ int main(int argc, char **argv) {
               "H5Dwrite_async");
         double t2 = now_us();
         CHECK(H5Dclose_async(d, es) >= 0 && H5Fclose_async(f, es) >= 0, "closing");
+        double t2c = now_us();
         CHECK(wait_all(es), "waiting for the create and write");
         double t3 = now_us();
         f = H5Fopen_async(name, H5F_ACC_RDONLY, H5P_DEFAULT, es);
@@ -78,8 +79,8 @@ int main(int argc, char **argv) {
         double t4 = now_us();
         CHECK(H5Dclose_async(d, es) >= 0 && H5Fclose_async(f, es) >= 0, "closing");
         CHECK(wait_all(es), "waiting for the open");
-        printf("round=%d create_us=%.1f write_us=%.1f open_us=%.1f\n", r, t1 - t0, t2 - t1,
-               t4 - t3);
+        printf("round=%d create_us=%.1f write_us=%.1f open_us=%.1f close_us=%.1f\n", r, t1 - t0,
+               t2 - t1, t4 - t3, t2c - t2);
     }
     H5Sclose(space);
     H5ESclose(es);

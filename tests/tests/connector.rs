@@ -153,3 +153,39 @@ fn a_panic_in_file_close_or_set_extent_never_crosses_into_c() {
         }
     }
 }
+
+/// Copying a FAPL that carries h5prov shares h5prov's info instead of copying the under
+/// connector's: HDF5 copies the connector info with every FAPL copy (`H5Pcopy`, and
+/// `H5Pset_vol`, `H5Pget_vol_info`: three to four times in each file create or open
+/// through h5prov), and a deep copy cost two HDF5 API calls and, freed, the under
+/// connector's info free (under vol-async an error-stack save and restore and an
+/// `H5Idec_ref`): about a quarter of what h5prov added to an `H5Fcreate_async`'s issue
+/// (docs/ASYNC.md). Under HDF5's pass_through, every live copy of its info holds a reference
+/// to the native connector's id, so the reference count shows the copies. The copies still
+/// work (a file through them reads back) and nothing is left behind when they are closed.
+#[test]
+fn copying_a_fapl_does_not_copy_the_under_connectors_info() {
+    let dir = scratch("info-copies");
+    let traces = dir.join("t");
+    let conn = format!(
+        "h5prov under_vol=1;under_info={{under_vol=0;under_info={{}}}};path={}",
+        traces.display()
+    );
+    let out = Run::with_connector(&c_program("info_copies"), &["f.h5", "10"], &dir, &conn).ok();
+    // Loaded: the trace session wrote its metadata record (and the file's rows).
+    assert_eq!(read_metas(&traces).len(), 1, "{out}");
+    let refs = |key: &str| -> i64 {
+        let v = out
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key} in {out}"));
+        v.parse().unwrap()
+    };
+    assert!(out.contains("read_back=ok"), "{out}");
+    assert_eq!(
+        refs("refs_copies"),
+        refs("refs_before"),
+        "10 FAPL copies made 10 copies of pass_through's info: {out}"
+    );
+    assert_eq!(refs("refs_after"), refs("refs_before"), "{out}");
+}

@@ -23,8 +23,25 @@ type Req = *mut *mut c_void;
 // ---------------------------------------------------------------------------------------
 // Connector info
 
-/// h5prov's connector info: the under connector and h5prov's validated options.
-pub struct Info {
+/// h5prov's connector info: the under connector and h5prov's validated options, shared.
+///
+/// HDF5 copies a connector's info whenever it copies a FAPL (`H5Pcopy`, `H5Pset_vol`) or
+/// hands it over (`H5Pget_vol_info`), and frees each copy. Nothing ever changes an info
+/// once made, so a copy shares the one [`InfoData`] (an `Arc` increment) instead of
+/// re-copying the under connector's info and h5prov's options: each deep copy cost two
+/// HDF5 API calls and, freed, an `H5VLfree_connector_info` (under vol-async: an error-stack
+/// save and restore and an `H5Idec_ref`), three to four times per file create or open.
+pub struct Info(Arc<InfoData>);
+
+impl std::ops::Deref for Info {
+    type Target = InfoData;
+    fn deref(&self) -> &InfoData {
+        &self.0
+    }
+}
+
+/// What an [`Info`] holds.
+pub struct InfoData {
     /// Under connector id (owned reference).
     pub under: UnderVol,
     /// Under connector's info (owned; freed with `H5VLfree_connector_info`).
@@ -35,14 +52,23 @@ pub struct Info {
     pub config: Config,
 }
 
-impl Info {
+// SAFETY: an InfoData never changes after it is made. Its one raw pointer, the under
+// connector's info, is never dereferenced by h5prov: it is only handed to HDF5 calls (which
+// a thread-safe HDF5 serialises under its lock, and a serial one runs on one thread at a
+// time) and freed once, by the last holder, in `Drop`. HDF5 frees and copies connector
+// infos from whichever thread makes the call, as it did with each deep copy before.
+unsafe impl Send for InfoData {}
+// SAFETY: as above.
+unsafe impl Sync for InfoData {}
+
+impl InfoData {
     /// The canonical info string (for metadata).
     pub fn text(&self) -> String {
         self.parsed.to_info_string()
     }
 }
 
-impl Drop for Info {
+impl Drop for InfoData {
     fn drop(&mut self) {
         if !self.under_info.is_null() {
             let (id, p) = (self.under.id(), self.under_info);
@@ -112,12 +138,12 @@ fn info_from_bytes(raw: &[u8]) -> Result<Info, Error> {
             )));
         }
     }
-    Ok(Info {
+    Ok(Info(Arc::new(InfoData {
         under,
         under_info,
         parsed,
         config,
-    })
+    })))
 }
 
 pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void) -> herr_t {
@@ -160,7 +186,7 @@ pub unsafe extern "C" fn info_from_str(s: *const c_char, info: *mut *mut c_void)
             // setup (creating the trace files, compressing their headers, the metadata
             // record, the thread's buffer: ~0.4-0.6 ms) made the issue of an asynchronous
             // H5Fcreate_async 2-3x vol-async's own (docs/ASYNC.md).
-            trace::start(&parsed.config, &parsed.text());
+            trace::start(&parsed.config, || parsed.text());
         }
         // SAFETY: valid out-pointer per the VOL contract.
         unsafe { *info = Box::into_raw(Box::new(parsed)).cast() };
@@ -172,19 +198,8 @@ pub unsafe extern "C" fn info_copy(info: *const c_void) -> *mut c_void {
     guard(std::ptr::null_mut(), Op::InfoCopy, || {
         // SAFETY: info is an Info we created.
         let i = unsafe { info.cast::<Info>().as_ref() }.ok_or("NULL info")?;
-        let under = i.under.clone();
-        let mut under_info = std::ptr::null_mut();
-        if !i.under_info.is_null() {
-            // SAFETY: copying the under connector's info with its own callback.
-            unsafe { b::H5VLcopy_connector_info(under.id(), &mut under_info, i.under_info) };
-        }
-        Ok(Box::into_raw(Box::new(Info {
-            under,
-            under_info,
-            parsed: i.parsed.clone(),
-            config: i.config.clone(),
-        }))
-        .cast())
+        // Shared, not copied: see `Info`.
+        Ok(Box::into_raw(Box::new(Info(i.0.clone()))).cast())
     })
 }
 
@@ -193,6 +208,12 @@ pub unsafe extern "C" fn info_cmp(cmp: *mut c_int, a: *const c_void, b2: *const 
         // SAFETY: both are Infos we created; cmp is a valid out-pointer.
         let (a, c) = unsafe { (a.cast::<Info>().as_ref(), b2.cast::<Info>().as_ref()) };
         let (a, c) = (a.ok_or("NULL info")?, c.ok_or("NULL info")?);
+        if Arc::ptr_eq(&a.0, &c.0) {
+            // Copies of one info (see `Info`).
+            // SAFETY: valid out-pointer.
+            unsafe { *cmp = 0 };
+            return Ok(0);
+        }
         let mut v: c_int = 0;
         // SAFETY: valid ids and out-pointer.
         unsafe { b::H5VLcmp_connector_cls(&mut v, a.under.id(), c.under.id()) };
@@ -584,7 +605,7 @@ unsafe fn file_open_common(
     // SAFETY: fapl is the application's FAPL.
     let info = unsafe { fapl_info(fapl) }
         .ok_or("the file access property list has no h5prov connector info")?;
-    trace::start(&info.config, &info.text());
+    trace::start(&info.config, || info.text());
     let (mpio, coll_reads, coll_writes) = fapl_mpio(fapl);
     if mpio {
         trace::note_coll_metadata(coll_reads, coll_writes);

@@ -5,8 +5,9 @@ Usage: python user_checks.py CHECK ARGS...
   enable TRACES OUTDIR   h5prov.enable(path=TRACES) before importing h5py, then writes
                          OUTDIR/enabled.h5 with the dataset /enabled/values; prints JSON
                          {"vol": HDF5_VOL_CONNECTOR, "plugin_path": HDF5_PLUGIN_PATH}
-  late TRACES            imports h5py first: h5prov.enable must raise HDF5AlreadyLoaded;
-                         prints its message
+  late TRACES            h5prov.enable must raise HDF5AlreadyLoaded once a libhdf5 is
+                         mapped (ctypes, no package imported), and after `import h5py`;
+                         prints both messages
   read TRACES            prints JSON: per-operation record counts of h5prov.read(TRACES)
                          (through pandas), the same from h5prov.report(TRACES), and the row
                          counts of the objects and processes tables
@@ -34,8 +35,23 @@ def enable(traces, out_dir):
 
 
 def late(traces):
-    import h5py  # noqa: F401  (loads HDF5)
+    import ctypes
+    import glob
+    import importlib.util
+
     import h5prov
+
+    # A libhdf5 loaded without any HDF5 package imported: found in /proc/self/maps.
+    spec = importlib.util.find_spec("h5py")
+    libs = glob.glob(os.path.join(os.path.dirname(spec.origin), "..", "h5py.libs", "libhdf5-*"))
+    ctypes.CDLL(libs[0])
+    assert "h5py" not in sys.modules
+    try:
+        h5prov.enable(path=traces)
+        sys.exit("h5prov.enable() with a libhdf5 mapped did not raise HDF5AlreadyLoaded")
+    except h5prov.HDF5AlreadyLoaded as e:
+        print(str(e))
+    import h5py  # noqa: F401  (starts HDF5)
 
     try:
         h5prov.enable(path=traces)

@@ -9,8 +9,9 @@ Usage: python user_checks.py CHECK ARGS...
                          mapped (ctypes, no package imported), and after `import h5py`;
                          prints both messages
   read TRACES            prints JSON: per-operation record counts of h5prov.read(TRACES)
-                         (through pandas), the same from h5prov.report(TRACES), and the row
-                         counts of the objects and processes tables
+                         (through pandas), of h5prov.read of a Parquet export of TRACES,
+                         and from h5prov.report(TRACES); the row counts of the objects and
+                         processes tables
   notebook TRACES NB     executes a notebook that shows h5prov.report(TRACES) headless
                          with nbclient, saves it as NB, prints the cell's text/html output
 """
@@ -69,10 +70,24 @@ def read(traces):
     from_read = {str(k): int(v) for k, v in records.groupby("op").size().items()}
     rep = h5prov.report(traces)
     from_report = {o["op"]: int(o["count"]) for o in rep["ops"]}
+    # A Parquet export is read as it is (pyarrow, no CLI).
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        export = os.path.join(tmp, "export")
+        subprocess.run(
+            [h5prov.executable(), "export", "--no-progress", "--parquet", export, traces],
+            check=True,
+            capture_output=True,
+        )
+        exported = h5prov.read(export).records.to_pandas()
+        from_export = {str(k): int(v) for k, v in exported.groupby("op").size().items()}
     print(
         json.dumps(
             {
                 "read": from_read,
+                "read_export": from_export,
                 "report": from_report,
                 "objects": t.objects.num_rows,
                 "processes": t.processes.num_rows,

@@ -185,10 +185,12 @@ fn python_api_enable_read_report_and_a_notebook() {
         "{msg}"
     );
     assert!(!dir.join("late-traces").exists());
-    // read(): the records' per-operation counts are the report's.
+    // read(): the records' per-operation counts are the report's, of the traces and of
+    // their Parquet export.
     let out = python(&[&checks, "read", "traces"], &dir);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["read"], v["report"], "{v}");
+    assert_eq!(v["read_export"], v["report"], "{v}");
     assert!(v["read"]["dataset.write"].as_u64() >= Some(1), "{v}");
     assert_eq!(v["processes"], 1, "{v}");
     assert!(v["objects"].as_u64() >= Some(2), "{v}");

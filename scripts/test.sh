@@ -47,6 +47,11 @@ step "Argobots 1.2 and vol-async 1.8.1 on the thread-safe HDF5 (../shared/vendor
 need_pkgs autoconf automake libtool
 cargo run -q --release -p hdf5-test-harness -- build-async
 
+step "the h5prov wheel (maturin --zig, manylinux2014; cached per source tree)"
+# Needed by tests/tests/wheel_user.rs, which installs it into a fresh venv as a user would;
+# built here so that its time shows as a step of its own.
+bash scripts/build-wheel.sh >/dev/null
+
 step "cargo test (unit and integration tests)"
 cargo test -q --workspace 2>&1 | tee "$ROOT/target/cargo-test.log" | grep -E '^(test result|running|failures|---- |thread )' || true
 grep -q 'test result: FAILED' "$ROOT/target/cargo-test.log" && { tail -60 "$ROOT/target/cargo-test.log"; exit 1; }

@@ -33,6 +33,7 @@ pub mod prov;
 pub mod read;
 pub mod record;
 pub mod render;
+pub mod run;
 pub mod sketch;
 pub mod stats;
 pub mod timeline;

@@ -12,6 +12,7 @@ use h5prov_analyzer::insights::{self, Thresholds};
 use h5prov_analyzer::read::{discover, discover_with, merged, Error, Inputs, ReadOptions};
 use h5prov_analyzer::render::{self, terminal::TermOptions};
 use h5prov_analyzer::{columnar, compare, export, stats};
+use std::ffi::OsStr;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -50,6 +51,124 @@ enum Cmd {
     /// A live terminal view of a collector: jobs, per-rank and per-operation rates, the
     /// slowest recent calls, bytes per second over the last minute. `q` quits.
     Top(TopArgs),
+    /// Run a command with h5prov loaded into its HDF5: sets HDF5_PLUGIN_PATH (the plugin
+    /// shipped with this h5prov first) and HDF5_VOL_CONNECTOR, runs CMD, returns its exit
+    /// status (128+N when signal N ended it). `h5prov run --path traces -- ./app args`.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Trace directory (`path=`), made absolute so every process writes there.
+    #[arg(long, value_name = "DIR", default_value = "h5prov-traces")]
+    path: PathBuf,
+    /// What is recorded (`level=`).
+    #[arg(long, value_name = "L", value_parser = ["off", "summary", "file", "group", "dataset", "element", "1", "2", "3"])]
+    level: Option<String>,
+    /// Trace file format (`format=`).
+    #[arg(long, value_name = "F", value_parser = ["bin", "csv", "jsonl"])]
+    format: Option<String>,
+    /// Also stream the records to `h5prov collect` at HOST:PORT or unix:PATH (`stream=`).
+    #[arg(long, value_name = "ADDR")]
+    stream: Option<String>,
+    /// Another connector option, KEY=VALUE (`max_size=512M`, `buffer=4M`, ...; repeatable).
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// Print the report of the trace directory after the command ends.
+    #[arg(long)]
+    report: bool,
+    /// Print the environment that would be set, and run nothing.
+    #[arg(long)]
+    print_env: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    cmd: Vec<std::ffi::OsString>,
+}
+
+/// `h5prov run`: the command with h5prov loaded; its exit status.
+fn run_cmd(a: RunArgs) -> Result<ExitCode, Error> {
+    use h5prov_analyzer::run;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Other(format!("cannot find the h5prov executable: {e}")))?;
+    let plugin = run::find_plugin(&exe, std::env::var_os(run::PLUGIN_ENV).as_deref())
+        .map_err(Error::Other)?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::Other(format!("cannot read the working directory: {e}")))?;
+    let path = cwd.join(&a.path);
+    let opts = run::RunOptions {
+        path: path.clone(),
+        level: a.level,
+        format: a.format,
+        stream: a.stream,
+        extra: a.options,
+    };
+    let conn = run::vol_connector(&opts, std::env::var_os("HDF5_VOL_CONNECTOR").as_deref())
+        .map_err(Error::Other)?;
+    let plugin_path = run::plugin_path(&plugin, std::env::var_os("HDF5_PLUGIN_PATH").as_deref());
+    if a.print_env {
+        stdout_write(&format!(
+            "HDF5_PLUGIN_PATH={}\nHDF5_VOL_CONNECTOR={conn}\n",
+            plugin_path.to_string_lossy()
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.report && std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_some()) {
+        eprintln!(
+            "h5prov run: warning: {} is not empty: --report reads the traces already in it too",
+            path.display()
+        );
+    }
+    let (prog, args) = a.cmd.split_first().expect("clap requires CMD");
+    let status = std::process::Command::new(prog)
+        .args(args)
+        .env("HDF5_PLUGIN_PATH", &plugin_path)
+        .env("HDF5_VOL_CONNECTOR", &conn)
+        .status();
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot run {}: {e}", prog.to_string_lossy());
+            // As shells do: 127 when the command is not found, 126 when it cannot run.
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return Ok(ExitCode::from(code));
+        }
+    };
+    let code = run::exit_code(status);
+    // HDF5 carries on natively when it cannot load a connector: say so rather than leave
+    // the user believing the run was traced.
+    if !discover(&path).is_ok_and(|i| !i.metas.is_empty()) {
+        eprintln!(
+            "h5prov run: warning: no h5prov trace in {}: the command did not start HDF5, or \
+             its HDF5 did not load {} from {} (see HDF5's error messages above)",
+            path.display(),
+            run::PLUGIN,
+            plugin.display()
+        );
+        if a.report {
+            return Ok(ExitCode::from(if code == 0 { 1 } else { code }));
+        }
+    }
+    if a.report {
+        let r = Cli::try_parse_from([OsStr::new("h5prov"), OsStr::new("report"), path.as_os_str()])
+            .map_err(|e| Error::Other(e.to_string()))?;
+        let Cmd::Report(ra) = r.cmd else {
+            unreachable!("parsed a report command")
+        };
+        if let Err(e) = report(ra) {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(if code == 0 { 1 } else { code }));
+        }
+    }
+    Ok(ExitCode::from(code))
 }
 
 #[derive(Args)]
@@ -809,6 +928,10 @@ fn main() -> ExitCode {
         }
     }
     let r = match cli.cmd {
+        Cmd::Run(a) => match run_cmd(a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Cmd::Report(a) => report(a),
         Cmd::Export(a) => export_cmd(a),
         Cmd::Compare(a) => compare_cmd(a),

@@ -546,8 +546,17 @@ pub fn load_private_copy() -> Result<*const c_void, String> {
     }
     let me = own_path().ok_or("h5prov: cannot find the path of libh5prov.so")?;
     let bytes = std::fs::read(&me).map_err(|e| format!("h5prov: reading {}: {e}", me.display()))?;
-    // SAFETY: memfd_create with a valid name; the fd is owned by the File below.
-    let fd = unsafe { libc::memfd_create(c"libh5prov.so".as_ptr(), libc::MFD_CLOEXEC) };
+    // Through `syscall(SYS_memfd_create)`, not glibc's wrapper (new in glibc 2.27): the
+    // wheel's libh5prov.so is linked for glibc 2.17 (manylinux2014). Same system call.
+    // SAFETY: memfd_create with a valid NUL-terminated name and flags; the fd is owned by
+    // the File below.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_memfd_create,
+            c"libh5prov.so".as_ptr(),
+            libc::MFD_CLOEXEC,
+        )
+    } as libc::c_int;
     if fd < 0 {
         return Err(format!(
             "h5prov: memfd_create: {}",

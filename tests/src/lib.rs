@@ -423,6 +423,18 @@ pub fn prov_python() -> PathBuf {
 /// (see [`wheels_python`]): wheels only, except the packages in `sdists`; `check` is
 /// Python code that must run in the finished venv.
 fn create_venv(req_path: &Path, dir: &str, sdists: &[&str], check: &str) -> PathBuf {
+    create_venv_with(req_path, &[], dir, sdists, check)
+}
+
+/// [`create_venv`], also installing the local wheel files `wheels`, whose bytes are part of
+/// the key (a rebuilt wheel gets a new environment).
+fn create_venv_with(
+    req_path: &Path,
+    wheels: &[PathBuf],
+    dir: &str,
+    sdists: &[&str],
+    check: &str,
+) -> PathBuf {
     let base = std::env::var("H5PROV_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let req =
         std::fs::read_to_string(req_path).unwrap_or_else(|e| panic!("{}: {e}", req_path.display()));
@@ -452,10 +464,11 @@ fn create_venv(req_path: &Path, dir: &str, sdists: &[&str], check: &str) -> Path
         Command::new(&base).args(["-c", "import sys; print(sys.version, sys.executable)"]),
         &format!("the Python interpreter `{base}` ($H5PROV_PYTHON) does not run"),
     );
-    let key = format!(
-        "{:016x}",
-        fnv1a64(&[req.as_bytes(), b"\0", &version.stdout].concat())
-    );
+    let mut keyed = [req.as_bytes(), b"\0", &version.stdout].concat();
+    for w in wheels {
+        keyed.extend(std::fs::read(w).unwrap_or_else(|e| panic!("{}: {e}", w.display())));
+    }
+    let key = format!("{:016x}", fnv1a64(&keyed));
     let root = target_dir().join(dir);
     let venv = root.join(&key);
     let python = venv.join("bin/python");
@@ -489,6 +502,7 @@ fn create_venv(req_path: &Path, dir: &str, sdists: &[&str], check: &str) -> Path
             .args(["--timeout", "20", "--retries", "2"])
             .arg("-r")
             .arg(req_path)
+            .args(wheels)
             .env("PIP_NO_INPUT", "1"),
         &format!(
             "pip could not install the pinned wheels of {} from PyPI (is PyPI reachable? \
@@ -515,6 +529,60 @@ fn create_venv(req_path: &Path, dir: &str, sdists: &[&str], check: &str) -> Path
         }
     }
     python
+}
+
+/// The `h5prov` wheel (manylinux2014) that `scripts/build-wheel.sh` builds, once per
+/// source tree: the script caches it under `target/wheels/<hash of the sources>/` (a fresh
+/// build takes minutes: a release build of the analyzer and the plugin with zig as the
+/// linker), and checks its manylinux tag with `auditwheel show`.
+pub fn h5prov_wheel() -> PathBuf {
+    static WHEEL: OnceLock<PathBuf> = OnceLock::new();
+    WHEEL
+        .get_or_init(|| {
+            let mut cmd = Command::new("bash");
+            cmd.arg(repo().join("scripts/build-wheel.sh"));
+            // The script's cargo builds its own target directory with its own flags.
+            for (k, _) in std::env::vars_os() {
+                let k = k.to_string_lossy();
+                if k.starts_with("CARGO_") || k == "RUSTFLAGS" {
+                    cmd.env_remove(&*k);
+                }
+            }
+            let desc = format!("{cmd:?}");
+            let out = cmd.output().unwrap_or_else(|e| panic!("{desc}: {e}"));
+            assert!(
+                out.status.success(),
+                "building the wheel: {}",
+                describe_output(&desc, &out)
+            );
+            let path = String::from_utf8(out.stdout).unwrap();
+            PathBuf::from(path.trim())
+        })
+        .clone()
+}
+
+/// The pinned packages a Python user of the wheel installs next to it,
+/// `tests/python/user-requirements.txt` (h5py, netCDF4, pyarrow, pandas, nbclient, ...).
+pub fn user_requirements() -> PathBuf {
+    repo().join("tests/python/user-requirements.txt")
+}
+
+/// The Python interpreter of a virtual environment where the built wheel
+/// ([`h5prov_wheel`]) and [`user_requirements`] were installed with pip, as a user
+/// would: made like [`wheels_python`]'s under `target/py-user-venv/<key>`, the key
+/// hashing the wheel too.
+pub fn user_python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        create_venv_with(
+            &user_requirements(),
+            &[h5prov_wheel()],
+            "py-user-venv",
+            &[],
+            "import h5prov, h5py, netCDF4, pyarrow, pandas, nbclient",
+        )
+    })
+    .clone()
 }
 
 /// Removes a directory when dropped (also when a failed assertion unwinds), unless its

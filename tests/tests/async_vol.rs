@@ -656,3 +656,56 @@ fn the_async_column_is_0_on_the_native_connector_even_with_an_event_set() {
         "the native connector ran them synchronously: {issued:?}"
     );
 }
+
+/// `h5prov run` with the user's `HDF5_VOL_CONNECTOR=async ...` and vol-async's plugin
+/// directory in `HDF5_PLUGIN_PATH`: vol-async is stacked under h5prov (by its value, 512),
+/// not replaced. Proof that it is underneath: h5prov records the file create as an
+/// operation vol-async left in flight (a request), which the native connector never gives.
+#[test]
+fn h5prov_run_stacks_the_users_vol_async_under_h5prov() {
+    let dir = scratch("async-h5prov-run");
+    let traces = dir.join("traces");
+    let program = async_write();
+    let lib = threadsafe_dir().join("lib");
+    let args = [
+        "run",
+        "--path",
+        traces.to_str().unwrap(),
+        "--",
+        "timeout",
+        "-s",
+        "KILL",
+        HANG_SECS,
+        program.to_str().unwrap(),
+        "w.h5",
+        "1",
+        "0",
+    ];
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (desc, out) = (1..=RUNS)
+        .map(|_| {
+            let _ = std::fs::remove_dir_all(&traces);
+            let r = Run::app(&h5prov_tests::analyzer(), &args, &dir)
+                .env("LD_LIBRARY_PATH", &lib.to_string_lossy())
+                .env(
+                    "HDF5_PLUGIN_PATH",
+                    &vol_async_dir().join("plugin").to_string_lossy(),
+                )
+                .env("HDF5_VOL_CONNECTOR", "async under_vol=0;under_info={}");
+            let desc = r.describe();
+            (desc, r.output())
+        })
+        // `h5prov run` reports the program's SIGKILL (a hang, see `HANG_SECS`) as 137.
+        .find(|(_, out)| out.status.code() != Some(137))
+        .expect("hung every time");
+    drop(one);
+    let text = describe_output(&desc, &out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("read_back=ok"), "{text}");
+    let recs = read_records(&traces);
+    assert!(
+        recs.iter()
+            .any(|r| r.op == "file.create" && r.is_async == 1 && r.req != 0),
+        "no asynchronous file.create: vol-async was not under h5prov\n{text}"
+    );
+}

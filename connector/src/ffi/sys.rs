@@ -1,9 +1,13 @@
 //! Tiny OS and HDF5 queries used by the tracer.
 
 /// Kernel thread id of the calling thread.
+///
+/// Through `syscall(SYS_gettid)`, not glibc's `gettid()` wrapper: the wrapper is new in
+/// glibc 2.30, and the wheel's `libh5prov.so` is linked for glibc 2.17 (manylinux2014,
+/// scripts/build-wheel.sh). The wrapper makes the same system call.
 pub fn gettid() -> u64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() as u64 }
+    // SAFETY: gettid has no arguments and no preconditions; it cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
 }
 
 /// `CLOCK_MONOTONIC` now, in ns (the clock `std::time::Instant` uses on Linux).

@@ -108,7 +108,6 @@ pub fn detect(
 ) {
     let mpi = Mpi::of(agg);
     let call_ns = rep.run.call_ns.max(1);
-    metadata_time(rep, th, call_ns, out);
     tiny_datasets(rep, th, call_ns, out);
     out.extend(churn);
     file_open_close_churn(rep, th, call_ns, out);
@@ -121,6 +120,8 @@ pub fn detect(
     straggler_ranks(rep, &mpi, th, call_ns, out);
     rank_imbalance(rep, &mpi, th, call_ns, out);
     straggler_calls(rep, agg, &mpi, th, call_ns, out);
+    // Last: its severity depends on the metadata mechanisms found above.
+    metadata_time(rep, th, call_ns, out);
 }
 
 /// Time and calls of metadata operations other than file opens ([`FILE_OPS`]).
@@ -131,12 +132,45 @@ fn object_metadata(rep: &Report) -> (u64, u64) {
         .fold((0, 0), |a, o| (a.0 + o.total_ns, a.1 + o.count))
 }
 
+/// The codes of rules that name a mechanism of the metadata layer: work in the object,
+/// link, attribute, file and metadata-cache layers that a change of the program removes.
+pub const METADATA_MECHANISMS: &[&str] = &[
+    "tiny_datasets",
+    "open_close_churn",
+    "path_traversal",
+    "file_open_close_churn",
+    "collective_metadata_off",
+    "flush_per_write",
+    "extend_per_record",
+    "link_by_index",
+    "external_link_reopen",
+    "attribute_storage_compact",
+    "fill_on_allocation",
+    "early_allocation",
+];
+
+/// `metadata_time`: metadata operations take at least `metadata_fraction` of HDF5 time.
+/// A share alone cannot tell the metadata a program needs (a small round trip of h5py or
+/// netCDF4, 3000 links read back in one H5Literate2, 300 small datasets each opened once)
+/// from waste, and names nothing to change. So the finding takes its severity from its
+/// share only when a metadata mechanism ([`METADATA_MECHANISMS`]) is serious in the same
+/// run, as the total of the metadata layer that mechanism is part of; otherwise it is
+/// INFO, a timing note ([`crate::insights::TIMING_CODES`]).
 fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
     let (meta_ns, calls) = object_metadata(rep);
     let share = meta_ns as f64 / call_ns as f64;
     if calls < METADATA_MIN_CALLS || share < th.metadata_fraction {
         return;
     }
+    let named = out.iter().any(|i| {
+        matches!(i.level, Level::High | Level::Warn)
+            && METADATA_MECHANISMS.contains(&i.code.as_str())
+    });
+    let level = if named {
+        severity_for_share(share)
+    } else {
+        Level::Info
+    };
     let top: Vec<String> = rep
         .ops
         .iter()
@@ -153,7 +187,7 @@ fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
         })
         .collect();
     out.push(ins(
-        severity_for_share(share),
+        level,
         "metadata_time",
         format!("Metadata operations take {} of HDF5 time", pct(share)),
         format!("{calls} metadata calls; top: {}", top.join(", ")),

@@ -355,6 +355,81 @@ pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
     ))
 }
 
+/// Attributes on one object before their storage is judged.
+pub const ATTRS_PER_OBJECT: u64 = 64;
+
+/// `attribute_storage_compact`: the attribute layer's ledger, attributes per object
+/// against their storage. In a file whose FAPL's low bound is `earliest` (HDF5's default,
+/// the rows' `libver`), object headers are version 1 and keep every attribute in the
+/// header: each `H5Acreate`/`H5Aopen` scans the header's messages, so n attributes on an
+/// object cost n² message reads. From version 1.8 of the format (`H5F_LIBVER_V18`), more
+/// than 8 attributes go to dense storage (a fractal heap indexed by a B-tree of names).
+/// Objects with at least [`ATTRS_PER_OBJECT`] attributes (attribute nodes named
+/// `<holder>/<name>`) in such a file are the finding; its cost is the time of the calls
+/// on those attributes. Files without a recorded `libver` (older traces) are not judged.
+pub fn attribute_storage_compact(agg: &Aggregate) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1);
+    let mut hits: Vec<(u64, String)> = Vec::new();
+    for (f, m) in &agg.objects {
+        if agg
+            .file_access
+            .get(f)
+            .is_none_or(|fa| fa.libver != "earliest")
+        {
+            continue;
+        }
+        let mut holders: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for ((kind, p), o) in m.iter() {
+            if kind != "attr" {
+                continue;
+            }
+            let holder = p
+                .rsplit_once('/')
+                .map_or("/", |(h, _)| if h.is_empty() { "/" } else { h });
+            let e = holders.entry(holder).or_default();
+            e.0 += 1;
+            e.1 += o.total_ns;
+        }
+        for (h, (n, ns)) in holders {
+            if n >= ATTRS_PER_OBJECT {
+                hits.push((
+                    ns,
+                    format!(
+                        "{f}:{h}: {n} attributes in a version-1 object header (libver \
+                         earliest), {} in calls on them",
+                        fmt_ns(ns)
+                    ),
+                ));
+            }
+        }
+    }
+    if hits.is_empty() {
+        return None;
+    }
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let ns: u64 = hits.iter().map(|h| h.0).sum();
+    let share = ns as f64 / call_ns as f64;
+    Some(ins(
+        severity_for_share(share),
+        "attribute_storage_compact",
+        format!(
+            "{} object(s) hold many attributes in their object header ({} of HDF5 time)",
+            hits.len(),
+            pct(share)
+        ),
+        hits.iter()
+            .take(5)
+            .map(|h| h.1.clone())
+            .collect::<Vec<_>>()
+            .join("; "),
+        "With the earliest file format every attribute stays in the object header, and each \
+         H5Acreate2/H5Aopen scans all of them. Create the file with \
+         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) so that attributes \
+         beyond H5Pset_attr_phase_change's limit (8) go to dense storage, or keep many \
+         values in one attribute or a dataset: the expected gain is most of the time shown.",
+    ))
+}
+
 /// `file_open_close_churn`: a file opened (and closed) again and again by each process,
 /// e.g. around every record. Each `H5Fopen` reads the superblock and the root group, each
 /// `H5Fclose` flushes the metadata cache and closes the file driver.

@@ -41,6 +41,9 @@ pub const POINT_MIN_ELEMS: u64 = 1000;
 pub const POINT_MIN_PER_CALL: u64 = 16;
 /// Extent changes of one dataset before they are judged.
 pub const EXTEND_MIN: u64 = 100;
+/// Writes per extent change up to which a dataset is appended record by record (each
+/// extent makes room for the write or two that follow it).
+pub const EXTEND_WRITES_PER: u64 = 2;
 /// Flushes (`H5Fflush`, `H5Dflush`) in the run before they are judged.
 pub const FLUSH_MIN: u64 = 10;
 /// Elements transferred of a variable-length dataset before it is judged.
@@ -441,23 +444,33 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          a larger sieve buffer (H5Pset_sieve_buf_size(fapl, bytes)) merges the pieces.",
     );
 
-    // Extent changes, one per write.
+    // Extent changes, one per write. When the dataset grows by about one extent per write
+    // (at most [`EXTEND_WRITES_PER`] writes each), the writes are the records the extents
+    // make room for, one call each: appending in blocks removes them with the extents (one
+    // H5Dset_extent and one H5Dwrite per block), so their time is part of the waste.
     let hits = rows
         .iter()
         .filter(|(_, io)| io.cost.extends >= EXTEND_MIN)
         .map(|(r, io)| {
             let c = &io.cost;
+            let per_record = r.writes <= EXTEND_WRITES_PER * c.extends;
+            let write_ns = if per_record { r.write_ns } else { 0 };
             (
-                c.extend_ns,
+                c.extend_ns + write_ns,
                 format!(
                     "{}:{}: {} extent change(s) for {} write(s) of {} on average, {} in \
-                     H5Dset_extent",
+                     H5Dset_extent{}",
                     r.file,
                     r.path,
                     c.extends,
                     r.writes,
                     fmt_bytes(r.bytes_written / r.writes.max(1)),
-                    fmt_ns(c.extend_ns)
+                    fmt_ns(c.extend_ns),
+                    if per_record {
+                        format!(" and {} in the record writes", fmt_ns(write_ns))
+                    } else {
+                        String::new()
+                    }
                 ),
             )
         })

@@ -141,31 +141,36 @@ pub const METADATA_MECHANISMS: &[&str] = &[
     "file_open_close_churn",
     "collective_metadata_off",
     "flush_per_write",
-    "extend_per_record",
     "link_by_index",
     "external_link_reopen",
     "attribute_storage_compact",
-    "fill_on_allocation",
-    "early_allocation",
 ];
 
 /// `metadata_time`: metadata operations take at least `metadata_fraction` of HDF5 time.
 /// A share alone cannot tell the metadata a program needs (a small round trip of h5py or
 /// netCDF4, 3000 links read back in one H5Literate2, 300 small datasets each opened once)
-/// from waste, and names nothing to change. So the finding takes its severity from its
-/// share only when a metadata mechanism ([`METADATA_MECHANISMS`]) is serious in the same
-/// run, as the total of the metadata layer that mechanism is part of; otherwise it is
-/// INFO, a timing note ([`crate::insights::TIMING_CODES`]).
+/// from waste, and names nothing to change. So the finding is serious only when a
+/// metadata mechanism ([`METADATA_MECHANISMS`]) is serious in the same run: it is then
+/// the total of the metadata layer that mechanism is part of, reported once material
+/// ([`SHARE_WARN`](crate::insights::SHARE_WARN)) with its share as severity, so that a
+/// share near `metadata_fraction` does not come and go from run to run. Otherwise it
+/// fires from `metadata_fraction`, at INFO: a timing note
+/// ([`crate::insights::TIMING_CODES`]).
 fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
     let (meta_ns, calls) = object_metadata(rep);
     let share = meta_ns as f64 / call_ns as f64;
-    if calls < METADATA_MIN_CALLS || share < th.metadata_fraction {
-        return;
-    }
     let named = out.iter().any(|i| {
         matches!(i.level, Level::High | Level::Warn)
             && METADATA_MECHANISMS.contains(&i.code.as_str())
     });
+    let from = if named {
+        th.metadata_fraction.min(crate::insights::SHARE_WARN)
+    } else {
+        th.metadata_fraction
+    };
+    if calls < METADATA_MIN_CALLS || share < from {
+        return;
+    }
     let level = if named {
         severity_for_share(share)
     } else {

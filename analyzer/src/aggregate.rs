@@ -1175,6 +1175,10 @@ pub struct FileAccess {
     /// The chunk cache its FAPL set (`H5Pset_cache`; the rows' `cache`), `(slots, bytes)`,
     /// the largest recorded (0 when none): what a dataset opened without its own gets.
     pub chunk_cache: (u64, u64),
+    /// The low bound of its FAPL's `H5Pset_libver_bounds` (the rows' `libver`): `earliest`
+    /// when any row recorded it (attributes then never go to dense storage), else the
+    /// smallest name recorded; empty when none.
+    pub libver: String,
 }
 
 impl FileAccess {
@@ -1196,6 +1200,7 @@ impl FileAccess {
                 crate::insights_dataset::cache_part(&o.cache, 0),
                 crate::insights_dataset::cache_part(&o.cache, 1),
             ),
+            libver: o.libver.to_string(),
         });
     }
 
@@ -1219,6 +1224,11 @@ impl FileAccess {
             self.chunk_cache.0.max(o.chunk_cache.0),
             self.chunk_cache.1.max(o.chunk_cache.1),
         );
+        let rank = |l: &str| (l != "earliest", l.to_string());
+        if self.libver.is_empty() || (!o.libver.is_empty() && rank(&o.libver) < rank(&self.libver))
+        {
+            self.libver = o.libver;
+        }
     }
 }
 

@@ -625,6 +625,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let churn: Vec<insights::Insight> = crate::insights_mpi::open_close_churn(&agg, th)
         .into_iter()
         .chain(crate::insights_mpi::path_traversal(&agg))
+        .chain(crate::insights_mpi::attribute_storage_compact(&agg))
         .collect();
     let datasets = dataset_rows(
         std::mem::take(&mut agg.objects),

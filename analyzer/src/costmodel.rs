@@ -41,6 +41,9 @@ pub const POINT_MIN_ELEMS: u64 = 1000;
 pub const POINT_MIN_PER_CALL: u64 = 16;
 /// Extent changes of one dataset before they are judged.
 pub const EXTEND_MIN: u64 = 100;
+/// Writes per extent change up to which a dataset is appended record by record (each
+/// extent makes room for the write or two that follow it).
+pub const EXTEND_WRITES_PER: u64 = 2;
 /// Flushes (`H5Fflush`, `H5Dflush`) in the run before they are judged.
 pub const FLUSH_MIN: u64 = 10;
 /// Elements transferred of a variable-length dataset before it is judged.
@@ -425,7 +428,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
         .collect();
     push(
         out,
-        "strided_read_contiguous",
+        "fragmented_selection",
         hits,
         call_ns,
         |share| {
@@ -441,23 +444,33 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          a larger sieve buffer (H5Pset_sieve_buf_size(fapl, bytes)) merges the pieces.",
     );
 
-    // Extent changes, one per write.
+    // Extent changes, one per write. When the dataset grows by about one extent per write
+    // (at most [`EXTEND_WRITES_PER`] writes each), the writes are the records the extents
+    // make room for, one call each: appending in blocks removes them with the extents (one
+    // H5Dset_extent and one H5Dwrite per block), so their time is part of the waste.
     let hits = rows
         .iter()
         .filter(|(_, io)| io.cost.extends >= EXTEND_MIN)
         .map(|(r, io)| {
             let c = &io.cost;
+            let per_record = r.writes <= EXTEND_WRITES_PER * c.extends;
+            let write_ns = if per_record { r.write_ns } else { 0 };
             (
-                c.extend_ns,
+                c.extend_ns + write_ns,
                 format!(
                     "{}:{}: {} extent change(s) for {} write(s) of {} on average, {} in \
-                     H5Dset_extent",
+                     H5Dset_extent{}",
                     r.file,
                     r.path,
                     c.extends,
                     r.writes,
                     fmt_bytes(r.bytes_written / r.writes.max(1)),
-                    fmt_ns(c.extend_ns)
+                    fmt_ns(c.extend_ns),
+                    if per_record {
+                        format!(" and {} in the record writes", fmt_ns(write_ns))
+                    } else {
+                        String::new()
+                    }
                 ),
             )
         })
@@ -556,6 +569,178 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          fixed-length strings (H5Tset_size(type, N) with the longest length) or a \
          fixed-size element with a length column: the expected gain is most of the time \
          shown.",
+    );
+    compound_subset(dio, call_ns, out);
+    implicit_file_opens(rep, call_ns, out);
+    links_by_index(rep, call_ns, out);
+}
+
+/// Link lookups by index (`H5Lget_name_by_idx`) before they are judged.
+pub const LINK_BY_INDEX_MIN: u64 = 100;
+
+/// The link layer's ledger: names asked for by position. `link.get:name` is
+/// `H5Lget_name_by_idx`, the only call that asks the VOL for a link's name, and it
+/// addresses the link by its index. Unless the group tracks and indexes creation order
+/// (`H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED)`)
+/// or is iterated in name order over dense storage, HDF5 builds a table of all the
+/// group's links, sorted, for every such call: n lookups of a group of n links cost n^2
+/// link reads. One H5Literate2 visits them all in one pass.
+fn links_by_index(rep: &Report, call_ns: f64, out: &mut Vec<Insight>) {
+    let Some(op) = rep
+        .ops
+        .iter()
+        .find(|o| o.op == "link.get:name" && o.count >= LINK_BY_INDEX_MIN)
+    else {
+        return;
+    };
+    let hits = vec![(
+        op.total_ns,
+        format!(
+            "{} H5Lget_name_by_idx call(s), {} ({} per call)",
+            op.count,
+            fmt_ns(op.total_ns),
+            fmt_ns(op.total_ns / op.count.max(1))
+        ),
+    )];
+    push(
+        out,
+        "link_by_index",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Links are looked up by index, one call per link ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each lookup by index (H5Lget_name_by_idx, H5Lget_val_by_idx, H5Lget_info_by_idx) \
+         may build and sort the table of the group's links again. Visit the links in one \
+         pass with H5Literate2(group, H5_INDEX_NAME, H5_ITER_INC, &idx, callback, data) \
+         (the callback gets each name and H5L_info2_t), or create the group with \
+         H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) \
+         to look links up by creation order: the expected gain is most of the time shown.",
+    );
+}
+
+/// Files HDF5 opened on its own (no `H5Fopen`/`H5Fcreate` of the program's in the trace)
+/// before they are judged: each such file instance is an open and a close of a file the
+/// program did not ask for.
+pub const IMPLICIT_FILES_MIN: u64 = 20;
+/// Objects per implicitly opened file instance at or below which the file was opened for
+/// each object anew.
+pub const IMPLICIT_OBJECTS_PER_FILE: f64 = 2.0;
+
+/// The file layer's ledger: file instances the program opened (`H5Fopen`, `H5Fcreate`)
+/// against those HDF5 opened for it, which are files with objects but without an open
+/// of the program's (each instance has its own file number: a file opened again is
+/// another instance). HDF5 opens a file by itself when it traverses an external link
+/// (`H5L_TYPE_EXTERNAL`); with the external-link file cache off (the default) it opens
+/// the target file for every traversal and closes it with the last object opened
+/// through it. Many instances with an object or two each are that reopening; its cost is
+/// the time of the calls on those instances (the opens that traverse the link included).
+fn implicit_file_opens(rep: &Report, call_ns: f64, out: &mut Vec<Insight>) {
+    let implicit: Vec<&crate::analysis::FileRow> = rep
+        .files
+        .iter()
+        .filter(|f| f.opens == 0 && f.datasets_created == 0 && f.calls > 0)
+        .collect();
+    let n = implicit.len() as u64;
+    let objects: u64 = implicit.iter().map(|f| f.datasets_opened.max(1)).sum();
+    if n < IMPLICIT_FILES_MIN || objects as f64 > IMPLICIT_OBJECTS_PER_FILE * n as f64 {
+        return;
+    }
+    let ns: u64 = implicit.iter().map(|f| f.total_ns).sum();
+    let asked: u64 = rep.files.iter().map(|f| f.opens).sum();
+    let hits = vec![(
+        ns,
+        format!(
+            "{n} file instance(s) opened by HDF5 itself for {objects} object(s) ({:.1} per \
+             open), against {asked} open(s) and create(s) of the program's; {} in the calls \
+             on them",
+            objects as f64 / n as f64,
+            fmt_ns(ns)
+        ),
+    )];
+    push(
+        out,
+        "external_link_reopen",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "HDF5 opens a file again for every object reached through an external link \
+                 ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each traversal of an external link opens the target file (superblock, root \
+         group) and closes it with the object. Keep the target files open across \
+         traversals with H5Pset_elink_file_cache_size(fapl, n) on the file access property \
+         list of the file holding the links (or open the target file once with H5Fopen \
+         and its objects in it): the expected gain is most of the time shown.",
+    );
+}
+
+/// File bytes per memory byte of a converting transfer of compound records from which the
+/// memory type keeps a subset of the members: from 2, at least half of every record read
+/// through the conversion path is discarded.
+pub const SUBSET_MIN_RATIO: u64 = 2;
+
+/// The conversion layer's ledger of bytes: compound records brought through the
+/// type-conversion path whole (`conv_file_bytes`, in the file's type) to deliver a subset
+/// of their members (`conv_bytes`, in the memory type). The waste is the discarded part:
+/// its estimated time is the conversions' time times the discarded fraction.
+fn compound_subset(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
+    let hits = dio
+        .iter()
+        .filter(|(_, d)| {
+            d.conv_calls > 0
+                && d.ftype.starts_with("compound")
+                && d.conv_file_bytes >= SUBSET_MIN_RATIO * d.conv_bytes.max(1)
+        })
+        .map(|((f, p), d)| {
+            let used = d.conv_bytes as f64 / d.conv_file_bytes as f64;
+            let ns = (d.conv_ns as f64 * (1.0 - used)) as u64;
+            let mem: Vec<&str> = d.conv_mem_types.iter().map(String::as_str).collect();
+            (
+                ns,
+                format!(
+                    "{f}:{p} ({} in the file, {} in memory): read {} of records to deliver {} \
+                     of members (x{:.1}) in {} transfer(s), {} of their {} on the discarded \
+                     part",
+                    d.ftype,
+                    if mem.is_empty() {
+                        "?".to_string()
+                    } else {
+                        mem.join("/")
+                    },
+                    fmt_bytes(d.conv_file_bytes),
+                    fmt_bytes(d.conv_bytes),
+                    d.conv_file_bytes as f64 / d.conv_bytes.max(1) as f64,
+                    d.conv_calls,
+                    fmt_ns(ns),
+                    fmt_ns(d.conv_ns)
+                ),
+            )
+        })
+        .collect();
+    push(
+        out,
+        "compound_field_subset",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Whole compound records are read and converted to deliver a few members ({} \
+                 of HDF5 time)",
+                pct(share)
+            )
+        },
+        "A memory type with a subset of the file type's members makes HDF5 read every \
+         record whole and pass it through the type-conversion buffer to pick the members. \
+         When members are read on their own, store them column-wise (one dataset per \
+         member, or PyTables-style column storage), or read all the members needed in one \
+         H5Dread with one compound memory type: the expected gain is the time shown.",
     );
 }
 

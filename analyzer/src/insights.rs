@@ -45,6 +45,9 @@ pub const HOT_OP_SHARE: f64 = 0.5;
 /// Data accesses needed before access sizes are judged.
 pub const MIN_DATA_ACCESSES: u64 = 10;
 
+/// Share of the run's HDF5 time a read-only file's dataset closes need before
+/// `readonly_slow_close` names the file (an INFO finding must be material too).
+pub const CLOSE_MIN_SHARE: f64 = 0.05;
 /// A finding that explains at least this share of the run's HDF5 time is HIGH.
 pub const SHARE_HIGH: f64 = 0.30;
 /// A finding that explains at least this share of the run's HDF5 time is WARN (below: INFO).
@@ -198,7 +201,8 @@ pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
 }
 
 /// Codes of the timing observations: findings about durations alone (a dominant
-/// operation, heavy tails, isolated slow calls, slower or late ranks). At INFO they are
+/// operation, heavy tails, isolated slow calls, slower or late ranks, a share of metadata
+/// that no metadata mechanism explains). At INFO they are
 /// timing notes ([`split_timing_notes`]), not insights.
 pub const TIMING_CODES: &[&str] = &[
     "hot_function",
@@ -207,6 +211,7 @@ pub const TIMING_CODES: &[&str] = &[
     "straggler_ranks",
     "rank_imbalance_time",
     "collective_late_arrival",
+    "metadata_time",
 ];
 
 /// Whether a finding is a timing note rather than an insight: a timing observation
@@ -344,7 +349,11 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, churn: Vec<Insight
     // Read-only files with slow dataset close.
     for f in rep.files.iter().filter(|f| f.read_only && f.total_ns > 0) {
         let share = f.dataset_close_ns as f64 / f.total_ns as f64;
-        if f.dataset_close_ns > 0 && share >= th.close_fraction {
+        // Material only: a file whose closes take a few µs of a long run (one of 300
+        // small files opened through external links) is no finding, however large the
+        // closes' part of that file's own time.
+        let material = f.dataset_close_ns as f64 >= CLOSE_MIN_SHARE * run.call_ns as f64;
+        if f.dataset_close_ns > 0 && share >= th.close_fraction && material {
             out.push(ins(
                 severity_for_share(f.dataset_close_ns as f64 / run.call_ns.max(1) as f64),
                 "readonly_slow_close",

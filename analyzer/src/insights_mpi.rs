@@ -108,7 +108,6 @@ pub fn detect(
 ) {
     let mpi = Mpi::of(agg);
     let call_ns = rep.run.call_ns.max(1);
-    metadata_time(rep, th, call_ns, out);
     tiny_datasets(rep, th, call_ns, out);
     out.extend(churn);
     file_open_close_churn(rep, th, call_ns, out);
@@ -121,6 +120,8 @@ pub fn detect(
     straggler_ranks(rep, &mpi, th, call_ns, out);
     rank_imbalance(rep, &mpi, th, call_ns, out);
     straggler_calls(rep, agg, &mpi, th, call_ns, out);
+    // Last: its severity depends on the metadata mechanisms found above.
+    metadata_time(rep, th, call_ns, out);
 }
 
 /// Time and calls of metadata operations other than file opens ([`FILE_OPS`]).
@@ -131,12 +132,50 @@ fn object_metadata(rep: &Report) -> (u64, u64) {
         .fold((0, 0), |a, o| (a.0 + o.total_ns, a.1 + o.count))
 }
 
+/// The codes of rules that name a mechanism of the metadata layer: work in the object,
+/// link, attribute, file and metadata-cache layers that a change of the program removes.
+pub const METADATA_MECHANISMS: &[&str] = &[
+    "tiny_datasets",
+    "open_close_churn",
+    "path_traversal",
+    "file_open_close_churn",
+    "collective_metadata_off",
+    "flush_per_write",
+    "link_by_index",
+    "external_link_reopen",
+    "attribute_storage_compact",
+];
+
+/// `metadata_time`: metadata operations take at least `metadata_fraction` of HDF5 time.
+/// A share alone cannot tell the metadata a program needs (a small round trip of h5py or
+/// netCDF4, 3000 links read back in one H5Literate2, 300 small datasets each opened once)
+/// from waste, and names nothing to change. So the finding is serious only when a
+/// metadata mechanism ([`METADATA_MECHANISMS`]) is serious in the same run: it is then
+/// the total of the metadata layer that mechanism is part of, reported once material
+/// ([`SHARE_WARN`](crate::insights::SHARE_WARN)) with its share as severity, so that a
+/// share near `metadata_fraction` does not come and go from run to run. Otherwise it
+/// fires from `metadata_fraction`, at INFO: a timing note
+/// ([`crate::insights::TIMING_CODES`]).
 fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
     let (meta_ns, calls) = object_metadata(rep);
     let share = meta_ns as f64 / call_ns as f64;
-    if calls < METADATA_MIN_CALLS || share < th.metadata_fraction {
+    let named = out.iter().any(|i| {
+        matches!(i.level, Level::High | Level::Warn)
+            && METADATA_MECHANISMS.contains(&i.code.as_str())
+    });
+    let from = if named {
+        th.metadata_fraction.min(crate::insights::SHARE_WARN)
+    } else {
+        th.metadata_fraction
+    };
+    if calls < METADATA_MIN_CALLS || share < from {
         return;
     }
+    let level = if named {
+        severity_for_share(share)
+    } else {
+        Level::Info
+    };
     let top: Vec<String> = rep
         .ops
         .iter()
@@ -153,7 +192,7 @@ fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
         })
         .collect();
     out.push(ins(
-        severity_for_share(share),
+        level,
         "metadata_time",
         format!("Metadata operations take {} of HDF5 time", pct(share)),
         format!("{calls} metadata calls; top: {}", top.join(", ")),
@@ -318,6 +357,81 @@ pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
         "Open the leaf group once (H5Gopen2) and the objects by name in it (H5Dopen2(group, \
          name)), or keep the objects open: every open by absolute path looks up each \
          component from the root, and H5Lexists on every prefix repeats the walk.",
+    ))
+}
+
+/// Attributes on one object before their storage is judged.
+pub const ATTRS_PER_OBJECT: u64 = 64;
+
+/// `attribute_storage_compact`: the attribute layer's ledger, attributes per object
+/// against their storage. In a file whose FAPL's low bound is `earliest` (HDF5's default,
+/// the rows' `libver`), object headers are version 1 and keep every attribute in the
+/// header: each `H5Acreate`/`H5Aopen` scans the header's messages, so n attributes on an
+/// object cost n² message reads. From version 1.8 of the format (`H5F_LIBVER_V18`), more
+/// than 8 attributes go to dense storage (a fractal heap indexed by a B-tree of names).
+/// Objects with at least [`ATTRS_PER_OBJECT`] attributes (attribute nodes named
+/// `<holder>/<name>`) in such a file are the finding; its cost is the time of the calls
+/// on those attributes. Files without a recorded `libver` (older traces) are not judged.
+pub fn attribute_storage_compact(agg: &Aggregate) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1);
+    let mut hits: Vec<(u64, String)> = Vec::new();
+    for (f, m) in &agg.objects {
+        if agg
+            .file_access
+            .get(f)
+            .is_none_or(|fa| fa.libver != "earliest")
+        {
+            continue;
+        }
+        let mut holders: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for ((kind, p), o) in m.iter() {
+            if kind != "attr" {
+                continue;
+            }
+            let holder = p
+                .rsplit_once('/')
+                .map_or("/", |(h, _)| if h.is_empty() { "/" } else { h });
+            let e = holders.entry(holder).or_default();
+            e.0 += 1;
+            e.1 += o.total_ns;
+        }
+        for (h, (n, ns)) in holders {
+            if n >= ATTRS_PER_OBJECT {
+                hits.push((
+                    ns,
+                    format!(
+                        "{f}:{h}: {n} attributes in a version-1 object header (libver \
+                         earliest), {} in calls on them",
+                        fmt_ns(ns)
+                    ),
+                ));
+            }
+        }
+    }
+    if hits.is_empty() {
+        return None;
+    }
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let ns: u64 = hits.iter().map(|h| h.0).sum();
+    let share = ns as f64 / call_ns as f64;
+    Some(ins(
+        severity_for_share(share),
+        "attribute_storage_compact",
+        format!(
+            "{} object(s) hold many attributes in their object header ({} of HDF5 time)",
+            hits.len(),
+            pct(share)
+        ),
+        hits.iter()
+            .take(5)
+            .map(|h| h.1.clone())
+            .collect::<Vec<_>>()
+            .join("; "),
+        "With the earliest file format every attribute stays in the object header, and each \
+         H5Acreate2/H5Aopen scans all of them. Create the file with \
+         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) so that attributes \
+         beyond H5Pset_attr_phase_change's limit (8) go to dense storage, or keep many \
+         values in one attribute or a dataset: the expected gain is most of the time shown.",
     ))
 }
 

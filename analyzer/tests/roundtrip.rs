@@ -175,6 +175,7 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
             close_size: r.npoints,
             close_mtime_ns: r.total_ns,
             intent: r.sel.clone(),
+            libver: r.xfer.clone(),
         })
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();

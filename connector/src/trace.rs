@@ -1651,6 +1651,7 @@ fn summary_of(s: &Session, n: &Node) {
                 .fs_magic
                 .map_or("", |m| crate::tree::fs_name(m, &mut fs_buf)),
             cache: st.chunk_cache.as_deref().unwrap_or(""),
+            libver: st.libver.unwrap_or(""),
             // Once per file row: the state the process's last close left it in.
             at_close: if n.kind == Kind::File {
                 crate::tree::FileStat::of(std::path::Path::new(&*n.file_name)).unwrap_or_default()
@@ -1731,6 +1732,7 @@ struct Desc<'a> {
     cache: &'a str,
     align: &'a str,
     fs: &'a str,
+    libver: &'static str,
     at_close: crate::tree::FileStat,
 }
 
@@ -1785,6 +1787,7 @@ fn write_summary(
         align: d.align,
         fs: d.fs,
         fill: d.fill,
+        libver: d.libver,
         dev: st.at_open.map_or(0, |a| a.dev),
         ino: st.at_open.map_or(0, |a| a.ino),
         open_size: st.at_open.map_or(0, |a| a.size),
@@ -1908,6 +1911,7 @@ mod tests {
             close_size: 0,
             close_mtime_ns: 0,
             intent: "",
+            libver: "",
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
         row.write_csv(&mut out);

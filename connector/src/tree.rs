@@ -172,6 +172,10 @@ pub struct Stats {
     pub mpio: bool,
     /// For files: the FAPL's `H5Pset_alignment` (threshold, alignment), when known.
     pub align: Option<(u64, u64)>,
+    /// For files: the FAPL's low bound of `H5Pset_libver_bounds` (`earliest`, `v18`, ...),
+    /// when known: with `earliest` object headers are version 1, whose attributes stay in
+    /// the header (no dense attribute storage).
+    pub libver: Option<&'static str>,
     /// For files: the `statfs` magic of the file system holding the file, when known.
     pub fs_magic: Option<i64>,
     /// For files: the FAPL's chunk cache (`H5Pset_cache`), `nslots:nbytes:w0`: what every
@@ -479,6 +483,7 @@ pub fn forget_counts_after_fork() {
             *st = Stats {
                 mpio: st.mpio,
                 align: st.align,
+                libver: st.libver,
                 fs_magic: st.fs_magic,
                 chunk_cache: st.chunk_cache.clone(),
                 at_open: st.at_open,

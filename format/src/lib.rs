@@ -236,6 +236,11 @@ table::record_table! {
         /// (created over an existing file), `create` (created a new file), `rw`
         /// (read-write) or `ro` (read-only); empty when unknown.
         intent "intent": str = "", opt;
+        /// For files: the low bound of the FAPL's `H5Pset_libver_bounds` (`earliest`,
+        /// `v18`, `v110`, `v112`, `v114`, `v200`, `later`); empty when not recorded. With
+        /// `earliest` (HDF5's default) object headers are version 1: attributes stay in
+        /// the header, never in dense storage.
+        libver "libver": str = "", opt;
     }
 }
 

@@ -13,7 +13,7 @@ const MODEL_RULES: &[&str] = &[
     "fill_on_allocation",
     "early_allocation",
     "point_selection",
-    "strided_read_contiguous",
+    "fragmented_selection",
     "extend_per_record",
     "flush_per_write",
     "vlen_strings",
@@ -81,8 +81,8 @@ fn point_selection_fires_on_element_lists_and_not_on_hyperslabs() {
 }
 
 #[test]
-fn strided_read_contiguous_fires_on_strided_reads_and_not_on_whole_bands() {
-    fires_then_quiet("model_frag", "strided_read_contiguous");
+fn fragmented_selection_fires_on_strided_reads_and_not_on_whole_bands() {
+    fires_then_quiet("model_frag", "fragmented_selection");
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn whole_rows_are_not_fragmented() {
     for name in ["model_points", "model_flush"] {
         let f = found(name, &["--fixed"]);
         assert!(
-            !f.iter().any(|(c, _)| c == "strided_read_contiguous"),
+            !f.iter().any(|(c, _)| c == "fragmented_selection"),
             "{name} --fixed: {f:?}"
         );
     }

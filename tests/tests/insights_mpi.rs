@@ -216,6 +216,35 @@ fn launcher_rank_without_mpi_io_gets_no_mpi_advice() {
     assert_eq!(file_row(&fixed).align, "1048576:1048576");
 }
 
+/// The suite's `attrs_many`: 2000 attributes on one dataset of a file with HDF5's default
+/// format bounds (`earliest`: a version-1 object header keeps them all). The file's row
+/// records the FAPL's low bound (`libver`), which is all that tells the problem from its
+/// fix (`H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, ...)`: dense attribute storage), and
+/// `attribute_storage_compact` fires on the first only.
+#[test]
+fn many_attributes_in_a_version_1_header_are_attribute_storage_compact() {
+    let exe = c_program("insights/attrs_many");
+    let file_libver = |args: &[&str], label: &str| {
+        let dir = scratch(label);
+        Run::with_h5prov(&exe, args, &dir, &dir, "level=dataset").ok();
+        let rows = read_objects(&dir);
+        let f = rows
+            .iter()
+            .find(|r| r.kind == "file")
+            .unwrap_or_else(|| panic!("{label}: no file row in {rows:?}"));
+        f.libver.clone()
+    };
+    assert_eq!(file_libver(&[], "libver-attrs"), "earliest");
+    assert_eq!(file_libver(&["--fixed"], "libver-attrs-fixed"), "v18");
+    let bad = insights_of("attrs_many", &[], None, &[]);
+    assert!(strong(&bad, "attribute_storage_compact"), "{bad:?}");
+    let fixed = insights_of("attrs_many", &["--fixed"], None, &[]);
+    assert!(
+        !fixed.iter().any(|(c, _)| c == "attribute_storage_compact"),
+        "{fixed:?}"
+    );
+}
+
 /// Two different programs traced into one directory (as the demo does) are not peers: the
 /// one that moves more data is not a straggler of the other.
 #[test]

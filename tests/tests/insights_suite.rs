@@ -601,10 +601,9 @@ fn planted_problem_suite() {
     if report_only || only.is_some() {
         return;
     }
-    // The issue's thresholds are not all met yet (docs/INSIGHTS-SUITE.md, "Where it
-    // stands"): what is asserted is the floor each measure has reached, so that a change
-    // that loses a named problem or adds a false finding fails; a floor is raised as the
-    // rules improve, up to the threshold.
+    // What is asserted is the floor each measure has reached (a little under, for noise),
+    // so that a change that loses a named problem or adds a false finding fails; a floor
+    // is raised as the rules improve, up to the issue's threshold.
     let values = [
         frac(named, problems.len()),
         frac(held_named, held.len()),
@@ -625,11 +624,16 @@ fn planted_problem_suite() {
 }
 
 /// The floor of each measure of the table, in its order (1.0 = all): a little under what
-/// the rules reached when the suite landed (recall 80 %, held-out 25 %, precision 93 % at
-/// WARN/HIGH and 82 % overall, every fix quiet, both controls empty, every entry stable
-/// over 3 runs), so that one problem lost to scheduling noise on a loaded machine does not
-/// fail the suite but a rule that stops working does.
-const FLOORS: [f64; 7] = [0.75, 0.25, 0.90, 0.78, 0.95, 1.0, 0.95];
+/// the rules reach (h15, 3 runs: recall 95 %, held-out 88 %, precision 100 % at WARN/HIGH
+/// and 98 % overall, every fix quiet, both controls empty, every entry stable; the issue's
+/// thresholds are met but for precision's 100 %, which one finding at a threshold on a
+/// loaded machine can break), so that one problem lost to scheduling noise does not fail
+/// the suite but a rule that stops working does: recall may lose two problems (36/40), the
+/// held-out part one (6/8, the issue's 75 %), precision a few findings in 3 × 82 runs,
+/// stability two entries. A second pass of 3 runs gave recall 92 %, held-out 75 % and 2
+/// entries unstable: `irregular_union`'s HDF5 time is ~5 ms, so one 15 ms `H5Fcreate` on
+/// the loaded machine puts its fragmented reads under 10 %.
+const FLOORS: [f64; 7] = [0.90, 0.75, 0.98, 0.95, 1.0, 1.0, 0.95];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

@@ -72,6 +72,7 @@ pub const FUNCTIONS: &[&str] = &[
     "H5Pget_alloc_time",
     "H5Pfill_value_defined",
     "H5Pget_alignment",
+    "H5Pget_libver_bounds",
     // dataspaces and datatypes
     "H5Sclose",
     "H5Sget_simple_extent_ndims",

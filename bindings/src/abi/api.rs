@@ -104,6 +104,12 @@ pub struct Api {
     ) -> H5Z_filter_t,
     ///`H5Pget_layout`
     pub H5Pget_layout: unsafe extern "C" fn(plist_id: hid_t) -> H5D_layout_t,
+    ///`H5Pget_libver_bounds`
+    pub H5Pget_libver_bounds: unsafe extern "C" fn(
+        plist_id: hid_t,
+        low: *mut H5F_libver_t,
+        high: *mut H5F_libver_t,
+    ) -> herr_t,
     ///`H5Pget_nfilters`
     pub H5Pget_nfilters: unsafe extern "C" fn(plist_id: hid_t) -> ::std::os::raw::c_int,
     ///`H5Pget_vol_info`
@@ -1219,6 +1225,22 @@ impl Api {
                     ::core::mem::transmute::<
                         *mut ::core::ffi::c_void,
                         unsafe extern "C" fn(plist_id: hid_t) -> H5D_layout_t,
+                    >(p)
+                }
+            },
+            H5Pget_libver_bounds: {
+                let p = sym(c"H5Pget_libver_bounds");
+                if p.is_null() {
+                    return Err("H5Pget_libver_bounds");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            plist_id: hid_t,
+                            low: *mut H5F_libver_t,
+                            high: *mut H5F_libver_t,
+                        ) -> herr_t,
                     >(p)
                 }
             },
@@ -3398,6 +3420,18 @@ As the C function; h5prov must be bound (panics otherwise).*/
 #[inline]
 pub unsafe fn H5Pget_layout(plist_id: hid_t) -> H5D_layout_t {
     unsafe { (super::api().H5Pget_layout)(plist_id) }
+}
+/**Calls `H5Pget_libver_bounds` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Pget_libver_bounds(
+    plist_id: hid_t,
+    low: *mut H5F_libver_t,
+    high: *mut H5F_libver_t,
+) -> herr_t {
+    unsafe { (super::api().H5Pget_libver_bounds)(plist_id, low, high) }
 }
 /**Calls `H5Pget_nfilters` in the HDF5 library h5prov is bound to.
 

@@ -631,7 +631,7 @@ unsafe fn file_open_common(
     // SAFETY: req per the VOL contract.
     let pending = unsafe { super::request_returned(req) };
     let node = file_node(under, info.under.id(), &fname, dxpl, created, pending);
-    let (align, fs_magic) = (fapl_alignment(fapl), fs_magic(name));
+    let (align, fs_magic, libver) = (fapl_alignment(fapl), fs_magic(name), fapl_libver(fapl));
     // The identity from a stat after the open (a created file has none before); size and
     // mtime as found, 0 for a new file.
     let at_open = if node.stats.lock().at_open.is_none() {
@@ -649,6 +649,7 @@ unsafe fn file_open_common(
         let mut st = node.stats.lock();
         st.mpio |= mpio;
         st.align = st.align.or(align);
+        st.libver = st.libver.or(libver);
         st.fs_magic = st.fs_magic.or(fs_magic);
         st.at_open = st.at_open.or(at_open);
         st.intent = st.intent.max(intent);
@@ -1031,6 +1032,24 @@ fn actual_xfer() -> &'static str {
         (true, b::mpio::H5FD_MPIO_INDEPENDENT) => "independent",
         _ => "",
     }
+}
+
+/// The FAPL's low bound of `H5Pset_libver_bounds` by name (`earliest`, `v18`, `v110`,
+/// `v112`, `v114`, `v200`; a value this HDF5 added later by number); `None` when the query
+/// fails. Once per file open: one property lookup.
+fn fapl_libver(fapl: hid_t) -> Option<&'static str> {
+    let (mut low, mut high) = (0, 0);
+    // SAFETY: a property query on the application's FAPL, into two locals.
+    let r = quietly(|| unsafe { b::H5Pget_libver_bounds(fapl, &mut low, &mut high) });
+    (r >= 0).then_some(match low {
+        0 => "earliest",
+        1 => "v18",
+        2 => "v110",
+        3 => "v112",
+        4 => "v114",
+        5 => "v200",
+        _ => "later",
+    })
 }
 
 /// The FAPL's `H5Pset_alignment` (threshold, alignment); `None` when the query fails.

@@ -101,7 +101,8 @@ struct LineageArgs {
     /// The file (`sim.h5`) or dataset (`ana.h5:/stats`): matched by the path its processes
     /// opened it by, or a tail of it.
     target: String,
-    /// Trace directories or merged files, typically one per job of a workflow.
+    /// Trace directories, merged files or Parquet exports (every job), typically one per
+    /// job of a workflow.
     #[arg(required = true, value_name = "TRACES")]
     inputs: Vec<PathBuf>,
     /// Print JSON instead of text.
@@ -285,12 +286,14 @@ struct ExportArgs {
     /// The serialisation of --prov: W3C PROV-JSON or PROV-O Turtle.
     #[arg(long, value_name = "FORMAT", default_value = "json", requires = "prov")]
     prov_format: ProvFormat,
-    /// The job id of the traces (--parquet), instead of the launcher's job id that their
+    /// --parquet: the job id of the traces, instead of the launcher's job id that their
     /// meta files recorded (or the id derived from the run when they recorded none).
-    #[arg(long, value_name = "ID", requires = "parquet")]
+    /// --prov: of a Parquet export given as TRACES, only this job (default: every job).
+    #[arg(long, value_name = "ID", conflicts_with = "perfetto")]
     job: Option<String>,
     /// Trace directories, merged files or single trace files (--perfetto: one). With
-    /// --parquet, each is one run; runs with the same job id make one partition.
+    /// --parquet, each is one run; runs with the same job id make one partition. With
+    /// --prov, also Parquet exports.
     #[arg(required = true, value_name = "TRACES")]
     dirs: Vec<PathBuf>,
     #[command(flatten)]
@@ -703,7 +706,7 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
     }
     if let Some(out) = &a.prov {
         use h5prov_analyzer::prov;
-        let (graph, s) = prov::build(&a.dirs)?;
+        let (graph, s) = prov::build(&a.dirs, a.job.as_deref())?;
         let text = match a.prov_format {
             ProvFormat::Json => serde_json::to_vec_pretty(&prov::json::to_json(&graph))
                 .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?,
@@ -845,7 +848,7 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Error> {
 fn lineage_cmd(a: LineageArgs) -> Result<(), Error> {
     use h5prov_analyzer::prov::{self, lineage};
     let target = lineage::Target::parse(&a.target)?;
-    let (graph, _) = prov::build(&a.inputs)?;
+    let (graph, _) = prov::build(&a.inputs, None)?;
     let chains = lineage::lineage(&graph, &target)?;
     let text = if a.json {
         let mut v = serde_json::to_string_pretty(&chains)

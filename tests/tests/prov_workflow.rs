@@ -399,10 +399,51 @@ fn check_lineage(w: &Workflow, r: &Roles, ctx: &str) {
     );
 }
 
+/// The same jobs as merged files, and as one Parquet export of the four jobs, give the same
+/// PROV-JSON document as their trace directories.
+fn check_other_inputs(w: &Workflow, doc: &Value, ctx: &str) {
+    let pq = w.dir.join("parquet");
+    let mut merged = Vec::new();
+    for j in &w.jobs {
+        let m = j.with_extension("h5prov");
+        h5prov_ok(&["merge", s(j), "-o", s(&m)]);
+        h5prov_ok(&["export", "--parquet", s(&pq), s(j)]);
+        merged.push(m);
+    }
+    let from_merged = w.dir.join("merged.json");
+    let mut args = vec!["export", "--prov", s(&from_merged)];
+    args.extend(merged.iter().map(|m| s(m)));
+    h5prov_ok(&args);
+    let from_parquet = w.dir.join("parquet.json");
+    h5prov_ok(&["export", "--prov", s(&from_parquet), s(&pq)]);
+    for f in [from_merged, from_parquet] {
+        let other: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        assert!(
+            other == *doc,
+            "{} differs from the export of the trace directories\n{ctx}",
+            f.display()
+        );
+    }
+    // One job of the export.
+    let one = w.dir.join("job-1002.json");
+    h5prov_ok(&["export", "--prov", s(&one), "--job", "1002", s(&pq)]);
+    let one: Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
+    assert_eq!(
+        one["activity"].as_object().unwrap().len(),
+        2,
+        "its process and job\n{ctx}"
+    );
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
 fn workflow_lineage(tag: &str, options: &str) {
     let w = run_workflow(tag, options);
     let ctx = format!("options {options:?}, in {}", w.dir.display());
     let (doc, roles) = check_json(&w, &ctx);
+    check_other_inputs(&w, &doc, &ctx);
     check_turtle(&w, &doc, &roles, &ctx);
     check_lineage(&w, &roles, &ctx);
 }

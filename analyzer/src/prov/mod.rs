@@ -342,33 +342,71 @@ fn stem(p: &Path) -> String {
     name.into_owned()
 }
 
-fn read_procs(inputs: &[PathBuf]) -> Result<Vec<Proc>, Error> {
+/// The processes of `inputs`: trace directories and merged files through the readers of
+/// [`crate::read`], Parquet exports through [`crate::columnar`]'s (every job, or `job`).
+/// A process is its meta and the objects rows of the file next to it with the same stem.
+fn read_procs(inputs: &[PathBuf], job: Option<&str>) -> Result<Vec<Proc>, Error> {
     let mut procs = Vec::new();
     for root in inputs {
-        let found = discover(root)?;
         let mut by_stem: BTreeMap<(PathBuf, String), Proc> = BTreeMap::new();
+        let key = |p: &Path| {
+            let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+            (dir, stem(p))
+        };
+        let orphan = |p: &Path| {
+            Error::Other(format!(
+                "{}: no meta.json of the same process next to it",
+                p.display()
+            ))
+        };
+        let keep = |o: &ObjectSummary| o.kind == "file" || o.kind == "dataset";
+        if crate::columnar::is_export(root) {
+            let jobs = match job {
+                Some(j) => vec![crate::columnar::pick_job(root, Some(j))?],
+                None => crate::columnar::jobs(root)?,
+            };
+            for j in jobs {
+                let mut rows: Vec<(String, ObjectSummary)> = Vec::new();
+                let metas = crate::columnar::lineage_rows(root, &j, &mut |src, o| {
+                    if keep(o) {
+                        rows.push((src.to_string(), o.clone()));
+                    }
+                })?;
+                for (src, meta) in metas {
+                    let rows = Vec::new();
+                    by_stem.insert(key(Path::new(&src)), Proc { meta, rows });
+                }
+                for (src, o) in rows {
+                    let p = Path::new(&src);
+                    by_stem
+                        .get_mut(&key(p))
+                        .ok_or_else(|| orphan(p))?
+                        .rows
+                        .push(o);
+                }
+            }
+            procs.extend(by_stem.into_values());
+            continue;
+        }
+        if job.is_some() {
+            return Err(Error::Other(format!(
+                "--job: {} is not a Parquet export (h5prov export --parquet)",
+                root.display()
+            )));
+        }
+        let found = discover(root)?;
         for m in &found.metas {
             let meta = read_meta(&m.path)
                 .map_err(|e| Error::Other(format!("{}: {e}", m.path.display())))?;
-            let dir = m.path.parent().map(Path::to_path_buf).unwrap_or_default();
-            by_stem.insert(
-                (dir, stem(&m.path)),
-                Proc {
-                    meta,
-                    rows: Vec::new(),
-                },
-            );
+            let rows = Vec::new();
+            by_stem.insert(key(&m.path), Proc { meta, rows });
         }
         for (f, enc) in &found.objects {
-            let dir = f.path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let Some(p) = by_stem.get_mut(&(dir, stem(&f.path))) else {
-                return Err(Error::Other(format!(
-                    "{}: no meta.json of the same process next to it",
-                    f.path.display()
-                )));
-            };
+            let p = by_stem
+                .get_mut(&key(&f.path))
+                .ok_or_else(|| orphan(&f.path))?;
             read_objects(&f.path, *enc, &ReadOptions::default(), |o| {
-                if o.kind == "file" || o.kind == "dataset" {
+                if keep(o) {
                     p.rows.push(o.clone());
                 }
             })?;
@@ -425,9 +463,10 @@ fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Builds the provenance graph of `inputs` (trace directories, merged files).
-pub fn build(inputs: &[PathBuf]) -> Result<(Graph, ProvStats), Error> {
-    let procs = read_procs(inputs)?;
+/// Builds the provenance graph of `inputs`: trace directories, merged files and Parquet
+/// exports (each job of an export, or only `job`).
+pub fn build(inputs: &[PathBuf], job: Option<&str>) -> Result<(Graph, ProvStats), Error> {
+    let procs = read_procs(inputs, job)?;
     let mut g = Graph::default();
     let mut stats = ProvStats {
         processes: procs.len(),

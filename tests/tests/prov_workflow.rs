@@ -439,10 +439,73 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `h5prov report --html` of the workflow's directory (every job): the dataflow graph,
+/// program → dataset → program with the bytes on each edge, `sim.h5` one file whatever
+/// path each program opened it by.
+fn check_dataflow(w: &Workflow, ctx: &str) {
+    let html = w.dir.join("report.html");
+    h5prov_ok(&["report", s(&w.dir), "--html", s(&html)]);
+    let html = std::fs::read_to_string(&html).unwrap();
+    let start = html
+        .find("<svg id=\"dataflow\"")
+        .unwrap_or_else(|| panic!("no dataflow graph\n{ctx}"));
+    let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+    let sim = w.dir.join("sim.h5");
+    let ana = w.dir.join("ana.h5");
+    // Two processes in each of two jobs wrote 32 doubles of each field: 1 KiB; the
+    // analysis read all of u (512 B) and wrote 3 doubles; the reader read them.
+    for (who, verb, bytes, what) in [
+        (
+            "workflow",
+            "wrote",
+            "1.0 KiB",
+            format!("{}:/fields/u", sim.display()),
+        ),
+        (
+            "workflow",
+            "wrote",
+            "1.0 KiB",
+            format!("{}:/fields/v", sim.display()),
+        ),
+        (
+            "python3",
+            "read",
+            "512 B",
+            format!("{}:/fields/u", sim.display()),
+        ),
+        (
+            "python3",
+            "wrote",
+            "24 B",
+            format!("{}:/stats", ana.display()),
+        ),
+        (
+            "workflow",
+            "read",
+            "24 B",
+            format!("{}:/stats", ana.display()),
+        ),
+    ] {
+        let edge = svg.split("<title>").any(|t| {
+            t.starts_with(who) && t.contains(&format!(" {verb} {bytes} of {what}</title>"))
+        });
+        assert!(
+            edge,
+            "no edge {who} {verb} {bytes} of {what}:\n{svg}\n{ctx}"
+        );
+    }
+    assert_eq!(
+        svg.matches("fill=\"#f5f5f5\"").count(),
+        3,
+        "three dataset nodes (sim.h5 by its two names is one file):\n{svg}\n{ctx}"
+    );
+}
+
 fn workflow_lineage(tag: &str, options: &str) {
     let w = run_workflow(tag, options);
     let ctx = format!("options {options:?}, in {}", w.dir.display());
     let (doc, roles) = check_json(&w, &ctx);
+    check_dataflow(&w, &ctx);
     check_other_inputs(&w, &doc, &ctx);
     check_turtle(&w, &doc, &roles, &ctx);
     check_lineage(&w, &roles, &ctx);

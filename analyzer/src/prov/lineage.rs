@@ -389,3 +389,23 @@ pub fn to_text(all: &[Lineage]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_and_match_path_tails() {
+        let t = Target::parse("ana.h5:/stats").unwrap();
+        assert_eq!(t.file, "ana.h5");
+        assert_eq!(t.path.as_deref(), Some("/stats"));
+        assert_eq!(Target::parse("run/sim.h5").unwrap().path, None);
+        let e = Target::parse(":/x").unwrap_err().to_string();
+        assert!(e.contains(":/x"), "{e}");
+        let t = Target::parse("sim.h5").unwrap();
+        assert!(t.names("sim.h5") && t.names("/run/sim.h5"));
+        assert!(!t.names("/run/oldsim.h5") && !t.names("sim.h5.bak"));
+        let abs = Target::parse("/run/sim.h5").unwrap();
+        assert!(abs.names("sim.h5") && !abs.names("/other/sim.h5"));
+    }
+}

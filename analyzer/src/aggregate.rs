@@ -1164,6 +1164,10 @@ pub struct Aggregate {
     pub dataflow: Dataflow,
 }
 
+/// Datasets of each process the dataflow graph keeps (its top ones by bytes moved): the
+/// graph shows [`crate::analysis::DATAFLOW_DATASETS`].
+pub const DATAFLOW_PER_PROCESS: usize = 16;
+
 /// One process's data bytes per dataset `(file, path)`: `(read, written)`.
 pub type DatasetBytes = BTreeMap<(String, String), (u64, u64)>;
 
@@ -1172,7 +1176,8 @@ pub type DatasetBytes = BTreeMap<(String, String), (u64, u64)>;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dataflow {
     /// The `dataset` rows that read or wrote bytes, by process `(rank, pid)`, then
-    /// `(file, path)`: `(bytes read, bytes written)`.
+    /// `(file, path)`: `(bytes read, bytes written)`; of each objects file, only its
+    /// [`DATAFLOW_PER_PROCESS`] datasets that moved the most.
     pub bytes: BTreeMap<(i64, u32), DatasetBytes>,
     /// The identity `(dev, ino)` of each file name of a `file` row that has one: names of
     /// one file (`sim.h5`, `/run/sim.h5`) are one node of the graph.
@@ -1193,6 +1198,24 @@ impl Dataflow {
                 .or_default();
             e.0 += o.bytes_read;
             e.1 += o.bytes_written;
+        }
+    }
+
+    /// Keeps, of each process, its [`DATAFLOW_PER_PROCESS`] datasets that moved the most
+    /// bytes: what a process's objects file adds is bounded, however many datasets it
+    /// touched (the 10M-record benchmark set has 24 000 a process).
+    fn keep_top(&mut self) {
+        for sets in self.bytes.values_mut() {
+            if sets.len() > DATAFLOW_PER_PROCESS {
+                let mut all: Vec<_> = std::mem::take(sets).into_iter().collect();
+                all.sort_by(|a, b| {
+                    (b.1 .0 + b.1 .1)
+                        .cmp(&(a.1 .0 + a.1 .1))
+                        .then(a.0.cmp(&b.0))
+                });
+                all.truncate(DATAFLOW_PER_PROCESS);
+                *sets = all.into_iter().collect();
+            }
         }
     }
 
@@ -2388,7 +2411,7 @@ impl Accumulator {
         let mut datasets = crate::insights_dataset::DatasetsIo::default();
         let dio = &mut datasets;
         let access = &mut self.agg.file_access;
-        let flow = &mut self.agg.dataflow;
+        let mut flow = Dataflow::default();
         let read_facts = &self.datasets;
         let d = read(&mut |o: &ObjectSummary| {
             flow.add(o);
@@ -2416,6 +2439,8 @@ impl Accumulator {
             }
         })?;
         lock(&self.datasets).merge(datasets.packed());
+        flow.keep_top();
+        self.agg.dataflow.merge(flow);
         Ok(d)
     }
 

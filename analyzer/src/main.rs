@@ -707,13 +707,15 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
     if let Some(out) = &a.prov {
         use h5prov_analyzer::prov;
         let (graph, s) = prov::build(&a.dirs, a.job.as_deref())?;
-        let text = match a.prov_format {
-            ProvFormat::Json => serde_json::to_vec_pretty(&prov::json::to_json(&graph))
-                .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?,
-            ProvFormat::Turtle => prov::turtle::to_turtle(&graph).into_bytes(),
+        let write = || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+            match a.prov_format {
+                ProvFormat::Json => prov::json::write_json(&graph, &mut w)?,
+                ProvFormat::Turtle => prov::turtle::write_turtle(&graph, &mut w)?,
+            }
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()
         };
-        std::fs::write(out, text)
-            .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
+        write().map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
         if s.files_without_identity > 0 {
             eprintln!(
                 "warning: left out {} file row(s) without a file identity (dev, ino): \

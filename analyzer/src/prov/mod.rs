@@ -322,10 +322,64 @@ impl Graph {
     }
 }
 
-/// One process: its meta and its objects rows.
+/// One process: its meta and its file and dataset rows.
 struct Proc {
     meta: ProcessMeta,
-    rows: Vec<ObjectSummary>,
+    rows: Vec<Row>,
+}
+
+/// What the graph needs of one objects row (a file or dataset), not the whole row: a
+/// run of a million datasets keeps a million of these.
+struct Row {
+    kind: &'static str,
+    file: String,
+    path: String,
+    token: String,
+    intent: String,
+    dev: u64,
+    ino: u64,
+    open_size: u64,
+    open_mtime_ns: u64,
+    close_size: u64,
+    close_mtime_ns: u64,
+    reads: u64,
+    writes: u64,
+    created: u8,
+    first_ns: u64,
+    last_ns: u64,
+}
+
+impl Row {
+    /// The row of a file or dataset, `None` for other kinds.
+    fn of(o: &ObjectSummary) -> Option<Row> {
+        let kind = match o.kind.as_str() {
+            "file" => "file",
+            "dataset" => "dataset",
+            _ => return None,
+        };
+        Some(Row {
+            kind,
+            file: o.file.clone(),
+            path: if kind == "dataset" {
+                o.path.clone()
+            } else {
+                String::new()
+            },
+            token: o.token.clone(),
+            intent: o.intent.clone(),
+            dev: o.dev,
+            ino: o.ino,
+            open_size: o.open_size,
+            open_mtime_ns: o.open_mtime_ns,
+            close_size: o.close_size,
+            close_mtime_ns: o.close_mtime_ns,
+            reads: o.reads,
+            writes: o.writes,
+            created: o.created,
+            first_ns: o.first_ns,
+            last_ns: o.last_ns,
+        })
+    }
 }
 
 /// The stem of an h5prov file name (`h5prov-r0-p12` of `h5prov-r0-p12.objects.bin.zst`).
@@ -359,30 +413,34 @@ fn read_procs(inputs: &[PathBuf], job: Option<&str>) -> Result<Vec<Proc>, Error>
                 p.display()
             ))
         };
-        let keep = |o: &ObjectSummary| o.kind == "file" || o.kind == "dataset";
         if crate::columnar::is_export(root) {
             let jobs = match job {
                 Some(j) => vec![crate::columnar::pick_job(root, Some(j))?],
                 None => crate::columnar::jobs(root)?,
             };
             for j in jobs {
-                let mut rows: Vec<(String, ObjectSummary)> = Vec::new();
+                let mut rows: BTreeMap<String, Vec<Row>> = BTreeMap::new();
                 let metas = crate::columnar::lineage_rows(root, &j, &mut |src, o| {
-                    if keep(o) {
-                        rows.push((src.to_string(), o.clone()));
+                    if let Some(r) = Row::of(o) {
+                        match rows.get_mut(src) {
+                            Some(v) => v.push(r),
+                            None => {
+                                rows.insert(src.to_string(), vec![r]);
+                            }
+                        }
                     }
                 })?;
                 for (src, meta) in metas {
                     let rows = Vec::new();
                     by_stem.insert(key(Path::new(&src)), Proc { meta, rows });
                 }
-                for (src, o) in rows {
+                for (src, mut r) in rows {
                     let p = Path::new(&src);
                     by_stem
                         .get_mut(&key(p))
                         .ok_or_else(|| orphan(p))?
                         .rows
-                        .push(o);
+                        .append(&mut r);
                 }
             }
             procs.extend(by_stem.into_values());
@@ -406,8 +464,8 @@ fn read_procs(inputs: &[PathBuf], job: Option<&str>) -> Result<Vec<Proc>, Error>
                 .get_mut(&key(&f.path))
                 .ok_or_else(|| orphan(&f.path))?;
             read_objects(&f.path, *enc, &ReadOptions::default(), |o| {
-                if keep(o) {
-                    p.rows.push(o.clone());
+                if let Some(r) = Row::of(o) {
+                    p.rows.push(r);
                 }
             })?;
         }

@@ -4,6 +4,7 @@
 
 use super::{utc_datetime, Class, Graph, Lit, NAMESPACE, PROV_NAMESPACE, XSD_NAMESPACE};
 use std::fmt::Write as _;
+use std::io;
 
 /// `<IRI>` with the characters an `IRIREF` may not hold (Turtle §6.3: controls, space,
 /// `<>"{}|^`` ` ``\`) percent-encoded. Node ids are percent-encoded already; this is the
@@ -57,30 +58,32 @@ fn value(v: &Lit) -> String {
     }
 }
 
-/// The Turtle document of `g`.
-pub fn to_turtle(g: &Graph) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "@prefix prov: {} .", iri(PROV_NAMESPACE));
-    let _ = writeln!(out, "@prefix h5prov: {} .", iri(NAMESPACE));
-    let _ = writeln!(out, "@prefix xsd: {} .\n", iri(XSD_NAMESPACE));
+/// Writes the Turtle document of `g` to `w`.
+pub fn write_turtle(g: &Graph, w: &mut dyn io::Write) -> io::Result<()> {
+    writeln!(w, "@prefix prov: {} .", iri(PROV_NAMESPACE))?;
+    writeln!(w, "@prefix h5prov: {} .", iri(NAMESPACE))?;
+    writeln!(w, "@prefix xsd: {} .\n", iri(XSD_NAMESPACE))?;
+    let mut line = String::new();
     for (id, n) in &g.nodes {
         let class = match n.class {
             Class::Entity => "prov:Entity",
             Class::Activity => "prov:Activity",
             Class::Agent => "prov:Agent",
         };
-        let _ = write!(out, "{} a {class}, {}", node_iri(id), n.ty);
+        line.clear();
+        let _ = write!(line, "{} a {class}, {}", node_iri(id), n.ty);
         for (k, v) in &n.attrs {
-            let _ = write!(out, " ;\n    {k} {}", value(v));
+            let _ = write!(line, " ;\n    {k} {}", value(v));
         }
-        out.push_str(" .\n");
+        line.push_str(" .\n");
+        w.write_all(line.as_bytes())?;
     }
-    out.push('\n');
+    writeln!(w)?;
     for r in &g.relations {
         let s = r.rel.spec();
         let (from, to) = (node_iri(&r.from), node_iri(&r.to));
         if let Some(p) = s.direct {
-            let _ = writeln!(out, "{from} {p} {to} .");
+            writeln!(w, "{from} {p} {to} .")?;
         }
         if let Some((q, class, role)) = s.qualified {
             if s.direct.is_none() || r.inferred {
@@ -89,11 +92,11 @@ pub fn to_turtle(g: &Graph) -> String {
                 } else {
                     ""
                 };
-                let _ = writeln!(out, "{from} {q} [ a {class} ; {role} {to}{inferred} ] .");
+                writeln!(w, "{from} {q} [ a {class} ; {role} {to}{inferred} ] .")?;
             }
         }
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1160,6 +1160,74 @@ pub struct Aggregate {
     pub file_access: BTreeMap<String, FileAccess>,
     /// Asynchronous operations, issue to completion, by operation ([`crate::asyncops`]).
     pub async_ops: BTreeMap<String, crate::asyncops::AsyncStats>,
+    /// What the report's dataflow graph needs of the objects files.
+    pub dataflow: Dataflow,
+}
+
+/// Datasets of each process the dataflow graph keeps (its top ones by bytes moved): the
+/// graph shows [`crate::analysis::DATAFLOW_DATASETS`].
+pub const DATAFLOW_PER_PROCESS: usize = 16;
+
+/// One process's data bytes per dataset `(file, path)`: `(read, written)`.
+pub type DatasetBytes = BTreeMap<(String, String), (u64, u64)>;
+
+/// The data each process moved per dataset, from the objects files: for the report's
+/// dataflow graph ([`crate::analysis::dataflow`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dataflow {
+    /// The `dataset` rows that read or wrote bytes, by process `(rank, pid)`, then
+    /// `(file, path)`: `(bytes read, bytes written)`; of each objects file, only its
+    /// [`DATAFLOW_PER_PROCESS`] datasets that moved the most.
+    pub bytes: BTreeMap<(i64, u32), DatasetBytes>,
+    /// The identity `(dev, ino)` of each file name of a `file` row that has one: names of
+    /// one file (`sim.h5`, `/run/sim.h5`) are one node of the graph.
+    pub identity: BTreeMap<String, (u64, u64)>,
+}
+
+impl Dataflow {
+    fn add(&mut self, o: &ObjectSummary) {
+        if o.kind == "file" && o.ino != 0 && !self.identity.contains_key(o.file.as_str()) {
+            self.identity.insert(o.file.to_string(), (o.dev, o.ino));
+        }
+        if o.kind == "dataset" && (o.bytes_read > 0 || o.bytes_written > 0) {
+            let e = self
+                .bytes
+                .entry((o.rank, o.pid))
+                .or_default()
+                .entry((o.file.to_string(), o.path.to_string()))
+                .or_default();
+            e.0 += o.bytes_read;
+            e.1 += o.bytes_written;
+        }
+    }
+
+    /// Keeps, of each process, its [`DATAFLOW_PER_PROCESS`] datasets that moved the most
+    /// bytes: what a process's objects file adds is bounded, however many datasets it
+    /// touched (the 10M-record benchmark set has 24 000 a process).
+    fn keep_top(&mut self) {
+        for sets in self.bytes.values_mut() {
+            if sets.len() > DATAFLOW_PER_PROCESS {
+                let mut all: Vec<_> = std::mem::take(sets).into_iter().collect();
+                all.sort_by(|a, b| {
+                    (b.1 .0 + b.1 .1)
+                        .cmp(&(a.1 .0 + a.1 .1))
+                        .then(a.0.cmp(&b.0))
+                });
+                all.truncate(DATAFLOW_PER_PROCESS);
+                *sets = all.into_iter().collect();
+            }
+        }
+    }
+
+    fn merge(&mut self, o: Dataflow) {
+        merge_maps(&mut self.bytes, o.bytes, |a, b| {
+            merge_maps(a, b, |x, y| {
+                x.0 += y.0;
+                x.1 += y.1;
+            })
+        });
+        merge_maps(&mut self.identity, o.identity, |_, _| {});
+    }
 }
 
 /// How one container file was opened, from its `file` rows in objects files.
@@ -1275,6 +1343,7 @@ impl Aggregate {
         self.collectives.merge(o.collectives);
         self.datasets_io.merge(o.datasets_io);
         merge_maps(&mut self.file_access, o.file_access, |a, b| a.merge(b));
+        self.dataflow.merge(o.dataflow);
         for (k, v) in o.async_ops {
             self.async_ops.entry(k).or_default().merge(&v);
         }
@@ -2352,8 +2421,10 @@ impl Accumulator {
         let mut datasets = crate::insights_dataset::DatasetsIo::default();
         let dio = &mut datasets;
         let access = &mut self.agg.file_access;
+        let mut flow = Dataflow::default();
         let read_facts = &self.datasets;
         let d = read(&mut |o: &ObjectSummary| {
+            flow.add(o);
             if o.kind == "file" {
                 match access.get_mut(o.file.as_str()) {
                     Some(a) => a.add(o),
@@ -2378,6 +2449,8 @@ impl Accumulator {
             }
         })?;
         lock(&self.datasets).merge(datasets.packed());
+        flow.keep_top();
+        self.agg.dataflow.merge(flow);
         Ok(d)
     }
 

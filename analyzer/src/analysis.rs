@@ -66,6 +66,94 @@ pub struct Report {
     /// dominant operation, heavy tails, isolated slow calls, ranks slower or later with
     /// the same data.
     pub timing_notes: Vec<Insight>,
+    /// Program → dataset → program data flow ([`dataflow`]); left out of the JSON when
+    /// there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dataflow: Vec<FlowEdge>,
+}
+
+/// Bytes one program moved to or from one dataset (every process of that program, in
+/// every job read), from the objects files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlowEdge {
+    /// The program ([`programs`]; `pid N` without a meta file).
+    pub program: String,
+    /// The dataset's container file.
+    pub file: String,
+    /// The dataset's path.
+    pub dataset: String,
+    /// Data bytes the program read from it.
+    pub bytes_read: u64,
+    /// Data bytes the program wrote to it.
+    pub bytes_written: u64,
+}
+
+/// Datasets the dataflow graph shows at most: the ones that moved the most bytes.
+pub const DATAFLOW_DATASETS: usize = 12;
+
+/// The dataflow of the objects files ([`Aggregate::dataflow`]) by program and dataset: the
+/// edges of the [`DATAFLOW_DATASETS`] datasets that moved the most bytes, by dataset
+/// (most bytes first), then program.
+///
+/// The names of one file (`sim.h5` and `/run/sim.h5`, by their `(dev, ino)`) are one
+/// file, named by the longest.
+pub fn dataflow(agg: &Aggregate) -> Vec<FlowEdge> {
+    let names = programs(agg);
+    let flow = &agg.dataflow;
+    let mut longest: BTreeMap<(u64, u64), &str> = BTreeMap::new();
+    for (name, id) in &flow.identity {
+        let l = longest.entry(*id).or_insert(name);
+        if name.len() > l.len() {
+            *l = name;
+        }
+    }
+    let file_name = |f: &str| -> String {
+        flow.identity
+            .get(f)
+            .and_then(|id| longest.get(id))
+            .map_or(f, |l| l)
+            .to_string()
+    };
+    let mut edges: BTreeMap<(String, &str, String), (u64, u64)> = BTreeMap::new();
+    for ((rank, pid), sets) in &flow.bytes {
+        let key = ProcKey {
+            rank: *rank,
+            pid: *pid,
+        };
+        let program = names
+            .get(&key)
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .unwrap_or_else(|| format!("pid {pid}"));
+        for ((file, path), (r, w)) in sets {
+            let e = edges
+                .entry((file_name(file), path.as_str(), program.clone()))
+                .or_default();
+            e.0 += r;
+            e.1 += w;
+        }
+    }
+    let mut totals: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for ((f, p, _), (r, w)) in &edges {
+        *totals.entry((f, p)).or_default() += r + w;
+    }
+    let mut top: Vec<((&str, &str), u64)> = totals.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(DATAFLOW_DATASETS);
+    top.iter()
+        .flat_map(|((f, p), _)| {
+            edges
+                .range((f.to_string(), *p, String::new())..)
+                .take_while(move |((ef, ep, _), _)| ef == f && ep == p)
+                .map(|((f, p, prog), (r, w))| FlowEdge {
+                    program: prog.clone(),
+                    file: f.to_string(),
+                    dataset: p.to_string(),
+                    bytes_read: *r,
+                    bytes_written: *w,
+                })
+        })
+        .collect()
 }
 
 /// What was read and about the processes.
@@ -636,6 +724,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         writes: agg.io_sizes[1].counts(),
     };
     let (windows, phases) = segment(&agg.timeline, agg.first_ns, agg.last_ns);
+    let dataflow = dataflow(&agg);
     let mut report = Report {
         run,
         warnings: crate::check::warnings(&agg.diag),
@@ -657,6 +746,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         async_ops: crate::asyncops::rows(&agg.async_ops),
         insights: Vec::new(),
         timing_notes: Vec::new(),
+        dataflow,
     };
     (report.insights, report.timing_notes) =
         insights::split_timing_notes(insights::detect(&report, &agg, th, churn));

@@ -48,6 +48,9 @@ enum Cmd {
     /// serve them as Prometheus metrics at http://METRICS/metrics (and to `h5prov top` at
     /// /top.json).
     Collect(CollectArgs),
+    /// The provenance chains of a file or dataset (`file.h5` or `file.h5:/path`) across the
+    /// jobs given: who generated it, from what (recursively), and who used it.
+    Lineage(LineageArgs),
     /// A live terminal view of a collector: jobs, per-rank and per-operation rates, the
     /// slowest recent calls, bytes per second over the last minute. `q` quits.
     Top(TopArgs),
@@ -210,6 +213,29 @@ struct ReadArgs {
     /// Never show a progress bar.
     #[arg(long)]
     no_progress: bool,
+}
+
+#[derive(Args)]
+struct LineageArgs {
+    /// The file (`sim.h5`) or dataset (`ana.h5:/stats`): matched by the path its processes
+    /// opened it by, or a tail of it.
+    target: String,
+    /// Trace directories, merged files or Parquet exports (every job), typically one per
+    /// job of a workflow.
+    #[arg(required = true, value_name = "TRACES")]
+    inputs: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The serialisations of `h5prov export --prov`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ProvFormat {
+    /// W3C PROV-JSON.
+    Json,
+    /// PROV-O in Turtle.
+    Turtle,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -376,12 +402,17 @@ struct ExportArgs {
     /// joined across jobs on the files' identity (docs/PROVENANCE.md).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["perfetto", "parquet"])]
     prov: Option<PathBuf>,
-    /// The job id of the traces (--parquet), instead of the launcher's job id that their
+    /// The serialisation of --prov: W3C PROV-JSON or PROV-O Turtle.
+    #[arg(long, value_name = "FORMAT", default_value = "json", requires = "prov")]
+    prov_format: ProvFormat,
+    /// --parquet: the job id of the traces, instead of the launcher's job id that their
     /// meta files recorded (or the id derived from the run when they recorded none).
-    #[arg(long, value_name = "ID", requires = "parquet")]
+    /// --prov: of a Parquet export given as TRACES, only this job (default: every job).
+    #[arg(long, value_name = "ID", conflicts_with = "perfetto")]
     job: Option<String>,
     /// Trace directories, merged files or single trace files (--perfetto: one). With
-    /// --parquet, each is one run; runs with the same job id make one partition.
+    /// --parquet, each is one run; runs with the same job id make one partition. With
+    /// --prov, also Parquet exports.
     #[arg(required = true, value_name = "TRACES")]
     dirs: Vec<PathBuf>,
     #[command(flatten)]
@@ -793,11 +824,17 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
         return export_parquet(&a, out);
     }
     if let Some(out) = &a.prov {
-        let (doc, s) = h5prov_analyzer::prov::prov_json(&a.dirs)?;
-        let text = serde_json::to_vec_pretty(&doc)
-            .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
-        std::fs::write(out, text)
-            .map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
+        use h5prov_analyzer::prov;
+        let (graph, s) = prov::build(&a.dirs, a.job.as_deref())?;
+        let write = || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+            match a.prov_format {
+                ProvFormat::Json => prov::json::write_json(&graph, &mut w)?,
+                ProvFormat::Turtle => prov::turtle::write_turtle(&graph, &mut w)?,
+            }
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()
+        };
+        write().map_err(|e| Error::Other(format!("--prov {}: {e}", out.display())))?;
         if s.files_without_identity > 0 {
             eprintln!(
                 "warning: left out {} file row(s) without a file identity (dev, ino): \
@@ -806,11 +843,20 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
                 s.files_without_identity
             );
         }
+        if s.derivations_left_out > 0 {
+            eprintln!(
+                "warning: left out the inferred wasDerivedFrom of {} process(es) that read \
+                 and wrote too many datasets (more than {} pairs each)",
+                s.derivations_left_out,
+                prov::MAX_DERIVATIONS_PER_PROCESS
+            );
+        }
         eprintln!(
-            "wrote {} process(es), {} file version(s), {} dataset(s) to {}",
+            "wrote {} process(es), {} file version(s), {} dataset(s), {} relation(s) to {}",
             s.processes,
             s.file_versions,
             s.datasets,
+            s.relations,
             out.display()
         );
         return Ok(());
@@ -919,6 +965,25 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// `h5prov lineage`: the chains of one file or dataset, as text or JSON.
+fn lineage_cmd(a: LineageArgs) -> Result<(), Error> {
+    use h5prov_analyzer::prov::{self, lineage};
+    let target = lineage::Target::parse(&a.target)?;
+    let (graph, _) = prov::build(&a.inputs, None)?;
+    let chains = lineage::lineage(&graph, &target)?;
+    let text = if a.json {
+        let mut v = serde_json::to_string_pretty(&chains)
+            .map_err(|e| Error::Other(format!("lineage: {e}")))?;
+        v.push('\n');
+        v
+    } else {
+        lineage::to_text(&chains)
+    };
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .map_err(|e| Error::Other(format!("lineage: stdout: {e}")))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Only where it was measured to pay: a report of trace files (see `malloc`).
@@ -937,6 +1002,7 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => compare_cmd(a),
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Cat(a) => cat_cmd(a),
+        Cmd::Lineage(a) => lineage_cmd(a),
         Cmd::Collect(a) => h5prov_analyzer::collect::run(
             &a.listen,
             &a.metrics,

@@ -19,7 +19,7 @@ mod read;
 pub mod schema;
 mod write;
 
-pub use read::{job_bytes, jobs, load, pick_job};
+pub use read::{job_bytes, jobs, lineage_rows, load, pick_job};
 pub use write::{export_job, ExportStats};
 
 use crate::read::{objects::read_meta_checked, Error, Inputs};

@@ -354,18 +354,18 @@ fn read_records(
     Ok(seen)
 }
 
-/// Reads one `objects` Parquet file into `acc`; returns the sources it held.
-fn read_objects(
-    acc: &mut Accumulator,
+/// Reads one `objects` Parquet file: for each source (the objects file its rows came
+/// from), in order, `per_source(source, rows)`, where `rows(sink)` hands each of that
+/// source's rows to `sink`. Returns the sources it held.
+fn each_source_objects(
     path: &Path,
-    files: &Diags,
+    mut per_source: impl FnMut(&str, RowsOf<'_>) -> Result<(), Error>,
 ) -> Result<BTreeSet<String>, Error> {
     let mut cur = Cursor::open(path)?;
     let mut seen = BTreeSet::new();
     let mut o = ObjectSummary::default();
     while let Some(source) = cur.source()? {
-        let (diag, _) = diag_of(files, &source, path)?;
-        acc.add_objects_with(Path::new(&source), |sink| {
+        let mut rows = |sink: &mut dyn FnMut(&ObjectSummary)| -> Result<(), Error> {
             while let Some(batch) = cur.batch()? {
                 let cols = table_cols(
                     &batch,
@@ -388,11 +388,55 @@ fn read_objects(
                     break;
                 }
             }
-            Ok(diag)
-        })?;
+            Ok(())
+        };
+        per_source(&source, &mut rows)?;
         seen.insert(source);
     }
     Ok(seen)
+}
+
+/// What [`each_source_objects`] hands over for one source: a reader of its rows.
+type RowsOf<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&ObjectSummary)) -> Result<(), Error>;
+
+/// Reads one `objects` Parquet file into `acc`; returns the sources it held.
+fn read_objects(
+    acc: &mut Accumulator,
+    path: &Path,
+    files: &Diags,
+) -> Result<BTreeSet<String>, Error> {
+    each_source_objects(path, |source, rows| {
+        let (diag, _) = diag_of(files, source, path)?;
+        acc.add_objects_with(Path::new(source), |sink| {
+            rows(sink)?;
+            Ok(diag)
+        })
+    })
+}
+
+/// For provenance ([`crate::prov`]): the processes of job `job` of the export `dir`, each
+/// as the source path of its meta file and the meta, and each objects row with the source
+/// path of the objects file it came from (`each(source, row)`), read as [`load`] reads
+/// them.
+pub fn lineage_rows(
+    dir: &Path,
+    job: &str,
+    each: &mut dyn FnMut(&str, &ObjectSummary),
+) -> Result<Vec<(String, h5prov_format::ProcessMeta)>, Error> {
+    let mut metas = Vec::new();
+    for (source, v) in read_processes(dir, job)? {
+        let m = meta_from_json(&v).map_err(|e| {
+            Error::Other(format!(
+                "{}: the processes row of {source}: {e}",
+                dir.display()
+            ))
+        })?;
+        metas.push((source, m));
+    }
+    for (p, _) in part_files(dir, "objects", job)? {
+        each_source_objects(&p, |source, rows| rows(&mut |o| each(source, o)))?;
+    }
+    Ok(metas)
 }
 
 /// One `files` row.

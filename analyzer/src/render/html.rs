@@ -266,6 +266,17 @@ pub fn render(rep: &Report, top: usize) -> String {
         &rows,
     );
 
+    if !rep.dataflow.is_empty() {
+        let _ = write!(
+            o,
+            "<h2>Dataflow</h2><p class=\"meta\">Which programs wrote and read which \
+             datasets, across every job read, with the data bytes on each edge (the {} \
+             datasets that moved the most).</p>",
+            crate::analysis::DATAFLOW_DATASETS
+        );
+        o.push_str(&svg::dataflow(&rep.dataflow));
+    }
+
     o.push_str("<h2>Per rank</h2>");
     let rows: Vec<Vec<String>> = rep
         .ranks

@@ -399,3 +399,156 @@ fn bucket_range(i: usize) -> String {
         )
     }
 }
+
+/// `s` cut to `n` characters, with `…` when cut.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let tail: String = s
+        .chars()
+        .rev()
+        .take(n - 1)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("…{tail}")
+}
+
+/// The dataflow graph: programs that wrote (left) → datasets (middle) → programs that
+/// read (right), one edge per program and dataset with its bytes on it; write edges in
+/// the write color, read edges in the read color, widths by bytes (log scale).
+pub fn dataflow(edges: &[crate::analysis::FlowEdge]) -> String {
+    use std::collections::BTreeMap;
+    let dataset = |e: &crate::analysis::FlowEdge| format!("{}:{}", e.file, e.dataset);
+    let mut datasets: Vec<String> = Vec::new();
+    for e in edges {
+        let d = dataset(e);
+        if !datasets.contains(&d) {
+            datasets.push(d);
+        }
+    }
+    let column = |f: &dyn Fn(&crate::analysis::FlowEdge) -> bool| -> BTreeMap<&str, usize> {
+        let mut names: Vec<&str> = edges
+            .iter()
+            .filter(|e| f(e))
+            .map(|e| e.program.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.into_iter().enumerate().map(|(i, n)| (n, i)).collect()
+    };
+    let writers = column(&|e| e.bytes_written > 0);
+    let readers = column(&|e| e.bytes_read > 0);
+    let (row, top, box_w, box_h) = (30.0, 34.0, 200.0, 22.0);
+    let rows = writers.len().max(readers.len()).max(datasets.len()) as f64;
+    let h = top + rows * row + 10.0;
+    let (xw, xd, xr) = (10.0, 330.0, 650.0);
+    let y = |i: usize| top + i as f64 * row;
+    let max = edges
+        .iter()
+        .map(|e| e.bytes_read.max(e.bytes_written))
+        .max()
+        .unwrap_or(1)
+        .max(2) as f64;
+    let width = |b: u64| 1.0 + 5.0 * (b.max(1) as f64).ln() / max.ln();
+    let mut o = String::new();
+    open(
+        &mut o,
+        "dataflow",
+        h,
+        "Dataflow: programs that wrote, datasets, programs that read",
+    );
+    for (x, t) in [(xw, "wrote"), (xd, "dataset"), (xr, "read")] {
+        let _ = write!(o, r#"<text x="{x}" y="18" class="axis">{t}</text>"#);
+    }
+    let node = |o: &mut String, x: f64, i: usize, name: &str, fill: &str| {
+        let _ = write!(
+            o,
+            r##"<rect x="{x}" y="{y:.1}" width="{box_w}" height="{box_h}" fill="{fill}" stroke="#999"><title>{t}</title></rect><text x="{tx}" y="{ty:.1}" class="lbl">{c}</text>"##,
+            y = y(i),
+            t = esc(name),
+            tx = x + 5.0,
+            ty = y(i) + 15.0,
+            c = esc(&clip(name, 30)),
+        );
+    };
+    for (i, d) in datasets.iter().enumerate() {
+        node(&mut o, xd, i, d, "#f5f5f5");
+    }
+    for (n, i) in &writers {
+        node(&mut o, xw, *i, n, "#fff");
+    }
+    for (n, i) in &readers {
+        node(&mut o, xr, *i, n, "#fff");
+    }
+    for e in edges {
+        let d = datasets.iter().position(|x| *x == dataset(e)).unwrap_or(0);
+        let yd = y(d) + box_h / 2.0;
+        let mut edge = |x0: f64, y0: f64, x1: f64, y1: f64, bytes: u64, color: &str, verb: &str| {
+            let mx = (x0 + x1) / 2.0;
+            let _ = write!(
+                o,
+                r#"<path d="M{x0},{y0:.1} C{mx},{y0:.1} {mx},{y1:.1} {x1},{y1:.1}" fill="none" stroke="{color}" stroke-opacity="0.7" stroke-width="{w:.1}"><title>{p} {verb} {b} of {ds}</title></path><text x="{mx}" y="{ty:.1}" text-anchor="middle" class="val">{b}</text>"#,
+                w = width(bytes),
+                p = esc(&e.program),
+                b = fmt_bytes(bytes),
+                ds = esc(&dataset(e)),
+                ty = (y0 + y1) / 2.0 - 3.0,
+            );
+        };
+        if let Some(i) = writers
+            .get(e.program.as_str())
+            .filter(|_| e.bytes_written > 0)
+        {
+            let yw = y(*i) + box_h / 2.0;
+            edge(
+                xw + box_w,
+                yw,
+                xd,
+                yd,
+                e.bytes_written,
+                CLASS_COLORS[0],
+                "wrote",
+            );
+        }
+        if let Some(i) = readers.get(e.program.as_str()).filter(|_| e.bytes_read > 0) {
+            let yr = y(*i) + box_h / 2.0;
+            edge(
+                xd + box_w,
+                yd,
+                xr,
+                yr,
+                e.bytes_read,
+                CLASS_COLORS[1],
+                "read",
+            );
+        }
+    }
+    o.push_str("</svg>");
+    o
+}
+
+#[cfg(test)]
+mod dataflow_tests {
+    use super::*;
+    use crate::analysis::FlowEdge;
+
+    #[test]
+    fn dataflow_escapes_names_and_puts_bytes_on_edges() {
+        let e = |program: &str, r, w| FlowEdge {
+            program: program.into(),
+            file: "a&b.h5".into(),
+            dataset: "/<x>\"".into(),
+            bytes_read: r,
+            bytes_written: w,
+        };
+        let svg = dataflow(&[e("sim<1>", 0, 2048), e("ana", 512, 0)]);
+        assert!(!svg.contains("<x>") && !svg.contains("sim<1>"), "{svg}");
+        assert!(svg.contains("a&amp;b.h5:/&lt;x&gt;&quot;"), "{svg}");
+        assert!(svg.contains("sim&lt;1&gt; wrote 2.0 KiB of"), "{svg}");
+        assert!(svg.contains("ana read 512 B of"), "{svg}");
+        assert_eq!(svg.matches("<path").count(), 2, "{svg}");
+    }
+}

@@ -1,0 +1,749 @@
+//! Provenance (issue 34): the lineage the objects files record, as one in-memory W3C PROV
+//! graph ([`Graph`]), built once from the read objects and meta rows, then written as
+//! PROV-JSON ([`json`]) or PROV-O Turtle ([`turtle`]), or walked by `h5prov lineage`
+//! ([`lineage`]). `docs/PROVENANCE.md` describes the namespace and every term.
+//!
+//! - Agents: each user (`prov:Person`) and each program (`prov:SoftwareAgent`).
+//! - Activities: each process run, with its host, pid, rank, job and UTC start and end;
+//!   each job (`h5prov:Job`), the starter of its processes (`wasStartedBy`).
+//! - Entities: file versions, identified by `(dev, ino)` and the version's size and mtime,
+//!   each `prov:specializationOf` a version-free entity named by the file's path; the
+//!   datasets of a version by token, `prov:hadMember` of it.
+//! - Relations: `used` (the version a process found, for every open; the datasets it read),
+//!   `wasGeneratedBy` (the version a create or write left; the datasets written),
+//!   `wasInvalidatedBy` (the version a truncating create destroyed), `wasAssociatedWith`
+//!   (process → program, user), `wasAttributedTo` (generated entity → user),
+//!   `wasInformedBy` (a process used what another generated) and the inferred
+//!   `wasDerivedFrom` (a dataset a process wrote, from each dataset it had read before).
+//!
+//! Memory: one node per process, job, agent, file version and dataset, and one relation
+//! per pair the rows state, not per record (the objects files have one row per object
+//! state node); the inferred derivations of one process are capped
+//! ([`MAX_DERIVATIONS_PER_PROCESS`]).
+
+pub mod json;
+pub mod lineage;
+pub mod turtle;
+
+use crate::read::objects::{read_meta, read_objects};
+use crate::read::{discover, Error, ReadOptions};
+use h5prov_format::{ObjectSummary, ProcessMeta};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The IRI of the `h5prov:` namespace.
+pub const NAMESPACE: &str = "https://github.com/h5prov/h5prov/ns/prov#";
+/// The IRI of the W3C PROV namespace (`prov:`).
+pub const PROV_NAMESPACE: &str = "http://www.w3.org/ns/prov#";
+/// The IRI of XML Schema datatypes (`xsd:`).
+pub const XSD_NAMESPACE: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// Inferred derivations one process may state at most (`reads × writes` of its datasets
+/// can be large): past it the process's derivations are left out and counted in
+/// [`ProvStats::derivations_left_out`].
+pub const MAX_DERIVATIONS_PER_PROCESS: usize = 100_000;
+
+/// What the export found: for the summary line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProvStats {
+    /// Processes (activities).
+    pub processes: usize,
+    /// File versions.
+    pub file_versions: usize,
+    /// Dataset entities.
+    pub datasets: usize,
+    /// Relations of every kind.
+    pub relations: usize,
+    /// File rows left out because they have no identity (`ino` 0: written before h5prov
+    /// recorded it, or a file name `stat(2)` could not find).
+    pub files_without_identity: usize,
+    /// Processes whose inferred derivations were left out (more than
+    /// [`MAX_DERIVATIONS_PER_PROCESS`]).
+    pub derivations_left_out: usize,
+}
+
+/// The PROV class of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// `prov:Entity`.
+    Entity,
+    /// `prov:Activity`.
+    Activity,
+    /// `prov:Agent`.
+    Agent,
+}
+
+/// An attribute value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lit {
+    /// A string.
+    Str(String),
+    /// An unsigned integer.
+    Int(u64),
+    /// A signed integer.
+    Signed(i64),
+    /// A time, ns since the epoch (an `xsd:dateTime` in UTC).
+    Time(u64),
+}
+
+/// One element of the graph: an entity, activity or agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Entity, activity or agent.
+    pub class: Class,
+    /// Its `prov:type`, a qualified name (`h5prov:FileVersion`, `prov:Person`).
+    pub ty: &'static str,
+    /// Its attributes: qualified name (`h5prov:path`, `prov:startTime`) and value.
+    pub attrs: Vec<(&'static str, Lit)>,
+}
+
+impl Node {
+    /// The value of attribute `key`.
+    pub fn attr(&self, key: &str) -> Option<&Lit> {
+        self.attrs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// The value of attribute `key` as text (numbers in decimal, times as UTC).
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.attr(key).map(|v| match v {
+            Lit::Str(s) => s.clone(),
+            Lit::Int(n) => n.to_string(),
+            Lit::Signed(n) => n.to_string(),
+            Lit::Time(ns) => utc_datetime(*ns),
+        })
+    }
+}
+
+/// The kinds of relation, each described once in [`RELATIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rel {
+    /// Activity used entity.
+    Used,
+    /// Entity was generated by activity.
+    WasGeneratedBy,
+    /// Entity was invalidated by activity.
+    WasInvalidatedBy,
+    /// Entity was attributed to agent.
+    WasAttributedTo,
+    /// Activity was associated with agent.
+    WasAssociatedWith,
+    /// Specific entity is a specialization of a general one.
+    SpecializationOf,
+    /// Collection had member entity.
+    HadMember,
+    /// Informed activity was informed by informant activity.
+    WasInformedBy,
+    /// Generated entity was derived from used entity.
+    WasDerivedFrom,
+    /// Activity was started by starter activity (its job).
+    WasStartedBy,
+}
+
+/// How one kind of relation is written.
+#[derive(Debug)]
+pub struct RelSpec {
+    /// The kind.
+    pub rel: Rel,
+    /// Its PROV-JSON section and PROV-N name.
+    pub name: &'static str,
+    /// PROV-JSON key of the first argument (`from`), the subject in PROV-O.
+    pub from: &'static str,
+    /// PROV-JSON key of the second argument (`to`).
+    pub to: &'static str,
+    /// PROV-O property from subject to object, when there is a direct one.
+    pub direct: Option<&'static str>,
+    /// PROV-O qualified form: the qualifying property, the class of the qualification
+    /// node and its property to `to`. Written when there is no direct property or the
+    /// relation has attributes (`h5prov:inferred`).
+    pub qualified: Option<(&'static str, &'static str, &'static str)>,
+}
+
+/// The relation table: PROV-JSON keys and PROV-O properties of every kind.
+pub const RELATIONS: &[RelSpec] = &[
+    RelSpec {
+        rel: Rel::Used,
+        name: "used",
+        from: "prov:activity",
+        to: "prov:entity",
+        direct: Some("prov:used"),
+        qualified: Some(("prov:qualifiedUsage", "prov:Usage", "prov:entity")),
+    },
+    RelSpec {
+        rel: Rel::WasGeneratedBy,
+        name: "wasGeneratedBy",
+        from: "prov:entity",
+        to: "prov:activity",
+        direct: Some("prov:wasGeneratedBy"),
+        qualified: Some((
+            "prov:qualifiedGeneration",
+            "prov:Generation",
+            "prov:activity",
+        )),
+    },
+    RelSpec {
+        rel: Rel::WasInvalidatedBy,
+        name: "wasInvalidatedBy",
+        from: "prov:entity",
+        to: "prov:activity",
+        direct: Some("prov:wasInvalidatedBy"),
+        qualified: Some((
+            "prov:qualifiedInvalidation",
+            "prov:Invalidation",
+            "prov:activity",
+        )),
+    },
+    RelSpec {
+        rel: Rel::WasAttributedTo,
+        name: "wasAttributedTo",
+        from: "prov:entity",
+        to: "prov:agent",
+        direct: Some("prov:wasAttributedTo"),
+        qualified: Some((
+            "prov:qualifiedAttribution",
+            "prov:Attribution",
+            "prov:agent",
+        )),
+    },
+    RelSpec {
+        rel: Rel::WasAssociatedWith,
+        name: "wasAssociatedWith",
+        from: "prov:activity",
+        to: "prov:agent",
+        direct: Some("prov:wasAssociatedWith"),
+        qualified: Some((
+            "prov:qualifiedAssociation",
+            "prov:Association",
+            "prov:agent",
+        )),
+    },
+    RelSpec {
+        rel: Rel::SpecializationOf,
+        name: "specializationOf",
+        from: "prov:specificEntity",
+        to: "prov:generalEntity",
+        direct: Some("prov:specializationOf"),
+        qualified: None,
+    },
+    RelSpec {
+        rel: Rel::HadMember,
+        name: "hadMember",
+        from: "prov:collection",
+        to: "prov:entity",
+        direct: Some("prov:hadMember"),
+        qualified: None,
+    },
+    RelSpec {
+        rel: Rel::WasInformedBy,
+        name: "wasInformedBy",
+        from: "prov:informed",
+        to: "prov:informant",
+        direct: Some("prov:wasInformedBy"),
+        qualified: Some((
+            "prov:qualifiedCommunication",
+            "prov:Communication",
+            "prov:activity",
+        )),
+    },
+    RelSpec {
+        rel: Rel::WasDerivedFrom,
+        name: "wasDerivedFrom",
+        from: "prov:generatedEntity",
+        to: "prov:usedEntity",
+        direct: Some("prov:wasDerivedFrom"),
+        qualified: Some(("prov:qualifiedDerivation", "prov:Derivation", "prov:entity")),
+    },
+    RelSpec {
+        rel: Rel::WasStartedBy,
+        name: "wasStartedBy",
+        from: "prov:activity",
+        to: "prov:starter",
+        direct: None,
+        qualified: Some(("prov:qualifiedStart", "prov:Start", "prov:hadActivity")),
+    },
+];
+
+impl Rel {
+    /// This kind's row of [`RELATIONS`].
+    pub fn spec(self) -> &'static RelSpec {
+        RELATIONS
+            .iter()
+            .find(|s| s.rel == self)
+            .expect("every relation kind has a row in RELATIONS")
+    }
+}
+
+/// One relation between two nodes (by id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relation {
+    /// Its kind.
+    pub rel: Rel,
+    /// The first argument (the subject in PROV-O).
+    pub from: String,
+    /// The second argument.
+    pub to: String,
+    /// Inferred by h5prov rather than recorded (`h5prov:inferred`).
+    pub inferred: bool,
+}
+
+/// The provenance graph: nodes by id (the local part of an `h5prov:` qualified name) and
+/// relations in the order made, each made once.
+#[derive(Debug, Default)]
+pub struct Graph {
+    /// Every node, by id.
+    pub nodes: BTreeMap<String, Node>,
+    /// Every relation, once.
+    pub relations: Vec<Relation>,
+    seen: HashSet<(Rel, String, String)>,
+}
+
+impl Graph {
+    /// Adds a node unless one has this id already.
+    fn node(&mut self, id: &str, class: Class, ty: &'static str, attrs: Vec<(&'static str, Lit)>) {
+        if !self.nodes.contains_key(id) {
+            self.nodes.insert(id.to_string(), Node { class, ty, attrs });
+        }
+    }
+
+    /// Adds a relation unless the same one was made.
+    fn relate(&mut self, rel: Rel, from: &str, to: &str, inferred: bool) {
+        if self.seen.insert((rel, from.to_string(), to.to_string())) {
+            self.relations.push(Relation {
+                rel,
+                from: from.to_string(),
+                to: to.to_string(),
+                inferred,
+            });
+        }
+    }
+
+    /// The relations of kind `rel`.
+    pub fn of(&self, rel: Rel) -> impl Iterator<Item = &Relation> {
+        self.relations.iter().filter(move |r| r.rel == rel)
+    }
+}
+
+/// One process: its meta and its file and dataset rows.
+struct Proc {
+    meta: ProcessMeta,
+    rows: Vec<Row>,
+}
+
+/// What the graph needs of one objects row (a file or dataset), not the whole row: a
+/// run of a million datasets keeps a million of these.
+struct Row {
+    kind: &'static str,
+    file: String,
+    path: String,
+    token: String,
+    intent: String,
+    dev: u64,
+    ino: u64,
+    open_size: u64,
+    open_mtime_ns: u64,
+    close_size: u64,
+    close_mtime_ns: u64,
+    reads: u64,
+    writes: u64,
+    created: u8,
+    first_ns: u64,
+    last_ns: u64,
+}
+
+impl Row {
+    /// The row of a file or dataset, `None` for other kinds.
+    fn of(o: &ObjectSummary) -> Option<Row> {
+        let kind = match o.kind.as_str() {
+            "file" => "file",
+            "dataset" => "dataset",
+            _ => return None,
+        };
+        Some(Row {
+            kind,
+            file: o.file.clone(),
+            path: if kind == "dataset" {
+                o.path.clone()
+            } else {
+                String::new()
+            },
+            token: o.token.clone(),
+            intent: o.intent.clone(),
+            dev: o.dev,
+            ino: o.ino,
+            open_size: o.open_size,
+            open_mtime_ns: o.open_mtime_ns,
+            close_size: o.close_size,
+            close_mtime_ns: o.close_mtime_ns,
+            reads: o.reads,
+            writes: o.writes,
+            created: o.created,
+            first_ns: o.first_ns,
+            last_ns: o.last_ns,
+        })
+    }
+}
+
+/// The stem of an h5prov file name (`h5prov-r0-p12` of `h5prov-r0-p12.objects.bin.zst`).
+fn stem(p: &Path) -> String {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    for s in [".objects.", ".meta.json"] {
+        if let Some(i) = name.find(s) {
+            return name[..i].to_string();
+        }
+    }
+    name.into_owned()
+}
+
+/// The processes of `inputs`: trace directories and merged files through the readers of
+/// [`crate::read`], Parquet exports through [`crate::columnar`]'s (every job, or `job`).
+/// A process is its meta and the objects rows of the file next to it with the same stem.
+fn read_procs(inputs: &[PathBuf], job: Option<&str>) -> Result<Vec<Proc>, Error> {
+    let mut procs = Vec::new();
+    for root in inputs {
+        let mut by_stem: BTreeMap<(PathBuf, String), Proc> = BTreeMap::new();
+        let key = |p: &Path| {
+            let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+            (dir, stem(p))
+        };
+        let orphan = |p: &Path| {
+            Error::Other(format!(
+                "{}: no meta.json of the same process next to it",
+                p.display()
+            ))
+        };
+        if crate::columnar::is_export(root) {
+            let jobs = match job {
+                Some(j) => vec![crate::columnar::pick_job(root, Some(j))?],
+                None => crate::columnar::jobs(root)?,
+            };
+            for j in jobs {
+                let mut rows: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+                let metas = crate::columnar::lineage_rows(root, &j, &mut |src, o| {
+                    if let Some(r) = Row::of(o) {
+                        match rows.get_mut(src) {
+                            Some(v) => v.push(r),
+                            None => {
+                                rows.insert(src.to_string(), vec![r]);
+                            }
+                        }
+                    }
+                })?;
+                for (src, meta) in metas {
+                    let rows = Vec::new();
+                    by_stem.insert(key(Path::new(&src)), Proc { meta, rows });
+                }
+                for (src, mut r) in rows {
+                    let p = Path::new(&src);
+                    by_stem
+                        .get_mut(&key(p))
+                        .ok_or_else(|| orphan(p))?
+                        .rows
+                        .append(&mut r);
+                }
+            }
+            procs.extend(by_stem.into_values());
+            continue;
+        }
+        if job.is_some() {
+            return Err(Error::Other(format!(
+                "--job: {} is not a Parquet export (h5prov export --parquet)",
+                root.display()
+            )));
+        }
+        let found = discover(root)?;
+        for m in &found.metas {
+            let meta = read_meta(&m.path)
+                .map_err(|e| Error::Other(format!("{}: {e}", m.path.display())))?;
+            let rows = Vec::new();
+            by_stem.insert(key(&m.path), Proc { meta, rows });
+        }
+        for (f, enc) in &found.objects {
+            let p = by_stem
+                .get_mut(&key(&f.path))
+                .ok_or_else(|| orphan(&f.path))?;
+            read_objects(&f.path, *enc, &ReadOptions::default(), |o| {
+                if let Some(r) = Row::of(o) {
+                    p.rows.push(r);
+                }
+            })?;
+        }
+        procs.extend(by_stem.into_values());
+    }
+    Ok(procs)
+}
+
+/// `ns` since the epoch as an `xsd:dateTime` in UTC (`2026-11-28T08:00:00.123456789Z`).
+pub fn utc_datetime(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:09}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        ns % 1_000_000_000
+    )
+}
+
+/// An identifier's local part: characters other than letters, digits, `-`, `_` and `.`
+/// as `%XX`, so that paths make valid qualified names (and IRIs).
+fn local(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The id of a file version: `(dev, ino)` and the version's size and mtime.
+fn version_id(dev: u64, ino: u64, size: u64, mtime_ns: u64) -> String {
+    format!("file-{dev}-{ino}-v{mtime_ns}-{size}")
+}
+
+/// The last component of a path (`sim.h5` of `/run/sim.h5`).
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Builds the provenance graph of `inputs`: trace directories, merged files and Parquet
+/// exports (each job of an export, or only `job`).
+pub fn build(inputs: &[PathBuf], job: Option<&str>) -> Result<(Graph, ProvStats), Error> {
+    let procs = read_procs(inputs, job)?;
+    let mut g = Graph::default();
+    let mut stats = ProvStats {
+        processes: procs.len(),
+        ..ProvStats::default()
+    };
+    // Each job's first start and last end.
+    let mut jobs: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for p in &procs {
+        let m = &p.meta;
+        let act = format!("process-{}-{}-{}", local(&m.host), m.pid, m.start_ns);
+        let user = format!("user-{}-{}", local(&m.host), m.uid);
+        let program = format!("program-{}", local(&m.exe));
+        g.node(
+            &user,
+            Class::Agent,
+            "prov:Person",
+            vec![
+                ("h5prov:user", Lit::Str(m.user.clone())),
+                ("h5prov:uid", Lit::Int(m.uid.into())),
+            ],
+        );
+        g.node(
+            &program,
+            Class::Agent,
+            "prov:SoftwareAgent",
+            vec![("h5prov:exe", Lit::Str(m.exe.clone()))],
+        );
+        let mut attrs = vec![
+            ("prov:startTime", Lit::Time(m.start_ns)),
+            ("h5prov:host", Lit::Str(m.host.clone())),
+            ("h5prov:pid", Lit::Int(m.pid.into())),
+            ("h5prov:rank", Lit::Signed(m.rank)),
+            ("h5prov:cmdline", Lit::Str(m.cmdline.join(" "))),
+            ("h5prov:hdf5Version", Lit::Str(m.hdf5_version.clone())),
+        ];
+        if let Some(end) = m.end_ns {
+            attrs.push(("prov:endTime", Lit::Time(end)));
+        }
+        if !m.job_id.is_empty() {
+            attrs.push(("h5prov:job", Lit::Str(m.job_id.clone())));
+            let span = jobs.entry(&m.job_id).or_insert((u64::MAX, 0));
+            span.0 = span.0.min(m.start_ns);
+            span.1 = span.1.max(m.end_ns.unwrap_or(m.start_ns));
+            g.relate(
+                Rel::WasStartedBy,
+                &act,
+                &format!("job-{}", local(&m.job_id)),
+                false,
+            );
+        }
+        g.node(&act, Class::Activity, "h5prov:Process", attrs);
+        g.relate(Rel::WasAssociatedWith, &act, &program, false);
+        g.relate(Rel::WasAssociatedWith, &act, &user, false);
+        // The file versions this process found and left, by file name (the key its
+        // dataset rows share).
+        let mut files: BTreeMap<&str, (Option<String>, Option<String>)> = BTreeMap::new();
+        stats.files_without_identity += p
+            .rows
+            .iter()
+            .filter(|o| o.kind == "file" && o.ino == 0)
+            .count();
+        for f in p.rows.iter().filter(|o| o.kind == "file" && o.ino != 0) {
+            let path = format!("path-{}", local(&f.file));
+            g.node(
+                &path,
+                Class::Entity,
+                "h5prov:File",
+                vec![
+                    ("h5prov:path", Lit::Str(f.file.clone())),
+                    ("h5prov:name", Lit::Str(base_name(&f.file).to_string())),
+                ],
+            );
+            let version = |id: &str, size: u64, mtime: u64, g: &mut Graph| {
+                g.node(
+                    id,
+                    Class::Entity,
+                    "h5prov:FileVersion",
+                    vec![
+                        ("h5prov:dev", Lit::Int(f.dev)),
+                        ("h5prov:ino", Lit::Int(f.ino)),
+                        ("h5prov:size", Lit::Int(size)),
+                        ("h5prov:mtime", Lit::Time(mtime)),
+                    ],
+                );
+                g.relate(Rel::SpecializationOf, id, &path, false);
+            };
+            let found = (f.intent != "create")
+                .then(|| version_id(f.dev, f.ino, f.open_size, f.open_mtime_ns));
+            let left = (f.close_mtime_ns != 0)
+                .then(|| version_id(f.dev, f.ino, f.close_size, f.close_mtime_ns));
+            if let Some(v) = &found {
+                version(v, f.open_size, f.open_mtime_ns, &mut g);
+                if f.intent == "truncate" {
+                    g.relate(Rel::WasInvalidatedBy, v, &act, false);
+                } else {
+                    g.relate(Rel::Used, &act, v, false);
+                }
+            }
+            if let Some(v) = &left {
+                if left != found {
+                    version(v, f.close_size, f.close_mtime_ns, &mut g);
+                    g.relate(Rel::WasGeneratedBy, v, &act, false);
+                    g.relate(Rel::WasAttributedTo, v, &user, false);
+                }
+            }
+            let read_from = if f.intent == "truncate" { None } else { found };
+            files.insert(&f.file, (read_from, left));
+        }
+        // The datasets read (with their first access) and written (with their last).
+        let mut read: Vec<(String, u64)> = Vec::new();
+        let mut written: Vec<(String, u64)> = Vec::new();
+        for d in p.rows.iter().filter(|o| o.kind == "dataset") {
+            let Some((found, left)) = files.get(d.file.as_str()) else {
+                continue;
+            };
+            // The object's address in the file: the token less the process's file number.
+            let token = d.token.split_once(':').map_or(d.token.as_str(), |(_, t)| t);
+            let member = |v: &str, g: &mut Graph| {
+                let id = format!("{v}-obj-{}", local(token));
+                g.node(
+                    &id,
+                    Class::Entity,
+                    "h5prov:Dataset",
+                    vec![
+                        ("h5prov:path", Lit::Str(d.path.clone())),
+                        ("h5prov:token", Lit::Str(token.to_string())),
+                        ("h5prov:file", Lit::Str(d.file.clone())),
+                    ],
+                );
+                g.relate(Rel::HadMember, v, &id, false);
+                id
+            };
+            if let (Some(v), true) = (found, d.reads > 0) {
+                let id = member(v, &mut g);
+                g.relate(Rel::Used, &act, &id, false);
+                read.push((id, d.first_ns));
+            }
+            if let (Some(v), true) = (left, d.writes > 0 || d.created != 0) {
+                let id = member(v, &mut g);
+                g.relate(Rel::WasGeneratedBy, &id, &act, false);
+                g.relate(Rel::WasAttributedTo, &id, &user, false);
+                written.push((id, d.last_ns));
+            }
+        }
+        // Inferred: what the process wrote derives from what it had read before.
+        if read.len().saturating_mul(written.len()) > MAX_DERIVATIONS_PER_PROCESS {
+            stats.derivations_left_out += 1;
+        } else {
+            for (w, last) in &written {
+                for (r, first) in &read {
+                    if r != w && first <= last {
+                        g.relate(Rel::WasDerivedFrom, w, r, true);
+                    }
+                }
+            }
+        }
+    }
+    for (job, (start, end)) in jobs {
+        g.node(
+            &format!("job-{}", local(job)),
+            Class::Activity,
+            "h5prov:Job",
+            vec![
+                ("prov:startTime", Lit::Time(start)),
+                ("prov:endTime", Lit::Time(end)),
+                ("h5prov:job", Lit::Str(job.to_string())),
+            ],
+        );
+    }
+    // A process that used what another generated was informed by it.
+    let mut generators: HashMap<&str, Vec<&str>> = HashMap::new();
+    for r in g.of(Rel::WasGeneratedBy) {
+        generators.entry(&r.from).or_default().push(&r.to);
+    }
+    let informed: Vec<(String, String)> = g
+        .of(Rel::Used)
+        .flat_map(|u| {
+            generators
+                .get(u.to.as_str())
+                .into_iter()
+                .flatten()
+                .filter(move |q| **q != u.from)
+                .map(move |q| (u.from.clone(), q.to_string()))
+        })
+        .collect();
+    for (a, b) in informed {
+        g.relate(Rel::WasInformedBy, &a, &b, false);
+    }
+    let count = |t: &str| g.nodes.values().filter(|n| n.ty == t).count();
+    stats.file_versions = count("h5prov:FileVersion");
+    stats.datasets = count("h5prov:Dataset");
+    stats.relations = g.relations.len();
+    Ok((g, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_datetimes() {
+        assert_eq!(utc_datetime(0), "1970-01-01T00:00:00.000000000Z");
+        // 2024-02-29T12:34:56.5Z, a leap day.
+        assert_eq!(
+            utc_datetime(1_709_210_096_500_000_000),
+            "2024-02-29T12:34:56.500000000Z"
+        );
+    }
+
+    #[test]
+    fn local_names_escape() {
+        assert_eq!(local("a/b c.h5"), "a%2Fb%20c.h5");
+    }
+
+    #[test]
+    fn every_relation_kind_has_one_row() {
+        for s in RELATIONS {
+            assert_eq!(RELATIONS.iter().filter(|t| t.rel == s.rel).count(), 1);
+            assert!(s.direct.is_some() || s.qualified.is_some(), "{s:?}");
+        }
+    }
+}

@@ -9,7 +9,7 @@
 //! reset) and the connectors reconnect within a second.
 
 use crate::live::{Call, Live, Sent};
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -28,16 +28,50 @@ use std::time::Duration;
 /// Longest accepted message line; longer lines are malformed.
 const MAX_LINE: u64 = 1 << 20;
 
+/// A label value as the exposition must spell it: prometheus-client 0.24 writes a
+/// `String` label value raw (its issue #151), so a `"`, `\` or newline that came off the
+/// network would end the value early and forge series or break the whole scrape. This one
+/// writes them escaped (`\"`, `\\`, `\n`), as the text format and OpenMetrics define.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LabelValue(pub String);
+
+impl std::ops::Deref for LabelValue {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl EncodeLabelValue for LabelValue {
+    fn encode(&self, e: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        let s = self.0.as_str();
+        let mut start = 0;
+        for (i, b) in s.bytes().enumerate() {
+            let esc = match b {
+                b'\\' => "\\\\",
+                b'"' => "\\\"",
+                b'\n' => "\\n",
+                _ => continue,
+            };
+            e.write_str(&s[start..i])?;
+            e.write_str(esc)?;
+            start = i + 1;
+        }
+        e.write_str(&s[start..])
+    }
+}
+
 /// Labels of the per-process, per-operation counters.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OpLabels {
     /// Launcher job id (empty outside a batch job). Not `job`: Prometheus sets that label
     /// to the scrape job's name and would rename ours `exported_job`.
-    pub job_id: String,
+    pub job_id: LabelValue,
     /// MPI rank, or `p<pid>` when the process has none.
-    pub rank: String,
+    pub rank: LabelValue,
     /// Operation (`dataset.write`, ...).
-    pub op: String,
+    pub op: LabelValue,
 }
 
 /// Labels of the latency histograms (per job and operation: per rank would multiply the
@@ -45,9 +79,9 @@ pub struct OpLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobOpLabels {
     /// Launcher job id.
-    pub job_id: String,
+    pub job_id: LabelValue,
     /// Operation.
-    pub op: String,
+    pub op: LabelValue,
 }
 
 /// Labels of the message counter.
@@ -203,13 +237,13 @@ pub struct IntervalMsg {
 impl Process {
     fn labels(&self, op: &str) -> OpLabels {
         OpLabels {
-            job_id: self.job_id.clone(),
-            rank: if self.rank >= 0 {
+            job_id: LabelValue(self.job_id.clone()),
+            rank: LabelValue(if self.rank >= 0 {
                 self.rank.to_string()
             } else {
                 format!("p{}", self.pid)
-            },
-            op: op.to_string(),
+            }),
+            op: LabelValue(op.to_string()),
         }
     }
 }

@@ -7,11 +7,16 @@
 //! Needs Debian's `prometheus` (`scripts/test.sh` installs it) for the exposition test.
 
 use h5prov_tests::{
-    prometheus, promql, read_records, scalar, scratch, start_collector, workload, Run,
+    analyzer, http_get, prometheus, promql, read_records, scalar, scratch, shell_quote,
+    start_collector, workload, KillOnDrop, Run,
 };
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One `event` message line of job `job_id` (the fields the connector sends).
@@ -51,6 +56,56 @@ fn traced_job(dir: &Path, listen: &str, job_id: &str) -> u64 {
     let n = read_records(&traces).len() as u64;
     assert!(n > 0, "no trace records: h5prov was not loaded");
     n
+}
+
+/// The value of the unlabelled collector metric `name` in a `/metrics` text.
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Polls `/metrics` until `ok` holds (at most `secs`); the last text.
+fn wait_metrics(addr: &str, secs: u64, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    let t0 = Instant::now();
+    loop {
+        let text = http_get(addr, "/metrics").map(|r| r.1).unwrap_or_default();
+        if ok(&text) {
+            return text;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "waited {secs} s for {what}; /metrics:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The collector's peak resident memory, KiB (`VmHWM`).
+fn peak_kib(pid: u32) -> u64 {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    st.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Whether the peer closed `s` within `secs` (a read gives end of stream or a reset).
+fn closed_by_peer(s: &mut impl Read, secs: u64) -> bool {
+    let t0 = Instant::now();
+    let mut b = [0u8; 64];
+    while t0.elapsed() < Duration::from_secs(secs) {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
 }
 
 /// Defect 1: label values that came off the network (a job id `12"3`, newlines,
@@ -115,4 +170,286 @@ fn hostile_label_values_neither_take_prometheus_down_nor_forge_series() {
         scalar(&prom, r#"count(h5prov_ops_total{job_id="forged"})"#),
         0.0
     );
+}
+
+/// Defects 3, 6 and 11: four connections each send a 48 MiB line without a newline, then
+/// a good message; another sends a `"v":99` message and two events of 2^64-1 bytes. The
+/// long lines are skipped without being kept (the collector's peak memory stays far below
+/// one of them) and counted, the messages after them are taken, the unknown version is
+/// dropped and counted, the byte counter stops at 2^64-1 instead of wrapping, and the
+/// traced job's counts are intact.
+#[test]
+fn long_lines_unknown_versions_and_huge_counts_are_bounded_and_counted() {
+    let dir = scratch("collector-bounded");
+    let (coll, listen, metrics) = start_collector("127.0.0.1:0", &[]);
+    let good = format!("good{}", std::process::id());
+    let records = traced_job(&dir, &listen, &good);
+    let senders: Vec<_> = (0..4)
+        .map(|i| {
+            let listen = listen.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(&listen).unwrap();
+                let chunk = vec![b'x'; 1 << 20];
+                for _ in 0..48 {
+                    s.write_all(&chunk).unwrap();
+                }
+                s.write_all(b"\n").unwrap();
+                s.write_all(event("big", i, "h", "dataset.write", "/d", 1).as_bytes())
+                    .unwrap();
+            })
+        })
+        .collect();
+    for t in senders {
+        t.join().unwrap();
+    }
+    let huge = event("sat", 0, "h", "dataset.read", "/d", u64::MAX);
+    send(
+        &listen,
+        &[
+            event("v99", 0, "h", "dataset.write", "/d", 1).replace("\"v\":1", "\"v\":99"),
+            huge.clone(),
+            huge,
+        ],
+    );
+    let text = wait_metrics(&metrics, 30, "the messages after the long lines", |t| {
+        metric(t, r#"h5prov_stream_messages_total{type="event"}"#)
+            .is_some_and(|n| n as u64 == records + 4 + 2)
+    });
+    assert_eq!(
+        metric(&text, r#"h5prov_stream_dropped_total{reason="too_long"}"#),
+        Some(4.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, r#"h5prov_stream_dropped_total{reason="version"}"#),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(!text.contains("job_id=\"v99\""), "{text}");
+    let sat = r#"h5prov_bytes_total{job_id="sat",rank="0",op="dataset.read"} "#;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(sat))
+        .unwrap_or_default();
+    assert_eq!(line, format!("{sat}{}", u64::MAX), "{text}");
+    let good_ops: f64 = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("h5prov_ops_total{{job_id=\"{good}\"")))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(good_ops as u64, records, "{text}");
+    let peak = peak_kib(coll.0.id());
+    assert!(
+        peak < 40 << 10,
+        "the collector's peak memory is {peak} KiB after 48 MiB lines"
+    );
+}
+
+/// Defects 3, 4 and 5: with `--max-connections 3 --idle-timeout 2 --max-series 20
+/// --job-expiry 2`, a fourth stream connection is closed at once and counted while the
+/// listener keeps serving; silent connections are closed after 2 s and counted; label sets
+/// beyond 20 are dropped and counted, and a job silent for 2 s leaves `/metrics`. On the
+/// HTTP side, a client sending its request a byte at a time and an idle one do not keep
+/// `/metrics` from answering.
+#[test]
+fn connections_series_and_http_clients_are_limited_without_stalling() {
+    let (_coll, listen, metrics) = start_collector(
+        "127.0.0.1:0",
+        &[
+            "--max-connections".as_ref(),
+            "3".as_ref(),
+            "--idle-timeout".as_ref(),
+            "2".as_ref(),
+            "--max-series".as_ref(),
+            "20".as_ref(),
+            "--job-expiry".as_ref(),
+            "2".as_ref(),
+        ],
+    );
+    // HTTP: a slow client and an idle one, for the whole test.
+    let stop = Arc::new(AtomicBool::new(false));
+    let slow = {
+        let (stop, metrics) = (stop.clone(), metrics.clone());
+        std::thread::spawn(move || {
+            let _idle = TcpStream::connect(&metrics).unwrap();
+            let mut s = TcpStream::connect(&metrics).unwrap();
+            for b in b"GET /metrics HTTP/1.1\r\nX-Slow: ".iter().cycle() {
+                if stop.load(Ordering::Relaxed) || s.write_all(&[*b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let (st, _) = http_get(&metrics, "/metrics").expect("/metrics does not answer");
+    assert!(st.contains(" 200"), "{st}");
+
+    let mut open: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(&listen).unwrap())
+        .collect();
+    wait_metrics(&metrics, 10, "three open connections", |t| {
+        metric(t, "h5prov_stream_connections_open") == Some(3.0)
+    });
+    let mut fourth = TcpStream::connect(&listen).unwrap();
+    fourth
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    assert!(
+        closed_by_peer(&mut fourth, 5),
+        "the 4th connection was not refused"
+    );
+    let text = wait_metrics(&metrics, 5, "the refusal counted", |t| {
+        metric(
+            t,
+            r#"h5prov_stream_refused_total{reason="connection_limit"}"#,
+        ) == Some(1.0)
+    });
+    assert_eq!(metric(&text, "h5prov_stream_connections_open"), Some(3.0));
+    // The silent ones are closed after the idle timeout; then new connections are served.
+    for s in &mut open {
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        assert!(closed_by_peer(s, 10), "an idle connection stayed open");
+    }
+    wait_metrics(&metrics, 5, "the idle closes counted", |t| {
+        metric(t, r#"h5prov_stream_refused_total{reason="idle"}"#) == Some(3.0)
+            && metric(t, "h5prov_stream_connections_open") == Some(0.0)
+    });
+    let lines: Vec<String> = (0..25)
+        .map(|r| event("many", r, "h", "dataset.write", "/d", 1))
+        .collect();
+    send(&listen, &lines);
+    let text = wait_metrics(&metrics, 5, "the series cap", |t| {
+        metric(t, r#"h5prov_stream_dropped_total{reason="cardinality"}"#) == Some(5.0)
+    });
+    assert_eq!(metric(&text, "h5prov_collect_series"), Some(20.0), "{text}");
+    assert_eq!(text.matches("h5prov_ops_total{job_id=\"many\"").count(), 20);
+    // The job expires: its series leave, and a new job has room again.
+    let text = wait_metrics(&metrics, 10, "the job to expire", |t| {
+        metric(t, "h5prov_collect_jobs_expired_total") == Some(1.0)
+    });
+    assert!(!text.contains("job_id=\"many\""), "{text}");
+    send(&listen, &[event("next", 0, "h", "file.open", "/", 0)]);
+    wait_metrics(&metrics, 5, "a new job after the expiry", |t| {
+        t.contains("h5prov_ops_total{job_id=\"next\"")
+    });
+    stop.store(true, Ordering::Relaxed);
+    slow.join().unwrap();
+}
+
+/// Defect 9: a second collector on a Unix socket path where one listens is refused with
+/// an error naming the path (the first keeps its socket and its senders); the socket is
+/// mode 0600; a stale socket file, with nobody listening, is replaced.
+#[test]
+fn one_collector_owns_a_unix_socket_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("collector-unix");
+    let sock = dir.join("c.sock");
+    let addr = format!("unix:{}", sock.display());
+    let (mut first, _, metrics) = start_collector(&addr, &[]);
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "socket mode {mode:o}");
+    let second = Command::new(analyzer())
+        .args(["collect", "--listen", &addr, "--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut second = KillOnDrop(second);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = second.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "a second collector took {addr} while the first listened"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    second
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!status.success());
+    assert!(
+        err.contains(&sock.display().to_string()) && err.contains("listens"),
+        "{err}"
+    );
+    // The first still has its senders.
+    let mut s = UnixStream::connect(&sock).unwrap();
+    s.write_all(event("u", 0, "h", "file.open", "/", 0).as_bytes())
+        .unwrap();
+    drop(s);
+    wait_metrics(&metrics, 5, "the message on the first collector", |t| {
+        t.contains("h5prov_ops_total{job_id=\"u\"")
+    });
+    // Killed, it leaves a stale socket file, which the next collector replaces.
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    assert!(sock.exists());
+    let (_third, listen, _) = start_collector(&addr, &[]);
+    assert_eq!(listen, addr);
+    UnixStream::connect(&sock).expect("the new collector's socket");
+}
+
+/// Defect 8: `--out` on a file system that refuses the writes (a 200 kB file size limit,
+/// `prlimit --fsize`, with SIGXFSZ ignored as a daemon would): one error line on stderr,
+/// every lost message counted in `h5prov_collect_out_lost_total`, and the capture holds
+/// only whole lines, so it reads back.
+#[test]
+fn out_on_a_full_disk_says_so_once_and_counts_what_it_lost() {
+    let dir = scratch("collector-out-full");
+    let out = dir.join("capture");
+    let err_path = dir.join("stderr");
+    let script = format!(
+        "trap '' XFSZ; exec prlimit --fsize=200000 -- {} collect --listen 127.0.0.1:0 \
+         --metrics 127.0.0.1:0 --out {}",
+        shell_quote(&analyzer().to_string_lossy()),
+        shell_quote(&out.to_string_lossy())
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let _guard = KillOnDrop(child);
+    let mut next = || lines.next().unwrap().unwrap();
+    let listen = next().strip_prefix("listen ").unwrap().to_string();
+    let metrics = next().strip_prefix("metrics ").unwrap().to_string();
+    const N: u64 = 3000;
+    let msgs: Vec<String> = (0..N)
+        .map(|i| event("full", 0, "h", "dataset.write", &format!("/d{i}"), i))
+        .collect();
+    send(&listen, &msgs);
+    let text = wait_metrics(
+        &metrics,
+        20,
+        "every message taken and written or lost",
+        |t| {
+            metric(t, r#"h5prov_stream_messages_total{type="event"}"#) == Some(N as f64)
+                && metric(t, "h5prov_collect_out_lost_total")
+                    .is_some_and(|l| l as u64 + h5prov_tests::captured_events(&out) == N)
+        },
+    );
+    let lost = metric(&text, "h5prov_collect_out_lost_total").unwrap() as u64;
+    assert!(lost > 0 && lost < N, "lost {lost} of {N}");
+    for f in h5prov_tests::files_with_suffix(&out, ".jsonl") {
+        let data = std::fs::read_to_string(&f).unwrap();
+        assert!(data.ends_with('\n'), "{} ends mid-line", f.display());
+        for l in data.lines() {
+            serde_json::from_str::<serde_json::Value>(l)
+                .unwrap_or_else(|e| panic!("{}: {e}: {l}", f.display()));
+        }
+    }
+    let err = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--out"), "{err}");
 }

@@ -23,6 +23,7 @@
 //! restarts (Prometheus handles the reset) and the connectors reconnect within a second.
 
 use crate::live::{Call, Live, Sent};
+use h5prov_format::auth;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -274,8 +275,8 @@ impl Metrics {
         r.register(
             "h5prov_stream_refused",
             "Stream connections closed by the collector, by reason: connection_limit \
-             (--max-connections), no_thread (the system gave none), idle (--idle-timeout); \
-             and HTTP clients: http_limit, http_timeout",
+             (--max-connections), no_thread (the system gave none), idle (--idle-timeout), \
+             auth (no token proof); and HTTP clients: http_limit, http_timeout, http_auth",
             m.refused.clone(),
         );
         r.register(
@@ -707,6 +708,9 @@ pub struct Collector {
     pub live: Live,
     /// Its limits.
     pub limits: Limits,
+    /// The shared-secret token (`--token-file`): stream clients must prove they hold it,
+    /// HTTP clients present it as `Authorization: Bearer`.
+    pub token: Option<Vec<u8>>,
     /// Stream connections open (the limit's count; the gauge is the metric).
     streams: AtomicUsize,
     /// HTTP clients being served.
@@ -744,6 +748,54 @@ fn timed_out(e: &io::Error) -> bool {
     )
 }
 
+/// An accepted stream connection.
+pub enum StreamConn {
+    /// TCP.
+    Tcp(TcpStream),
+    /// Unix stream socket.
+    Unix(UnixStream),
+}
+
+impl StreamConn {
+    fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
+        match self {
+            StreamConn::Tcp(s) => s.set_read_timeout(Some(t)),
+            StreamConn::Unix(s) => s.set_read_timeout(Some(t)),
+        }
+    }
+
+    fn send(&self, b: &[u8]) -> io::Result<()> {
+        match self {
+            StreamConn::Tcp(s) => (&*s).write_all(b),
+            StreamConn::Unix(s) => (&*s).write_all(b),
+        }
+    }
+}
+
+impl Read for StreamConn {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            StreamConn::Tcp(s) => s.read(b),
+            StreamConn::Unix(s) => s.read(b),
+        }
+    }
+}
+
+/// How long a stream client has for the handshake.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One line of at most [`auth::MAX_AUTH_LINE`] bytes.
+fn auth_line(r: &mut impl BufRead) -> Option<String> {
+    let mut line = Vec::new();
+    r.take(auth::MAX_AUTH_LINE as u64)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    if line.last() != Some(&b'\n') {
+        return None;
+    }
+    String::from_utf8(line).ok()
+}
+
 /// Decrements a count of open things when dropped (however the thread ends).
 struct Slot<'a>(&'a AtomicUsize);
 
@@ -754,13 +806,14 @@ impl Drop for Slot<'_> {
 }
 
 impl Collector {
-    /// A collector with `limits`, writing to `out` when given.
-    pub fn new(limits: Limits, out: Option<Rolling>) -> Collector {
+    /// A collector with `limits`, writing to `out` and requiring `token` when given.
+    pub fn new(limits: Limits, out: Option<Rolling>, token: Option<Vec<u8>>) -> Collector {
         Collector {
             metrics: Metrics::new(limits.max_series),
             out: out.map(|r| Mutex::new(Out::new(r))),
             live: Live::default(),
             limits,
+            token,
             streams: AtomicUsize::new(0),
             http_open: AtomicUsize::new(0),
         }
@@ -774,12 +827,37 @@ impl Collector {
         }
     }
 
-    /// Reads one connection's lines until it ends (or stays silent past the idle
-    /// timeout, when `conn` has it as its read timeout).
-    pub fn serve(&self, conn: impl Read) {
+    /// The collector's side of the handshake ([`auth`]): whether the client proved it
+    /// holds the token (after the collector proved it does).
+    fn authenticate(&self, r: &mut BufReader<StreamConn>, token: &[u8]) -> bool {
+        let ok = (|| {
+            r.get_ref().set_read_timeout(AUTH_TIMEOUT).ok()?;
+            let sn = auth::nonce().ok()?;
+            let (answer, cn) = auth::collector_answer(token, &auth_line(r)?, &sn)?;
+            r.get_ref().send(answer.as_bytes()).ok()?;
+            let proof = auth_line(r)?;
+            auth::collector_verify(token, &cn, &sn, &proof).then_some(())
+        })()
+        .is_some();
+        ok && r
+            .get_ref()
+            .set_read_timeout(self.limits.idle_timeout)
+            .is_ok()
+    }
+
+    /// Reads one connection's lines until it ends or stays silent past the idle timeout;
+    /// with a token, only after the handshake.
+    pub fn serve(&self, conn: StreamConn) {
         self.metrics.connections.inc();
         self.metrics.open.inc();
         let mut r = BufReader::with_capacity(64 << 10, conn);
+        if let Some(t) = &self.token {
+            if !self.authenticate(&mut r, t) {
+                self.metrics.refuse_for("auth");
+                self.metrics.open.dec();
+                return;
+            }
+        }
         let mut line = Vec::with_capacity(1024);
         loop {
             line.clear();
@@ -830,13 +908,13 @@ impl Collector {
 
     /// Serves one accepted stream connection on a thread of its own, or closes it at once
     /// (counted) when [`Limits::max_connections`] are open or no thread can be had.
-    fn admit<S: Read + Send + 'static>(self: &Arc<Self>, s: S, set_timeout: impl FnOnce(&S)) {
+    fn admit(self: &Arc<Self>, s: StreamConn) {
         if self.streams.fetch_add(1, Ordering::AcqRel) >= self.limits.max_connections {
             self.streams.fetch_sub(1, Ordering::AcqRel);
             self.metrics.refuse_for("connection_limit");
             return;
         }
-        set_timeout(&s);
+        let _ = s.set_read_timeout(self.limits.idle_timeout);
         let c = self.clone();
         let spawned = std::thread::Builder::new()
             .name("h5prov-stream".into())
@@ -879,7 +957,26 @@ impl Collector {
         let path = first.split(|&b| b == b' ').nth(1).unwrap_or(b"");
         let path = path.split(|&b| b == b'?').next().unwrap_or(b"");
         let get = first.starts_with(b"GET ");
+        let authorized = self.token.as_ref().is_none_or(|t| {
+            head.split(|&b| b == b'\n').skip(1).any(|l| {
+                let l = l.trim_ascii();
+                l.len() > 14
+                    && l[..14].eq_ignore_ascii_case(b"authorization:")
+                    && l[14..]
+                        .trim_ascii()
+                        .strip_prefix(b"Bearer ")
+                        .is_some_and(|p| auth::token_matches(t, p.trim_ascii()))
+            })
+        });
         let (status, ctype, body) = match path {
+            b"/metrics" | b"/top.json" if !authorized => {
+                self.metrics.refuse_for("http_auth");
+                (
+                    "401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"h5prov\"",
+                    "text/plain",
+                    "an Authorization: Bearer token is required\n".to_string(),
+                )
+            }
             b"/metrics" if get => (
                 "200 OK",
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
@@ -1001,19 +1098,10 @@ impl Listener {
 
     /// Accepts connections forever, each served on a thread of its own within the limits.
     pub fn run(self, c: Arc<Collector>) {
-        let idle = c.limits.idle_timeout;
         loop {
             let r = match &self {
-                Listener::Tcp(l) => l.accept().map(|(s, _)| {
-                    c.admit(s, |s| {
-                        let _ = s.set_read_timeout(Some(idle));
-                    })
-                }),
-                Listener::Unix(l, _) => l.accept().map(|(s, _)| {
-                    c.admit(s, |s| {
-                        let _ = s.set_read_timeout(Some(idle));
-                    })
-                }),
+                Listener::Tcp(l) => l.accept().map(|(s, _)| c.admit(StreamConn::Tcp(s))),
+                Listener::Unix(l, _) => l.accept().map(|(s, _)| c.admit(StreamConn::Unix(s))),
             };
             if r.is_err() {
                 // Out of descriptors, most likely: let some close.
@@ -1037,13 +1125,20 @@ pub struct Config<'a> {
     pub unix_mode: u32,
     /// The limits.
     pub limits: Limits,
+    /// `--token-file`.
+    pub token_file: Option<&'a Path>,
 }
 
 /// Runs the collector: never returns unless binding fails. Prints `listen ADDR` and
 /// `metrics ADDR` lines (the real ports when given port 0) on stdout.
 pub fn run(cfg: Config<'_>) -> io::Result<()> {
+    let token = cfg
+        .token_file
+        .map(auth::read_token_file)
+        .transpose()
+        .map_err(io::Error::other)?;
     let out = cfg.out.map(|d| Rolling::new(d, cfg.roll)).transpose()?;
-    let c = Arc::new(Collector::new(cfg.limits, out));
+    let c = Arc::new(Collector::new(cfg.limits, out, token));
     let http = TcpListener::bind(cfg.metrics)?;
     let mut stdout = io::stdout().lock();
     for a in cfg.listen {

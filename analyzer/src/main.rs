@@ -61,6 +61,9 @@ struct TopArgs {
     #[arg(long, value_name = "MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(100..=60_000))]
     interval: u64,
+    /// The collector's token file (its --token-file), sent as `Authorization: Bearer`.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -94,6 +97,10 @@ struct CollectArgs {
     #[arg(long, value_name = "SECS", default_value_t = 3600,
           value_parser = clap::value_parser!(u64).range(1..))]
     idle_timeout: u64,
+    /// A file (mode 600) holding a shared-secret token: stream clients must prove they hold
+    /// it (`stream_token_file=`), and HTTP clients send it as `Authorization: Bearer`.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
     /// Permissions of the unix: sockets, octal (600: only the collector's user may send).
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
     unix_mode: u32,
@@ -847,6 +854,7 @@ fn main() -> ExitCode {
             out: a.out.as_deref(),
             roll: a.roll_mib.max(1) << 20,
             unix_mode: a.unix_mode,
+            token_file: a.token_file.as_deref(),
             limits: h5prov_analyzer::collect::Limits {
                 max_connections: a.max_connections,
                 max_series: a.max_series,
@@ -855,10 +863,20 @@ fn main() -> ExitCode {
             },
         })
         .map_err(|e| Error::Other(format!("collect: {e}"))),
-        Cmd::Top(a) => {
-            h5prov_analyzer::top::run(&a.collector, std::time::Duration::from_millis(a.interval))
+        Cmd::Top(a) => a
+            .token_file
+            .as_deref()
+            .map(h5prov_format::auth::read_token_file)
+            .transpose()
+            .map_err(|e| Error::Other(format!("top: {e}")))
+            .and_then(|token| {
+                h5prov_analyzer::top::run(
+                    &a.collector,
+                    std::time::Duration::from_millis(a.interval),
+                    token,
+                )
                 .map_err(|e| Error::Other(format!("top: {e}")))
-        }
+            }),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

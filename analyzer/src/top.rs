@@ -494,8 +494,9 @@ fn draw_sparkline(f: &mut Frame, area: Rect, job: &JobSnapshot) {
     );
 }
 
-/// One `GET /top.json` from `addr` (`HOST:PORT`).
-pub fn fetch(addr: &str) -> Result<Snapshot, String> {
+/// One `GET /top.json` from `addr` (`HOST:PORT`), presenting `token` (the collector's
+/// `--token-file`) when given.
+pub fn fetch(addr: &str, token: Option<&[u8]>) -> Result<Snapshot, String> {
     let sa = addr
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
@@ -505,9 +506,12 @@ pub fn fetch(addr: &str) -> Result<Snapshot, String> {
         TcpStream::connect_timeout(&sa, Duration::from_secs(2)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(|e| e.to_string())?;
+    let auth = token.map_or(String::new(), |t| {
+        format!("Authorization: Bearer {}\r\n", String::from_utf8_lossy(t))
+    });
     write!(
         s,
-        "GET /top.json HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET /top.json HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
     )
     .map_err(|e| e.to_string())?;
     let mut resp = Vec::new();
@@ -530,13 +534,13 @@ pub fn fetch(addr: &str) -> Result<Snapshot, String> {
 
 /// Runs the view until `q`: polls `addr` every `interval`, redraws, restores the terminal
 /// however it ends (ratatui's panic hook restores it on a panic).
-pub fn run(addr: &str, interval: Duration) -> io::Result<()> {
+pub fn run(addr: &str, interval: Duration, token: Option<Vec<u8>>) -> io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let a = addr.to_string();
     // A slow or unreachable collector never delays the keys; the thread ends with the
     // process.
     std::thread::spawn(move || {
-        while tx.send(fetch(&a)).is_ok() {
+        while tx.send(fetch(&a, token.as_deref())).is_ok() {
             std::thread::sleep(interval);
         }
     });
@@ -689,7 +693,7 @@ mod tests {
     #[test]
     fn an_unreachable_collector_is_shown_not_fatal() {
         let mut app = App::new("127.0.0.1:1", Duration::from_millis(500));
-        let e = fetch("127.0.0.1:1").unwrap_err();
+        let e = fetch("127.0.0.1:1", None).unwrap_err();
         app.update(Err(e));
         let s = screen(&app, 100, 10);
         assert!(s.contains("cannot reach collector 127.0.0.1:1"), "{s}");

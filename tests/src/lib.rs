@@ -1030,6 +1030,16 @@ fn urlencode(s: &str) -> String {
 /// Debian's Prometheus scraping `target` every second, on a free loopback port:
 /// (guard, its HTTP address), once it has scraped `target` successfully.
 pub fn prometheus(dir: &Path, target: &str) -> (KillOnDrop, String) {
+    prometheus_with_token(dir, target, None)
+}
+
+/// [`prometheus`], sending the token in `token_file` as `Authorization: Bearer` to the
+/// target when given (the collector's `--token-file`).
+pub fn prometheus_with_token(
+    dir: &Path,
+    target: &str,
+    token_file: Option<&Path>,
+) -> (KillOnDrop, String) {
     let bin = which("prometheus").expect(
         "Debian's `prometheus` is not installed (apt-get install prometheus; scripts/test.sh does)",
     );
@@ -1039,7 +1049,11 @@ pub fn prometheus(dir: &Path, target: &str) -> (KillOnDrop, String) {
         &cfg,
         format!(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n\
-             scrape_configs:\n  - job_name: h5prov\n    static_configs:\n      - targets: ['{target}']\n"
+             scrape_configs:\n  - job_name: h5prov\n    static_configs:\n      - targets: ['{target}']\n{}",
+            token_file.map_or(String::new(), |f| format!(
+                "    authorization:\n      type: Bearer\n      credentials_file: {}\n",
+                f.display()
+            ))
         ),
     )
     .unwrap();

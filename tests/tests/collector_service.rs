@@ -7,8 +7,8 @@
 //! Needs Debian's `prometheus` (`scripts/test.sh` installs it) for the exposition test.
 
 use h5prov_tests::{
-    analyzer, http_get, prometheus, promql, read_records, scalar, scratch, shell_quote,
-    start_collector, workload, KillOnDrop, Run,
+    analyzer, h5prov_cmd, http_get, prometheus, prometheus_with_token, promql, read_metas,
+    read_records, scalar, scratch, shell_quote, start_collector, workload, KillOnDrop, Run,
 };
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -42,20 +42,26 @@ fn send(listen: &str, lines: &[String]) {
 /// The real `sample` workload traced by h5prov, streaming as job `job_id`: its number of
 /// trace records (the traces prove h5prov was loaded).
 fn traced_job(dir: &Path, listen: &str, job_id: &str) -> u64 {
-    let (data, traces) = (dir.join("data"), dir.join("traces"));
+    traced_job_with(dir, &format!("stream={listen}"), job_id).0
+}
+
+/// [`traced_job`] with the connector options `opts`, in `dir/<job_id>`: (records, the
+/// traces' stream messages sent, dropped).
+fn traced_job_with(dir: &Path, opts: &str, job_id: &str) -> (u64, u64, u64) {
+    let (data, traces) = (
+        dir.join(job_id).join("data"),
+        dir.join(job_id).join("traces"),
+    );
     std::fs::create_dir_all(&data).unwrap();
-    Run::with_h5prov(
-        &workload("sample"),
-        &["-d", "."],
-        &data,
-        &traces,
-        &format!("stream={listen}"),
-    )
-    .env("SLURM_JOB_ID", job_id)
-    .ok();
+    Run::with_h5prov(&workload("sample"), &["-d", "."], &data, &traces, opts)
+        .env("SLURM_JOB_ID", job_id)
+        .ok();
     let n = read_records(&traces).len() as u64;
     assert!(n > 0, "no trace records: h5prov was not loaded");
-    n
+    let metas = read_metas(&traces);
+    let sent = metas.iter().map(|m| m.stream_sent.unwrap_or(0)).sum();
+    let dropped = metas.iter().map(|m| m.stream_dropped.unwrap_or(0)).sum();
+    (n, sent, dropped)
 }
 
 /// The value of the unlabelled collector metric `name` in a `/metrics` text.
@@ -452,4 +458,153 @@ fn out_on_a_full_disk_says_so_once_and_counts_what_it_lost() {
     let err = std::fs::read_to_string(&err_path).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--out"), "{err}");
+}
+
+/// An HTTP GET with `Authorization: Bearer TOKEN`: (status line, body).
+fn get_with_token(addr: &str, path: &str, token: &str) -> (String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let (head, body) = resp.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_string(), body.to_string())
+}
+
+/// Defects 2 and 10: with a shared-secret token on both ends, two traced jobs stream and
+/// both Prometheus (with the token as Bearer) and `/top.json` (with it) see both; a client
+/// without the token is refused and counted, and so is an HTTP client without it. A
+/// process squatting a port without the token receives the handshake's greeting only:
+/// no `hello`, uid, executable or path, while the traced job ends well with the drops
+/// counted. A token file others may read is refused by name.
+#[test]
+fn a_token_authenticates_both_ends_of_the_stream_and_the_http_side() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("collector-token");
+    let token = dir.join("token");
+    let secret = "5f2b8c0d9e7a41c3b6d8e0f1a2b3c4d5";
+    std::fs::write(&token, format!("{secret}\n")).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let loose = dir.join("loose-token");
+    std::fs::write(&loose, format!("{secret}\n")).unwrap();
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = h5prov_cmd(&[
+        "collect",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+        "--token-file",
+        &loose.to_string_lossy(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains(&*loose.to_string_lossy()) && err.contains("644"),
+        "{err}"
+    );
+
+    let (_coll, listen, metrics) =
+        start_collector("127.0.0.1:0", &["--token-file".as_ref(), token.as_os_str()]);
+    let opts = format!("stream={listen};stream_token_file={}", token.display());
+    let (a, sent_a, _) = traced_job_with(&dir, &opts, "jobA");
+    let (b, sent_b, _) = traced_job_with(&dir, &opts, "jobB");
+    assert_eq!(
+        (sent_a, sent_b),
+        (a, b),
+        "every message of both jobs was sent"
+    );
+    // A client without the token: closed before it is read, and counted.
+    let mut intruder = TcpStream::connect(&listen).unwrap();
+    let _ = intruder.write_all(event("intruder", 0, "h", "dataset.write", "/x", 1).as_bytes());
+    intruder
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    assert!(
+        closed_by_peer(&mut intruder, 10),
+        "the intruder stayed connected"
+    );
+    // HTTP without the token: refused.
+    for path in ["/metrics", "/top.json"] {
+        let (st, _) = http_get(&metrics, path).unwrap();
+        assert!(st.contains(" 401"), "{path} without the token: {st}");
+    }
+    let (st, top) = get_with_token(&metrics, "/top.json", secret);
+    assert!(st.contains(" 200"), "{st}");
+    let top: serde_json::Value = serde_json::from_str(&top).unwrap();
+    let jobs: Vec<&str> = top["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(jobs, ["jobA", "jobB"], "/top.json has exactly the two jobs");
+    let (_, text) = get_with_token(&metrics, "/metrics", secret);
+    assert_eq!(
+        metric(&text, r#"h5prov_stream_refused_total{reason="auth"}"#),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, r#"h5prov_stream_refused_total{reason="http_auth"}"#),
+        Some(2.0),
+        "{text}"
+    );
+    // Prometheus, with the token.
+    let (_prom, prom) = prometheus_with_token(&dir, &metrics, Some(&token));
+    let t0 = Instant::now();
+    loop {
+        let n = |j: &str| scalar(&prom, &format!("sum(h5prov_ops_total{{job_id=\"{j}\"}})")) as u64;
+        if n("jobA") == a && n("jobB") == b {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "Prometheus has {} and {} ops, the traces {a} and {b}",
+            n("jobA"),
+            n("jobB")
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert_eq!(
+        scalar(&prom, r#"count(h5prov_ops_total{job_id="intruder"})"#),
+        0.0
+    );
+
+    // A port squatter without the token: it answers the greeting with a made-up proof.
+    let squat = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let squat_addr = squat.local_addr().unwrap().to_string();
+    let heard = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        squat.set_nonblocking(false).unwrap();
+        // The connector retries every second while the job runs: take what comes.
+        for s in squat.incoming().take(1) {
+            let mut s = s.unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut greeting = String::new();
+            r.read_line(&mut greeting).unwrap();
+            all.extend_from_slice(greeting.as_bytes());
+            let _ = writeln!(s, "{} {}", "0".repeat(32), "0".repeat(64));
+            let _ = r.read_to_end(&mut all);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let opts = format!("stream={squat_addr};stream_token_file={}", token.display());
+    let (c, sent_c, dropped_c) = traced_job_with(&dir, &opts, "jobC");
+    let heard = heard.join().unwrap();
+    assert!(heard.starts_with("h5prov-auth 1 "), "{heard:?}");
+    assert_eq!(
+        heard.lines().count(),
+        1,
+        "the squatter heard more: {heard:?}"
+    );
+    assert_eq!(
+        (sent_c, dropped_c),
+        (0, c),
+        "nothing sent to the squatter, all counted"
+    );
 }

@@ -164,6 +164,9 @@ struct Series {
 struct JobSeries {
     /// Second of the last message.
     last_s: u64,
+    /// The uid of the first Unix socket peer that sent for the job: other non-root uids
+    /// may not send for it.
+    owner: Option<u32>,
     /// Its (job, rank, operation) sets; operation empty for a process that only said
     /// `hello`.
     sets: FxHashSet<OpLabels>,
@@ -212,6 +215,8 @@ pub enum Rejected {
     LabelTooLong,
     /// A new label set beyond `--max-series`.
     Cardinality,
+    /// From a Unix socket peer whose uid is not the `hello`'s, or not the job's owner.
+    Uid,
 }
 
 impl Metrics {
@@ -269,7 +274,8 @@ impl Metrics {
         r.register(
             "h5prov_stream_dropped",
             "Stream lines dropped, by reason: too_long (over 1 MiB), version (unknown \"v\"), \
-             label_too_long (job id, host or op over 256 bytes), cardinality (--max-series)",
+             label_too_long (job id, host or op over 256 bytes), cardinality (--max-series), \
+             uid (a Unix socket peer sending for another uid or another uid's job)",
             m.dropped.clone(),
         );
         r.register(
@@ -315,9 +321,17 @@ impl Metrics {
         self.refused.get_or_create(&ReasonLabels { reason }).inc();
     }
 
-    /// Takes one line into the metrics and `live` (received at second `now_s`); `Err`
-    /// (counted as malformed or dropped) when it is not taken.
-    pub fn take(&self, line: &[u8], live: &Live, now_s: u64) -> Result<(), Rejected> {
+    /// Takes one line into the metrics and `live` (received at second `now_s`) from a
+    /// peer of uid `peer` (a Unix socket's `SO_PEERCRED`; `None` for TCP and for root,
+    /// which may send for any job); `Err` (counted as malformed or dropped) when it is not
+    /// taken.
+    pub fn take(
+        &self,
+        line: &[u8],
+        live: &Live,
+        now_s: u64,
+        peer: Option<u32>,
+    ) -> Result<(), Rejected> {
         let msg: Message = match serde_json::from_slice(line) {
             Ok(m) => m,
             Err(e) => {
@@ -341,9 +355,19 @@ impl Metrics {
             self.drop_for("label_too_long");
             return Err(Rejected::LabelTooLong);
         }
+        if peer.is_some() && p.uid.is_some_and(|u| Some(u) != peer) {
+            self.drop_for("uid");
+            return Err(Rejected::Uid);
+        }
         let l = p.labels(op);
         let mut guard = self.series.lock().unwrap_or_else(|e| e.into_inner());
         let series = &mut *guard;
+        let owner = series.jobs.get(&p.job_id).and_then(|j| j.owner);
+        if peer.is_some() && owner.is_some() && owner != peer {
+            drop(guard);
+            self.drop_for("uid");
+            return Err(Rejected::Uid);
+        }
         let known = series
             .jobs
             .get(&p.job_id)
@@ -362,6 +386,9 @@ impl Metrics {
         }
         let job = series.jobs.get_mut(&p.job_id).expect("inserted above");
         job.last_s = now_s;
+        if job.owner.is_none() {
+            job.owner = peer;
+        }
         if !known {
             job.sets.insert(l.clone());
         }
@@ -494,6 +521,9 @@ pub struct Process {
     pub pid: u32,
     /// Host name.
     pub host: String,
+    /// User id (in `hello`).
+    #[serde(default)]
+    pub uid: Option<u32>,
 }
 
 /// An `event` message.
@@ -764,6 +794,18 @@ impl StreamConn {
         }
     }
 
+    /// The peer's uid on a Unix socket unless it is root; `None` for TCP (trusted through
+    /// the token) and root (may send for any job).
+    fn restricted_uid(&self) -> Option<u32> {
+        match self {
+            StreamConn::Tcp(_) => None,
+            StreamConn::Unix(s) => rustix::net::sockopt::get_socket_peercred(s)
+                .ok()
+                .map(|c| c.uid.as_raw())
+                .filter(|u| *u != 0),
+        }
+    }
+
     fn send(&self, b: &[u8]) -> io::Result<()> {
         match self {
             StreamConn::Tcp(s) => (&*s).write_all(b),
@@ -850,6 +892,7 @@ impl Collector {
     pub fn serve(&self, conn: StreamConn) {
         self.metrics.connections.inc();
         self.metrics.open.inc();
+        let peer = conn.restricted_uid();
         let mut r = BufReader::with_capacity(64 << 10, conn);
         if let Some(t) = &self.token {
             if !self.authenticate(&mut r, t) {
@@ -896,7 +939,7 @@ impl Collector {
                 continue;
             }
             let now_s = now_ns() / 1_000_000_000;
-            if self.metrics.take(&line, &self.live, now_s).is_ok() {
+            if self.metrics.take(&line, &self.live, now_s, peer).is_ok() {
                 self.out_do(|o| o.write(&line));
             }
         }
@@ -1175,12 +1218,12 @@ mod tests {
         let m = Metrics::default();
         let live = Live::default();
         let ev = br#"{"v":1,"type":"event","job_id":"7","rank":1,"pid":9,"host":"h","seq":0,"tid":1,"start_ns":5,"dur_ns":2000,"op":"dataset.write","kind":"dataset","file":"f","path":"/x","bytes":800,"xfer":"","status":0}"#;
-        m.take(ev, &live, 1).unwrap();
-        m.take(ev, &live, 1).unwrap();
+        m.take(ev, &live, 1, None).unwrap();
+        m.take(ev, &live, 1, None).unwrap();
         let iv = br#"{"v":1,"type":"interval","job_id":"7","rank":-1,"pid":9,"host":"h","seq":0,"start_ns":1,"end_ns":2,"op":"file.open","count":3,"bytes":0,"dur_ns":30,"max_ns":10}"#;
-        m.take(iv, &live, 1).unwrap();
-        assert!(m.take(b"{not json", &live, 1).is_err());
-        assert!(m.take(br#"{"type":"event"}"#, &live, 1).is_err());
+        m.take(iv, &live, 1, None).unwrap();
+        assert!(m.take(b"{not json", &live, 1, None).is_err());
+        assert!(m.take(br#"{"type":"event"}"#, &live, 1, None).is_err());
         let t = m.encode();
         assert!(
             t.contains(r#"h5prov_ops_total{job_id="7",rank="1",op="dataset.write"} 2"#),
@@ -1224,7 +1267,8 @@ mod tests {
     fn label_values_are_escaped() {
         let m = Metrics::default();
         let live = Live::default();
-        m.take(ev("1\"2\\\n", "o", 1).as_bytes(), &live, 1).unwrap();
+        m.take(ev("1\"2\\\n", "o", 1).as_bytes(), &live, 1, None)
+            .unwrap();
         let t = m.encode();
         assert!(
             t.contains(r#"h5prov_ops_total{job_id="1\"2\\\n",rank="0",op="o"} 1"#),
@@ -1238,12 +1282,12 @@ mod tests {
         let live = Live::default();
         let v99 = ev("7", "o", 1).replace(r#""v":1"#, r#""v":99"#);
         assert!(matches!(
-            m.take(v99.as_bytes(), &live, 1),
+            m.take(v99.as_bytes(), &live, 1, None),
             Err(Rejected::Version(99))
         ));
         let long = ev(&"j".repeat(MAX_LABEL + 1), "o", 1);
         assert!(matches!(
-            m.take(long.as_bytes(), &live, 1),
+            m.take(long.as_bytes(), &live, 1, None),
             Err(Rejected::LabelTooLong)
         ));
         let t = m.encode();
@@ -1260,7 +1304,8 @@ mod tests {
         let m = Metrics::default();
         let live = Live::default();
         for _ in 0..3 {
-            m.take(ev("7", "o", u64::MAX).as_bytes(), &live, 1).unwrap();
+            m.take(ev("7", "o", u64::MAX).as_bytes(), &live, 1, None)
+                .unwrap();
         }
         let t = m.encode();
         assert!(
@@ -1278,12 +1323,12 @@ mod tests {
         let m = Metrics::new(3);
         let live = Live::default();
         for op in ["a", "b", "c"] {
-            m.take(ev("7", op, 1).as_bytes(), &live, 10).unwrap();
+            m.take(ev("7", op, 1).as_bytes(), &live, 10, None).unwrap();
         }
         // A known set still counts; a fourth one is dropped.
-        m.take(ev("7", "a", 1).as_bytes(), &live, 10).unwrap();
+        m.take(ev("7", "a", 1).as_bytes(), &live, 10, None).unwrap();
         assert!(matches!(
-            m.take(ev("8", "a", 1).as_bytes(), &live, 10),
+            m.take(ev("8", "a", 1).as_bytes(), &live, 10, None),
             Err(Rejected::Cardinality)
         ));
         let t = m.encode();
@@ -1300,7 +1345,7 @@ mod tests {
         assert!(t.contains("h5prov_collect_jobs_expired_total 1"), "{t}");
         assert!(!t.contains("job_id=\"7\""), "{t}");
         assert!(live.snapshot(15 << 30).jobs.is_empty());
-        m.take(ev("8", "a", 1).as_bytes(), &live, 15).unwrap();
+        m.take(ev("8", "a", 1).as_bytes(), &live, 15, None).unwrap();
     }
 
     #[test]
@@ -1324,5 +1369,40 @@ mod tests {
         assert_eq!(r.lost(), 2);
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"a\":1}\n");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unix_peers_send_only_as_themselves_and_for_their_own_jobs() {
+        let m = Metrics::default();
+        let live = Live::default();
+        let hello = |uid: u32| {
+            format!(
+                r#"{{"v":1,"type":"hello","job_id":"9","rank":0,"pid":1,"host":"h","uid":{uid}}}"#
+            )
+        };
+        // uid 1000 claims to be root: refused; as itself it owns job 9.
+        assert!(matches!(
+            m.take(hello(0).as_bytes(), &live, 1, Some(1000)),
+            Err(Rejected::Uid)
+        ));
+        m.take(hello(1000).as_bytes(), &live, 1, Some(1000))
+            .unwrap();
+        m.take(ev("9", "o", 1).as_bytes(), &live, 1, Some(1000))
+            .unwrap();
+        // Another user may not add to job 9; root and TCP (None) may.
+        assert!(matches!(
+            m.take(ev("9", "o", 1).as_bytes(), &live, 1, Some(1001)),
+            Err(Rejected::Uid)
+        ));
+        m.take(ev("9", "o", 1).as_bytes(), &live, 1, None).unwrap();
+        let t = m.encode();
+        assert!(
+            t.contains(r#"h5prov_ops_total{job_id="9",rank="0",op="o"} 2"#),
+            "{t}"
+        );
+        assert!(
+            t.contains(r#"h5prov_stream_dropped_total{reason="uid"} 2"#),
+            "{t}"
+        );
     }
 }

@@ -608,3 +608,73 @@ fn a_token_authenticates_both_ends_of_the_stream_and_the_http_side() {
         "nothing sent to the squatter, all counted"
     );
 }
+
+/// Sends `lines` to the Unix socket `sock` from a process of uid and gid `uid`
+/// (`setpriv` running Debian's python3).
+fn send_as(uid: u32, sock: &Path, lines: &[String]) {
+    let script = "import socket, sys\n\
+                  s = socket.socket(socket.AF_UNIX)\n\
+                  s.connect(sys.argv[1])\n\
+                  s.sendall(sys.stdin.buffer.read())\n\
+                  s.close()\n";
+    let mut child = Command::new("setpriv")
+        .args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            script,
+        ])
+        .arg(sock)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("setpriv (util-linux) and /usr/bin/python3");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.concat().as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "the client as uid {uid}");
+}
+
+/// Issue 35, the Unix socket policy: the collector knows each Unix peer's uid
+/// (`SO_PEERCRED`). A non-root peer's `hello` must carry its own uid, and the first such
+/// peer that sends for a job owns it: another non-root uid's messages for that job are
+/// dropped and counted; root may send for any job.
+#[test]
+fn unix_socket_peers_send_only_as_themselves_for_their_own_jobs() {
+    let dir = scratch("collector-peercred");
+    let sock = dir.join("c.sock");
+    let (_coll, _, metrics) = start_collector(
+        &format!("unix:{}", sock.display()),
+        &["--unix-mode".as_ref(), "666".as_ref()],
+    );
+    let hello = |uid: u32| {
+        format!(
+            "{{\"v\":1,\"type\":\"hello\",\"job_id\":\"n\",\"rank\":0,\"pid\":5,\"host\":\"h\",\"uid\":{uid}}}\n"
+        )
+    };
+    let ev = event("n", 0, "h", "dataset.write", "/d", 1);
+    // nobody claiming to be root: dropped; as itself, it owns job n.
+    send_as(65534, &sock, &[hello(0)]);
+    send_as(65534, &sock, &[hello(65534), ev.clone()]);
+    wait_metrics(&metrics, 5, "nobody's event", |t| {
+        t.contains(r#"h5prov_ops_total{job_id="n",rank="0",op="dataset.write"} 1"#)
+    });
+    // Another user may not add to job n; root may.
+    send_as(65533, &sock, &[ev.clone()]);
+    let mut s = UnixStream::connect(&sock).unwrap();
+    s.write_all(ev.as_bytes()).unwrap();
+    drop(s);
+    let text = wait_metrics(&metrics, 5, "root's event and the drops", |t| {
+        metric(t, r#"h5prov_stream_dropped_total{reason="uid"}"#) == Some(2.0)
+            && t.contains(r#"h5prov_ops_total{job_id="n",rank="0",op="dataset.write"} 2"#)
+    });
+    assert_eq!(
+        metric(&text, r#"h5prov_stream_messages_total{type="hello"}"#),
+        Some(1.0),
+        "{text}"
+    );
+}

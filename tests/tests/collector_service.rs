@@ -664,7 +664,7 @@ fn unix_socket_peers_send_only_as_themselves_for_their_own_jobs() {
         t.contains(r#"h5prov_ops_total{job_id="n",rank="0",op="dataset.write"} 1"#)
     });
     // Another user may not add to job n; root may.
-    send_as(65533, &sock, &[ev.clone()]);
+    send_as(65533, &sock, std::slice::from_ref(&ev));
     let mut s = UnixStream::connect(&sock).unwrap();
     s.write_all(ev.as_bytes()).unwrap();
     drop(s);

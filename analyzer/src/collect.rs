@@ -332,22 +332,28 @@ impl Metrics {
         now_s: u64,
         peer: Option<u32>,
     ) -> Result<(), Rejected> {
-        let msg: Message = match serde_json::from_slice(line) {
+        let p: Message = match serde_json::from_slice(line) {
             Ok(m) => m,
             Err(e) => {
                 self.malformed.inc();
                 return Err(Rejected::Malformed(e));
             }
         };
-        let (p, op) = match &msg {
-            Message::Hello(p) => (p, ""),
-            Message::Event(e) => (&e.process, e.op.as_str()),
-            Message::Interval(i) => (&i.process, i.op.as_str()),
-        };
         if p.v != VERSION {
             self.drop_for("version");
             return Err(Rejected::Version(p.v));
         }
+        let kind = match p.kind() {
+            Ok(k) => k,
+            Err(e) => {
+                self.malformed.inc();
+                return Err(Rejected::Malformed(e));
+            }
+        };
+        let op = match kind {
+            Kind::Hello => "",
+            Kind::Event { op, .. } | Kind::Interval { op, .. } => op,
+        };
         if [p.job_id.as_str(), &p.host, op]
             .iter()
             .any(|s| s.len() > MAX_LABEL)
@@ -392,61 +398,55 @@ impl Metrics {
         if !known {
             job.sets.insert(l.clone());
         }
-        let kind = match &msg {
-            Message::Hello(p) => {
-                live.add(&who(&l, &p.host), "", 0, 0, 0, None, now_s);
+        let who = who(&l, &p.host);
+        let kind = match kind {
+            Kind::Hello => {
+                live.add(&who, "", 0, 0, 0, None, now_s);
                 "hello"
             }
-            Message::Event(e) => {
+            Kind::Event { dur_ns, bytes, .. } => {
                 let call = Call {
-                    dur_ns: e.dur_ns,
-                    file: &e.file,
-                    path: &e.path,
+                    dur_ns,
+                    file: &p.file,
+                    path: &p.path,
                     interval: false,
                 };
-                live.add(
-                    &who(&l, &e.process.host),
-                    &l.op,
-                    1,
-                    e.bytes,
-                    e.dur_ns,
-                    Some(call),
-                    now_s,
-                );
+                live.add(&who, &l.op, 1, bytes, dur_ns, Some(call), now_s);
                 add_saturating(&self.ops.get_or_create(&l), 1);
-                add_saturating(&self.bytes.get_or_create(&l), e.bytes);
-                self.seconds
-                    .get_or_create(&l)
-                    .inc_by(e.dur_ns as f64 * 1e-9);
+                add_saturating(&self.bytes.get_or_create(&l), bytes);
+                self.seconds.get_or_create(&l).inc_by(dur_ns as f64 * 1e-9);
                 self.latency
                     .get_or_create(&JobOpLabels {
                         job_id: l.job_id.clone(),
                         op: l.op.clone(),
                     })
-                    .observe(e.dur_ns as f64 * 1e-9);
+                    .observe(dur_ns as f64 * 1e-9);
                 "event"
             }
-            Message::Interval(i) => {
+            Kind::Interval {
+                count,
+                bytes,
+                dur_ns,
+                ..
+            } => {
                 let call = Call {
-                    dur_ns: i.max_ns,
+                    dur_ns: p.max_ns,
                     file: "",
                     path: "",
                     interval: true,
                 };
                 live.add(
-                    &who(&l, &i.process.host),
+                    &who,
                     &l.op,
-                    i.count,
-                    i.bytes,
-                    i.dur_ns,
-                    (i.count > 0).then_some(call),
+                    count,
+                    bytes,
+                    dur_ns,
+                    (count > 0).then_some(call),
                     now_s,
                 );
-                add_saturating(&self.ops.get_or_create(&l), i.count);
-                add_saturating(&self.bytes.get_or_create(&l), i.bytes);
-                self.seconds
-                    .get_or_create(&l)
-                    .inc_by(i.dur_ns as f64 * 1e-9);
+                add_saturating(&self.ops.get_or_create(&l), count);
+                add_saturating(&self.bytes.get_or_create(&l), bytes);
+                self.seconds.get_or_create(&l).inc_by(dur_ns as f64 * 1e-9);
                 "interval"
             }
         };
@@ -494,25 +494,18 @@ impl Metrics {
     }
 }
 
-/// A stream message (`docs/STREAMING.md`); unknown fields are ignored.
+/// A stream message (`docs/STREAMING.md`): the fields of every type in one flat struct,
+/// checked per type by [`Message::kind`]; unknown fields are ignored. (serde's internally
+/// tagged enums and `flatten` buffer a whole message before reading it, which cost several
+/// times the parse of the message itself.)
 #[derive(Deserialize, Debug)]
-#[serde(tag = "type", rename_all = "lowercase")]
-pub enum Message<'a> {
-    /// Sent once per connection.
-    Hello(Process),
-    /// One trace record.
-    #[serde(borrow)]
-    Event(EventMsg<'a>),
-    /// One operation's sums over an interval.
-    Interval(IntervalMsg),
-}
-
-/// The process fields every message carries.
-#[derive(Deserialize, Debug)]
-pub struct Process {
+pub struct Message<'a> {
     /// Message version ([`VERSION`]; 0 when absent, which is refused).
     #[serde(default)]
     pub v: u32,
+    /// `hello`, `event` or `interval`.
+    #[serde(rename = "type", borrow)]
+    pub kind: Cow<'a, str>,
     /// Launcher job id.
     pub job_id: String,
     /// MPI rank, -1 when unknown.
@@ -520,54 +513,82 @@ pub struct Process {
     /// Process id.
     pub pid: u32,
     /// Host name.
-    pub host: String,
+    #[serde(borrow)]
+    pub host: Cow<'a, str>,
     /// User id (in `hello`).
     #[serde(default)]
     pub uid: Option<u32>,
-}
-
-/// An `event` message.
-#[derive(Deserialize, Debug)]
-pub struct EventMsg<'a> {
-    /// The process.
-    #[serde(flatten)]
-    pub process: Process,
-    /// Operation.
-    pub op: String,
-    /// Duration, ns.
-    pub dur_ns: u64,
-    /// Bytes transferred.
-    pub bytes: u64,
-    /// Start, wall-clock ns since the epoch.
-    pub start_ns: u64,
-    /// The HDF5 file as opened (borrowed from the line unless it has escapes).
-    #[serde(borrow, default)]
+    /// Operation (`event`, `interval`).
+    #[serde(default, borrow)]
+    pub op: Option<Cow<'a, str>>,
+    /// Duration, ns (`event`); summed duration (`interval`).
+    #[serde(default)]
+    pub dur_ns: Option<u64>,
+    /// Bytes transferred (`event`, `interval`).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// Start, wall-clock ns since the epoch (`event`).
+    #[serde(default)]
+    pub start_ns: Option<u64>,
+    /// Calls in the interval (`interval`).
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// Longest call of the interval, ns.
+    #[serde(default)]
+    pub max_ns: u64,
+    /// The HDF5 file as opened (`event`; borrowed from the line unless it has escapes).
+    #[serde(default, borrow)]
     pub file: Cow<'a, str>,
-    /// Object path.
-    #[serde(borrow, default)]
+    /// Object path (`event`).
+    #[serde(default, borrow)]
     pub path: Cow<'a, str>,
 }
 
-/// An `interval` message.
-#[derive(Deserialize, Debug)]
-pub struct IntervalMsg {
-    /// The process.
-    #[serde(flatten)]
-    pub process: Process,
-    /// Operation.
-    pub op: String,
-    /// Calls in the interval.
-    pub count: u64,
-    /// Bytes in the interval.
-    pub bytes: u64,
-    /// Summed duration, ns.
-    pub dur_ns: u64,
-    /// Longest call, ns.
-    #[serde(default)]
-    pub max_ns: u64,
+/// What a [`Message`] is, with the fields its type requires.
+enum Kind<'m> {
+    Hello,
+    Event {
+        op: &'m str,
+        dur_ns: u64,
+        bytes: u64,
+    },
+    Interval {
+        op: &'m str,
+        count: u64,
+        bytes: u64,
+        dur_ns: u64,
+    },
 }
 
-impl Process {
+impl Message<'_> {
+    /// Its type, or why it is not a message (a field its type requires is missing).
+    fn kind(&self) -> Result<Kind<'_>, serde_json::Error> {
+        use serde::de::Error;
+        let need = |f: &'static str| serde_json::Error::missing_field(f);
+        let op = || self.op.as_deref().ok_or_else(|| need("op"));
+        match &*self.kind {
+            "hello" => Ok(Kind::Hello),
+            "event" => {
+                self.start_ns.ok_or_else(|| need("start_ns"))?;
+                Ok(Kind::Event {
+                    op: op()?,
+                    dur_ns: self.dur_ns.ok_or_else(|| need("dur_ns"))?,
+                    bytes: self.bytes.ok_or_else(|| need("bytes"))?,
+                })
+            }
+            "interval" => Ok(Kind::Interval {
+                op: op()?,
+                count: self.count.ok_or_else(|| need("count"))?,
+                bytes: self.bytes.ok_or_else(|| need("bytes"))?,
+                dur_ns: self.dur_ns.ok_or_else(|| need("dur_ns"))?,
+            }),
+            other => Err(serde_json::Error::unknown_variant(
+                other,
+                &["hello", "event", "interval"],
+            )),
+        }
+    }
+
     fn labels(&self, op: &str) -> OpLabels {
         OpLabels {
             job_id: LabelValue(self.job_id.clone()),

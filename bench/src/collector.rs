@@ -181,10 +181,12 @@ pub fn run(
     wait_events(&c.metrics, per * senders, 600)?;
     let secs = t0.elapsed().as_secs_f64();
     let events = per * senders;
-    // Cardinality: jobs of 100 ranks, one operation each.
+    // Cardinality: jobs of 100 ranks, one operation each, up to `series` label sets with
+    // the ingest phase's (one per sender).
+    let more = series.saturating_sub(senders);
     let mut s = TcpStream::connect(&c.listen).map_err(|e| e.to_string())?;
     let mut buf = Vec::with_capacity(64 << 20);
-    for i in 0..series {
+    for i in 0..more {
         buf.extend_from_slice(
             event(&format!("job{}", i / 100), i % 100, i, "dataset.write").as_bytes(),
         );
@@ -195,7 +197,7 @@ pub fn run(
     }
     s.write_all(&buf).map_err(|e| e.to_string())?;
     drop(s);
-    wait_events(&c.metrics, events + series, 600)?;
+    wait_events(&c.metrics, events + more, 600)?;
     let (rss_kib, hwm_kib) = rss(c.child.id())?;
     let t1 = Instant::now();
     let text = get_metrics(&c.metrics)?;

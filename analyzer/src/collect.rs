@@ -17,6 +17,12 @@
 //!   deadline of [`HTTP_DEADLINE`] for the whole exchange, so a slow or idle client delays
 //!   nobody else.
 //!
+//! With `--token-file`, a stream connection is read only after the shared-secret handshake
+//! ([`h5prov_format::auth`], the collector proving first), and HTTP wants the token as
+//! `Authorization: Bearer`. On a Unix socket the peer's uid (`SO_PEERCRED`) must be the
+//! `hello`'s, and a job belongs to the first non-root uid that sent for it (root may send
+//! for any job).
+//!
 //! A line that is not a message is counted (`h5prov_stream_malformed_total`) and skipped;
 //! a message refused by a limit or of an unknown version is counted in
 //! `h5prov_stream_dropped_total{reason}`. Counters start at zero when the collector

@@ -501,7 +501,7 @@ impl Metrics {
 }
 
 /// A stream message (`docs/STREAMING.md`): the fields of every type in one flat struct,
-/// checked per type by [`Message::kind`]; unknown fields are ignored. (serde's internally
+/// checked per type before it is taken; unknown fields are ignored. (serde's internally
 /// tagged enums and `flatten` buffer a whole message before reading it, which cost several
 /// times the parse of the message itself.)
 #[derive(Deserialize, Debug)]

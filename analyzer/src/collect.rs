@@ -3,41 +3,131 @@
 //! Prometheus metrics at `/metrics` and to `h5prov top` at `/top.json` ([`crate::live`]),
 //! and optionally writes every message it accepted to rolling JSONL files.
 //!
-//! One thread per connection. A line that is not a message is counted
-//! (`h5prov_stream_malformed_total`) and skipped; a connection that ends or breaks ends its
-//! thread only. Counters start at zero when the collector restarts (Prometheus handles the
-//! reset) and the connectors reconnect within a second.
+//! Built to face any peer that can reach its ports, with everything bounded ([`Limits`]):
+//! - a thread per stream connection, at most [`Limits::max_connections`] of them; a
+//!   connection over the limit, or one the system gives no thread, is closed at once and
+//!   counted (`h5prov_stream_refused_total{reason}`), and the listener keeps listening;
+//! - a connection silent for [`Limits::idle_timeout`] is closed (counted);
+//! - a line is at most [`MAX_LINE`] bytes: a longer one is skipped without being kept;
+//! - label values (job id, host, operation) are at most [`MAX_LABEL`] bytes, and there are
+//!   at most [`Limits::max_series`] label sets (job, rank, operation); a job that sent
+//!   nothing for [`Limits::job_expiry`] is forgotten, its series with it;
+//! - counters saturate instead of wrapping;
+//! - the HTTP side serves each client on its own thread (at most [`MAX_HTTP`]), with a
+//!   deadline of [`HTTP_DEADLINE`] for the whole exchange, so a slow or idle client delays
+//!   nobody else.
+//!
+//! With `--token-file`, a stream connection is read only after the shared-secret handshake
+//! ([`h5prov_format::auth`], the collector proving first), and HTTP wants the token as
+//! `Authorization: Bearer`. On a Unix socket the peer's uid (`SO_PEERCRED`) must be the
+//! `hello`'s, and a job belongs to the first non-root uid that sent for it (root may send
+//! for any job).
+//!
+//! A line that is not a message is counted (`h5prov_stream_malformed_total`) and skipped;
+//! a message refused by a limit or of an unknown version is counted in
+//! `h5prov_stream_dropped_total{reason}`. Counters start at zero when the collector
+//! restarts (Prometheus handles the reset) and the connectors reconnect within a second.
 
 use crate::live::{Call, Live, Sent};
-use prometheus_client::encoding::EncodeLabelSet;
+use h5prov_format::auth;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Longest accepted message line; longer lines are malformed.
-const MAX_LINE: u64 = 1 << 20;
+/// Longest accepted message line; a longer one is skipped (read past, not kept) and
+/// counted as dropped (`too_long`).
+pub const MAX_LINE: u64 = 1 << 20;
+/// Longest job id, host or operation name; a message with a longer one is dropped
+/// (`label_too_long`).
+pub const MAX_LABEL: usize = 256;
+/// HTTP clients served at once; more are closed at once (`http_limit`).
+pub const MAX_HTTP: usize = 32;
+/// The longest an HTTP client may take to send its request and read the answer.
+pub const HTTP_DEADLINE: Duration = Duration::from_secs(10);
+/// The version of the stream messages this collector reads (`"v"`).
+pub const VERSION: u32 = 1;
+
+/// What a collector holds at most, and for how long (`h5prov collect` flags).
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Stream connections open at once (`--max-connections`).
+    pub max_connections: usize,
+    /// Label sets (job, rank, operation) held (`--max-series`).
+    pub max_series: usize,
+    /// A job that sent nothing for this long is forgotten (`--job-expiry`).
+    pub job_expiry: Duration,
+    /// A stream connection silent for this long is closed (`--idle-timeout`).
+    pub idle_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 1024,
+            max_series: 100_000,
+            job_expiry: Duration::from_secs(600),
+            idle_timeout: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// A label value as the exposition must spell it: prometheus-client 0.24 writes a
+/// `String` label value raw (its issue #151), so a `"`, `\` or newline that came off the
+/// network would end the value early and forge series or break the whole scrape. This one
+/// writes them escaped (`\"`, `\\`, `\n`), as the text format and OpenMetrics define.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LabelValue(pub String);
+
+impl std::ops::Deref for LabelValue {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl EncodeLabelValue for LabelValue {
+    fn encode(&self, e: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        let s = self.0.as_str();
+        let mut start = 0;
+        for (i, b) in s.bytes().enumerate() {
+            let esc = match b {
+                b'\\' => "\\\\",
+                b'"' => "\\\"",
+                b'\n' => "\\n",
+                _ => continue,
+            };
+            e.write_str(&s[start..i])?;
+            e.write_str(esc)?;
+            start = i + 1;
+        }
+        e.write_str(&s[start..])
+    }
+}
 
 /// Labels of the per-process, per-operation counters.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OpLabels {
     /// Launcher job id (empty outside a batch job). Not `job`: Prometheus sets that label
     /// to the scrape job's name and would rename ours `exported_job`.
-    pub job_id: String,
+    pub job_id: LabelValue,
     /// MPI rank, or `p<pid>` when the process has none.
-    pub rank: String,
+    pub rank: LabelValue,
     /// Operation (`dataset.write`, ...).
-    pub op: String,
+    pub op: LabelValue,
 }
 
 /// Labels of the latency histograms (per job and operation: per rank would multiply the
@@ -45,9 +135,9 @@ pub struct OpLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobOpLabels {
     /// Launcher job id.
-    pub job_id: String,
+    pub job_id: LabelValue,
     /// Operation.
-    pub op: String,
+    pub op: LabelValue,
 }
 
 /// Labels of the message counter.
@@ -57,9 +147,35 @@ pub struct TypeLabels {
     pub r#type: String,
 }
 
+/// Labels of the drop and refusal counters.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    /// Why (`too_long`, `version`, `connection_limit`, ...).
+    pub reason: &'static str,
+}
+
 fn latency_histogram() -> Histogram {
     // 1 µs to ~16 s, ×4 per bucket.
     Histogram::new(exponential_buckets(1e-6, 4.0, 13))
+}
+
+/// The label sets held, per job: what `--max-series` counts and job expiry removes.
+#[derive(Default)]
+struct Series {
+    jobs: FxHashMap<String, JobSeries>,
+    count: usize,
+}
+
+#[derive(Default)]
+struct JobSeries {
+    /// Second of the last message.
+    last_s: u64,
+    /// The uid of the first Unix socket peer that sent for the job: other non-root uids
+    /// may not send for it.
+    owner: Option<u32>,
+    /// Its (job, rank, operation) sets; operation empty for a process that only said
+    /// `hello`.
+    sets: FxHashSet<OpLabels>,
 }
 
 /// The collector's metrics.
@@ -70,13 +186,48 @@ pub struct Metrics {
     latency: Family<JobOpLabels, Histogram, fn() -> Histogram>,
     messages: Family<TypeLabels, Counter>,
     malformed: Counter,
+    dropped: Family<ReasonLabels, Counter>,
+    refused: Family<ReasonLabels, Counter>,
     connections: Counter,
     open: Gauge,
+    series_held: Gauge,
+    expired: Counter,
+    out_lost: Counter,
+    series: Mutex<Series>,
+    max_series: usize,
     registry: Registry,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
+        Metrics::new(Limits::default().max_series)
+    }
+}
+
+/// Adds `v` to `c`, stopping at `u64::MAX` (a wrapped counter reads as a reset). Called
+/// with the series lock held, so no other add comes between the read and the add.
+fn add_saturating(c: &Counter, v: u64) {
+    c.inc_by(v.min(u64::MAX - c.get()));
+}
+
+/// Why [`Metrics::take`] did not take a line.
+#[derive(Debug)]
+pub enum Rejected {
+    /// Not a message (counted as malformed).
+    Malformed(serde_json::Error),
+    /// A message of another version than [`VERSION`].
+    Version(u32),
+    /// A job id, host or operation longer than [`MAX_LABEL`].
+    LabelTooLong,
+    /// A new label set beyond `--max-series`.
+    Cardinality,
+    /// From a Unix socket peer whose uid is not the `hello`'s, or not the job's owner.
+    Uid,
+}
+
+impl Metrics {
+    /// Metrics holding at most `max_series` label sets.
+    pub fn new(max_series: usize) -> Self {
         let mut m = Metrics {
             ops: Family::default(),
             bytes: Family::default(),
@@ -84,8 +235,15 @@ impl Default for Metrics {
             latency: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
             messages: Family::default(),
             malformed: Counter::default(),
+            dropped: Family::default(),
+            refused: Family::default(),
             connections: Counter::default(),
             open: Gauge::default(),
+            series_held: Gauge::default(),
+            expired: Counter::default(),
+            out_lost: Counter::default(),
+            series: Mutex::default(),
+            max_series,
             registry: Registry::default(),
         };
         let r = &mut m.registry;
@@ -120,6 +278,20 @@ impl Default for Metrics {
             m.malformed.clone(),
         );
         r.register(
+            "h5prov_stream_dropped",
+            "Stream lines dropped, by reason: too_long (over 1 MiB), version (unknown \"v\"), \
+             label_too_long (job id, host or op over 256 bytes), cardinality (--max-series), \
+             uid (a Unix socket peer sending for another uid or another uid's job)",
+            m.dropped.clone(),
+        );
+        r.register(
+            "h5prov_stream_refused",
+            "Stream connections closed by the collector, by reason: connection_limit \
+             (--max-connections), no_thread (the system gave none), idle (--idle-timeout), \
+             auth (no token proof); and HTTP clients: http_limit, http_timeout, http_auth",
+            m.refused.clone(),
+        );
+        r.register(
             "h5prov_stream_connections",
             "Stream connections accepted",
             m.connections.clone(),
@@ -129,26 +301,217 @@ impl Default for Metrics {
             "Stream connections open now",
             m.open.clone(),
         );
+        r.register(
+            "h5prov_collect_series",
+            "Label sets (job, rank, operation) held now",
+            m.series_held.clone(),
+        );
+        r.register(
+            "h5prov_collect_jobs_expired",
+            "Jobs forgotten after --job-expiry without a message",
+            m.expired.clone(),
+        );
+        r.register(
+            "h5prov_collect_out_lost",
+            "Accepted messages that could not be written to --out",
+            m.out_lost.clone(),
+        );
         m
+    }
+
+    fn drop_for(&self, reason: &'static str) {
+        self.dropped.get_or_create(&ReasonLabels { reason }).inc();
+    }
+
+    fn refuse_for(&self, reason: &'static str) {
+        self.refused.get_or_create(&ReasonLabels { reason }).inc();
+    }
+
+    /// Takes one line into the metrics and `live` (received at second `now_s`) from a
+    /// peer of uid `peer` (a Unix socket's `SO_PEERCRED`; `None` for TCP and for root,
+    /// which may send for any job); `Err` (counted as malformed or dropped) when it is not
+    /// taken.
+    pub fn take(
+        &self,
+        line: &[u8],
+        live: &Live,
+        now_s: u64,
+        peer: Option<u32>,
+    ) -> Result<(), Rejected> {
+        let p: Message = match serde_json::from_slice(line) {
+            Ok(m) => m,
+            Err(e) => {
+                self.malformed.inc();
+                return Err(Rejected::Malformed(e));
+            }
+        };
+        if p.v != VERSION {
+            self.drop_for("version");
+            return Err(Rejected::Version(p.v));
+        }
+        let kind = match p.kind() {
+            Ok(k) => k,
+            Err(e) => {
+                self.malformed.inc();
+                return Err(Rejected::Malformed(e));
+            }
+        };
+        let op = match kind {
+            Kind::Hello => "",
+            Kind::Event { op, .. } | Kind::Interval { op, .. } => op,
+        };
+        if [p.job_id.as_str(), &p.host, op]
+            .iter()
+            .any(|s| s.len() > MAX_LABEL)
+        {
+            self.drop_for("label_too_long");
+            return Err(Rejected::LabelTooLong);
+        }
+        if peer.is_some() && p.uid.is_some_and(|u| Some(u) != peer) {
+            self.drop_for("uid");
+            return Err(Rejected::Uid);
+        }
+        let l = p.labels(op);
+        let mut guard = self.series.lock().unwrap_or_else(|e| e.into_inner());
+        let series = &mut *guard;
+        let owner = series.jobs.get(&p.job_id).and_then(|j| j.owner);
+        if peer.is_some() && owner.is_some() && owner != peer {
+            drop(guard);
+            self.drop_for("uid");
+            return Err(Rejected::Uid);
+        }
+        let known = series
+            .jobs
+            .get(&p.job_id)
+            .is_some_and(|j| j.sets.contains(&l));
+        if !known {
+            if series.count >= self.max_series {
+                drop(guard);
+                self.drop_for("cardinality");
+                return Err(Rejected::Cardinality);
+            }
+            series.count += 1;
+            self.series_held.set(series.count as i64);
+            if !series.jobs.contains_key(&p.job_id) {
+                series.jobs.insert(p.job_id.clone(), JobSeries::default());
+            }
+        }
+        let job = series.jobs.get_mut(&p.job_id).expect("inserted above");
+        job.last_s = now_s;
+        if job.owner.is_none() {
+            job.owner = peer;
+        }
+        if !known {
+            job.sets.insert(l.clone());
+        }
+        let who = who(&l, &p.host);
+        let kind = match kind {
+            Kind::Hello => {
+                live.add(&who, "", 0, 0, 0, None, now_s);
+                "hello"
+            }
+            Kind::Event { dur_ns, bytes, .. } => {
+                let call = Call {
+                    dur_ns,
+                    file: &p.file,
+                    path: &p.path,
+                    interval: false,
+                };
+                live.add(&who, &l.op, 1, bytes, dur_ns, Some(call), now_s);
+                add_saturating(&self.ops.get_or_create(&l), 1);
+                add_saturating(&self.bytes.get_or_create(&l), bytes);
+                self.seconds.get_or_create(&l).inc_by(dur_ns as f64 * 1e-9);
+                self.latency
+                    .get_or_create(&JobOpLabels {
+                        job_id: l.job_id.clone(),
+                        op: l.op.clone(),
+                    })
+                    .observe(dur_ns as f64 * 1e-9);
+                "event"
+            }
+            Kind::Interval {
+                count,
+                bytes,
+                dur_ns,
+                ..
+            } => {
+                let call = Call {
+                    dur_ns: p.max_ns,
+                    file: "",
+                    path: "",
+                    interval: true,
+                };
+                live.add(
+                    &who,
+                    &l.op,
+                    count,
+                    bytes,
+                    dur_ns,
+                    (count > 0).then_some(call),
+                    now_s,
+                );
+                add_saturating(&self.ops.get_or_create(&l), count);
+                add_saturating(&self.bytes.get_or_create(&l), bytes);
+                self.seconds.get_or_create(&l).inc_by(dur_ns as f64 * 1e-9);
+                "interval"
+            }
+        };
+        self.messages
+            .get_or_create(&TypeLabels {
+                r#type: kind.into(),
+            })
+            .inc();
+        Ok(())
+    }
+
+    /// Forgets the jobs whose last message is older than `max_idle_s` at second `now_s`:
+    /// their series here and in `live`.
+    pub fn expire(&self, live: &Live, now_s: u64, max_idle_s: u64) {
+        let mut series = self.series.lock().unwrap_or_else(|e| e.into_inner());
+        let old: Vec<String> = series
+            .jobs
+            .iter()
+            .filter(|(_, j)| now_s.saturating_sub(j.last_s) >= max_idle_s)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in old {
+            let job = series.jobs.remove(&id).expect("listed above");
+            series.count -= job.sets.len();
+            for l in &job.sets {
+                self.ops.remove(l);
+                self.bytes.remove(l);
+                self.seconds.remove(l);
+                self.latency.remove(&JobOpLabels {
+                    job_id: l.job_id.clone(),
+                    op: l.op.clone(),
+                });
+            }
+            live.remove(&id);
+            self.expired.inc();
+        }
+        self.series_held.set(series.count as i64);
+    }
+
+    /// The OpenMetrics text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
     }
 }
 
-/// A stream message (`docs/STREAMING.md`); unknown fields are ignored.
+/// A stream message (`docs/STREAMING.md`): the fields of every type in one flat struct,
+/// checked per type before it is taken; unknown fields are ignored. (serde's internally
+/// tagged enums and `flatten` buffer a whole message before reading it, which cost several
+/// times the parse of the message itself.)
 #[derive(Deserialize, Debug)]
-#[serde(tag = "type", rename_all = "lowercase")]
-pub enum Message<'a> {
-    /// Sent once per connection.
-    Hello(Process),
-    /// One trace record.
-    #[serde(borrow)]
-    Event(EventMsg<'a>),
-    /// One operation's sums over an interval.
-    Interval(IntervalMsg),
-}
-
-/// The process fields every message carries.
-#[derive(Deserialize, Debug)]
-pub struct Process {
+pub struct Message<'a> {
+    /// Message version ([`VERSION`]; 0 when absent, which is refused).
+    #[serde(default)]
+    pub v: u32,
+    /// `hello`, `event` or `interval`.
+    #[serde(rename = "type", borrow)]
+    pub kind: Cow<'a, str>,
     /// Launcher job id.
     pub job_id: String,
     /// MPI rank, -1 when unknown.
@@ -156,60 +519,91 @@ pub struct Process {
     /// Process id.
     pub pid: u32,
     /// Host name.
-    pub host: String,
-}
-
-/// An `event` message.
-#[derive(Deserialize, Debug)]
-pub struct EventMsg<'a> {
-    /// The process.
-    #[serde(flatten)]
-    pub process: Process,
-    /// Operation.
-    pub op: String,
-    /// Duration, ns.
-    pub dur_ns: u64,
-    /// Bytes transferred.
-    pub bytes: u64,
-    /// Start, wall-clock ns since the epoch.
-    pub start_ns: u64,
-    /// The HDF5 file as opened (borrowed from the line unless it has escapes).
-    #[serde(borrow, default)]
+    #[serde(borrow)]
+    pub host: Cow<'a, str>,
+    /// User id (in `hello`).
+    #[serde(default)]
+    pub uid: Option<u32>,
+    /// Operation (`event`, `interval`).
+    #[serde(default, borrow)]
+    pub op: Option<Cow<'a, str>>,
+    /// Duration, ns (`event`); summed duration (`interval`).
+    #[serde(default)]
+    pub dur_ns: Option<u64>,
+    /// Bytes transferred (`event`, `interval`).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// Start, wall-clock ns since the epoch (`event`).
+    #[serde(default)]
+    pub start_ns: Option<u64>,
+    /// Calls in the interval (`interval`).
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// Longest call of the interval, ns.
+    #[serde(default)]
+    pub max_ns: u64,
+    /// The HDF5 file as opened (`event`; borrowed from the line unless it has escapes).
+    #[serde(default, borrow)]
     pub file: Cow<'a, str>,
-    /// Object path.
-    #[serde(borrow, default)]
+    /// Object path (`event`).
+    #[serde(default, borrow)]
     pub path: Cow<'a, str>,
 }
 
-/// An `interval` message.
-#[derive(Deserialize, Debug)]
-pub struct IntervalMsg {
-    /// The process.
-    #[serde(flatten)]
-    pub process: Process,
-    /// Operation.
-    pub op: String,
-    /// Calls in the interval.
-    pub count: u64,
-    /// Bytes in the interval.
-    pub bytes: u64,
-    /// Summed duration, ns.
-    pub dur_ns: u64,
-    /// Longest call, ns.
-    #[serde(default)]
-    pub max_ns: u64,
+/// What a [`Message`] is, with the fields its type requires.
+enum Kind<'m> {
+    Hello,
+    Event {
+        op: &'m str,
+        dur_ns: u64,
+        bytes: u64,
+    },
+    Interval {
+        op: &'m str,
+        count: u64,
+        bytes: u64,
+        dur_ns: u64,
+    },
 }
 
-impl Process {
+impl Message<'_> {
+    /// Its type, or why it is not a message (a field its type requires is missing).
+    fn kind(&self) -> Result<Kind<'_>, serde_json::Error> {
+        use serde::de::Error;
+        let need = |f: &'static str| serde_json::Error::missing_field(f);
+        let op = || self.op.as_deref().ok_or_else(|| need("op"));
+        match &*self.kind {
+            "hello" => Ok(Kind::Hello),
+            "event" => {
+                self.start_ns.ok_or_else(|| need("start_ns"))?;
+                Ok(Kind::Event {
+                    op: op()?,
+                    dur_ns: self.dur_ns.ok_or_else(|| need("dur_ns"))?,
+                    bytes: self.bytes.ok_or_else(|| need("bytes"))?,
+                })
+            }
+            "interval" => Ok(Kind::Interval {
+                op: op()?,
+                count: self.count.ok_or_else(|| need("count"))?,
+                bytes: self.bytes.ok_or_else(|| need("bytes"))?,
+                dur_ns: self.dur_ns.ok_or_else(|| need("dur_ns"))?,
+            }),
+            other => Err(serde_json::Error::unknown_variant(
+                other,
+                &["hello", "event", "interval"],
+            )),
+        }
+    }
+
     fn labels(&self, op: &str) -> OpLabels {
         OpLabels {
-            job_id: self.job_id.clone(),
-            rank: if self.rank >= 0 {
+            job_id: LabelValue(self.job_id.clone()),
+            rank: LabelValue(if self.rank >= 0 {
                 self.rank.to_string()
             } else {
                 format!("p{}", self.pid)
-            },
-            op: op.to_string(),
+            }),
+            op: LabelValue(op.to_string()),
         }
     }
 }
@@ -223,103 +617,27 @@ fn who<'a>(l: &'a OpLabels, host: &'a str) -> Sent<'a> {
     }
 }
 
-impl Metrics {
-    /// Takes one line into the metrics and `live` (received at second `now_s`); `Err`
-    /// when it is not a message (counted as malformed).
-    pub fn take(&self, line: &[u8], live: &Live, now_s: u64) -> Result<(), serde_json::Error> {
-        let msg: Message = match serde_json::from_slice(line) {
-            Ok(m) => m,
-            Err(e) => {
-                self.malformed.inc();
-                return Err(e);
-            }
-        };
-        let kind = match msg {
-            Message::Hello(p) => {
-                let l = p.labels("");
-                live.add(&who(&l, &p.host), "", 0, 0, 0, None, now_s);
-                "hello"
-            }
-            Message::Event(e) => {
-                let l = e.process.labels(&e.op);
-                let call = Call {
-                    dur_ns: e.dur_ns,
-                    file: &e.file,
-                    path: &e.path,
-                    interval: false,
-                };
-                live.add(
-                    &who(&l, &e.process.host),
-                    &l.op,
-                    1,
-                    e.bytes,
-                    e.dur_ns,
-                    Some(call),
-                    now_s,
-                );
-                self.ops.get_or_create(&l).inc();
-                self.bytes.get_or_create(&l).inc_by(e.bytes);
-                self.seconds
-                    .get_or_create(&l)
-                    .inc_by(e.dur_ns as f64 * 1e-9);
-                self.latency
-                    .get_or_create(&JobOpLabels {
-                        job_id: l.job_id,
-                        op: l.op,
-                    })
-                    .observe(e.dur_ns as f64 * 1e-9);
-                "event"
-            }
-            Message::Interval(i) => {
-                let l = i.process.labels(&i.op);
-                let call = Call {
-                    dur_ns: i.max_ns,
-                    file: "",
-                    path: "",
-                    interval: true,
-                };
-                live.add(
-                    &who(&l, &i.process.host),
-                    &l.op,
-                    i.count,
-                    i.bytes,
-                    i.dur_ns,
-                    (i.count > 0).then_some(call),
-                    now_s,
-                );
-                self.ops.get_or_create(&l).inc_by(i.count);
-                self.bytes.get_or_create(&l).inc_by(i.bytes);
-                self.seconds
-                    .get_or_create(&l)
-                    .inc_by(i.dur_ns as f64 * 1e-9);
-                "interval"
-            }
-        };
-        self.messages
-            .get_or_create(&TypeLabels {
-                r#type: kind.into(),
-            })
-            .inc();
-        Ok(())
-    }
-
-    /// The OpenMetrics text exposition.
-    pub fn encode(&self) -> String {
-        let mut out = String::new();
-        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
-        out
-    }
-}
-
-/// JSONL files of the accepted messages, a new one every `limit` bytes.
+/// JSONL files of the accepted messages, a new one every `limit` bytes. Lines are
+/// buffered and written whole: when a write fails (a full disk, a file size limit), the
+/// file is cut back to its last complete line and the buffered lines are counted as lost,
+/// so a capture always reads back.
 pub struct Rolling {
     dir: PathBuf,
     stem: String,
     limit: u64,
     n: u32,
+    /// Bytes in the current file, all complete lines.
     size: u64,
-    file: Option<io::BufWriter<std::fs::File>>,
+    file: Option<std::fs::File>,
+    buf: Vec<u8>,
+    /// Lines in `buf`.
+    buf_lines: u64,
+    /// Lines lost since the collector started.
+    lost: u64,
 }
+
+/// Bytes buffered before a write.
+const OUT_BUF: usize = 64 << 10;
 
 impl Rolling {
     /// Files `DIR/collect-<start>-<pid>-<n>.jsonl`; a restarted collector starts new ones.
@@ -336,29 +654,104 @@ impl Rolling {
             n: 0,
             size: 0,
             file: None,
+            buf: Vec::with_capacity(OUT_BUF),
+            buf_lines: 0,
+            lost: 0,
         })
     }
 
-    /// Appends one line (with its newline).
-    pub fn write(&mut self, line: &[u8]) -> io::Result<()> {
+    /// Appends one line (with its newline): `Ok(true)` when lines went to the file,
+    /// `Ok(false)` when it was only buffered, `Err` when lines were lost.
+    pub fn write(&mut self, line: &[u8]) -> io::Result<bool> {
+        self.buf.extend_from_slice(line);
+        self.buf_lines += 1;
+        if self.buf.len() >= OUT_BUF {
+            return self.flush();
+        }
+        Ok(false)
+    }
+
+    /// Writes what is buffered: `Ok(true)` when lines went to the file, `Ok(false)` when
+    /// there were none, `Err` when they were lost.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        if self.buf.is_empty() {
+            return Ok(false);
+        }
+        let r = self.write_buf();
+        if r.is_err() {
+            self.lost += self.buf_lines;
+        }
+        self.buf.clear();
+        self.buf_lines = 0;
+        r.map(|()| true)
+    }
+
+    fn write_buf(&mut self) -> io::Result<()> {
         if self.file.is_none() || self.size >= self.limit {
-            if let Some(mut f) = self.file.take() {
-                f.flush()?;
-            }
             let path = self.dir.join(format!("{}-{:04}.jsonl", self.stem, self.n));
             self.n += 1;
             self.size = 0;
-            self.file = Some(io::BufWriter::new(std::fs::File::create(path)?));
+            self.file = None;
+            self.file = Some(std::fs::File::create(path)?);
         }
         let f = self.file.as_mut().expect("opened above");
-        f.write_all(line)?;
-        self.size += line.len() as u64;
+        if let Err(e) = f.write_all(&self.buf) {
+            // Cut a partly written line off: the file ends with a whole line.
+            if f.set_len(self.size).is_err() {
+                self.file = None;
+            }
+            return Err(e);
+        }
+        self.size += self.buf.len() as u64;
         Ok(())
     }
 
-    /// Writes what is buffered.
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    /// Lines lost since the collector started.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+}
+
+/// `--out` and what its failures were reported as.
+pub struct Out {
+    rolling: Rolling,
+    /// Lost lines already added to the metric.
+    counted: u64,
+    /// Writing fails now (its one error line is printed).
+    failing: bool,
+}
+
+impl Out {
+    /// `--out` into `rolling`.
+    pub fn new(rolling: Rolling) -> Out {
+        Out {
+            rolling,
+            counted: 0,
+            failing: false,
+        }
+    }
+
+    /// Reports what `r` (a write or flush) did: one stderr line when writing starts to
+    /// fail, one when it works again (with the messages lost in between); the lost
+    /// messages counted in `metrics`.
+    fn report(&mut self, r: io::Result<bool>, metrics: &Metrics) {
+        let lost = self.rolling.lost();
+        metrics.out_lost.inc_by(lost - self.counted);
+        self.counted = lost;
+        match r {
+            Err(e) if !self.failing => {
+                self.failing = true;
+                eprintln!(
+                    "h5prov collect: cannot write --out ({e}); messages are counted as lost \
+                     (h5prov_collect_out_lost_total) until it works again"
+                );
+            }
+            Ok(true) if self.failing => {
+                self.failing = false;
+                eprintln!("h5prov collect: --out writes again; {lost} messages lost so far");
+            }
+            _ => {}
+        }
     }
 }
 
@@ -367,9 +760,18 @@ pub struct Collector {
     /// The metrics.
     pub metrics: Metrics,
     /// `--out`.
-    pub out: Option<Mutex<Rolling>>,
+    pub out: Option<Mutex<Out>>,
     /// What `GET /top.json` serves.
     pub live: Live,
+    /// Its limits.
+    pub limits: Limits,
+    /// The shared-secret token (`--token-file`): stream clients must prove they hold it,
+    /// HTTP clients present it as `Authorization: Bearer`.
+    pub token: Option<Vec<u8>>,
+    /// Stream connections open (the limit's count; the gauge is the metric).
+    streams: AtomicUsize,
+    /// HTTP clients being served.
+    http_open: AtomicUsize,
 }
 
 /// Wall clock, ns since the Unix epoch.
@@ -379,59 +781,245 @@ fn now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// Reads past the rest of a line without keeping it: `Ok(true)` at its newline,
+/// `Ok(false)` at the end of the stream.
+fn skip_line(r: &mut impl BufRead) -> io::Result<bool> {
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        if let Some(i) = memchr::memchr(b'\n', buf) {
+            r.consume(i + 1);
+            return Ok(true);
+        }
+        let n = buf.len();
+        r.consume(n);
+    }
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// An accepted stream connection.
+pub enum StreamConn {
+    /// TCP.
+    Tcp(TcpStream),
+    /// Unix stream socket.
+    Unix(UnixStream),
+}
+
+impl StreamConn {
+    fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
+        match self {
+            StreamConn::Tcp(s) => s.set_read_timeout(Some(t)),
+            StreamConn::Unix(s) => s.set_read_timeout(Some(t)),
+        }
+    }
+
+    /// The peer's uid on a Unix socket unless it is root; `None` for TCP (trusted through
+    /// the token) and root (may send for any job).
+    fn restricted_uid(&self) -> Option<u32> {
+        match self {
+            StreamConn::Tcp(_) => None,
+            StreamConn::Unix(s) => rustix::net::sockopt::get_socket_peercred(s)
+                .ok()
+                .map(|c| c.uid.as_raw())
+                .filter(|u| *u != 0),
+        }
+    }
+
+    fn send(&self, b: &[u8]) -> io::Result<()> {
+        match self {
+            StreamConn::Tcp(s) => (&*s).write_all(b),
+            StreamConn::Unix(s) => (&*s).write_all(b),
+        }
+    }
+}
+
+impl Read for StreamConn {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            StreamConn::Tcp(s) => s.read(b),
+            StreamConn::Unix(s) => s.read(b),
+        }
+    }
+}
+
+/// How long a stream client has for the handshake.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One line of at most [`auth::MAX_AUTH_LINE`] bytes.
+fn auth_line(r: &mut impl BufRead) -> Option<String> {
+    let mut line = Vec::new();
+    r.take(auth::MAX_AUTH_LINE as u64)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    if line.last() != Some(&b'\n') {
+        return None;
+    }
+    String::from_utf8(line).ok()
+}
+
+/// Decrements a count of open things when dropped (however the thread ends).
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl Collector {
-    /// Reads one connection's lines until it ends.
-    pub fn serve(&self, conn: impl Read) {
+    /// A collector with `limits`, writing to `out` and requiring `token` when given.
+    pub fn new(limits: Limits, out: Option<Rolling>, token: Option<Vec<u8>>) -> Collector {
+        Collector {
+            metrics: Metrics::new(limits.max_series),
+            out: out.map(|r| Mutex::new(Out::new(r))),
+            live: Live::default(),
+            limits,
+            token,
+            streams: AtomicUsize::new(0),
+            http_open: AtomicUsize::new(0),
+        }
+    }
+
+    fn out_do(&self, f: impl FnOnce(&mut Rolling) -> io::Result<bool>) {
+        if let Some(out) = &self.out {
+            let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+            let r = f(&mut o.rolling);
+            o.report(r, &self.metrics);
+        }
+    }
+
+    /// The collector's side of the handshake ([`auth`]): whether the client proved it
+    /// holds the token (after the collector proved it does).
+    fn authenticate(&self, r: &mut BufReader<StreamConn>, token: &[u8]) -> bool {
+        let ok = (|| {
+            r.get_ref().set_read_timeout(AUTH_TIMEOUT).ok()?;
+            let sn = auth::nonce().ok()?;
+            let (answer, cn) = auth::collector_answer(token, &auth_line(r)?, &sn)?;
+            r.get_ref().send(answer.as_bytes()).ok()?;
+            let proof = auth_line(r)?;
+            auth::collector_verify(token, &cn, &sn, &proof).then_some(())
+        })()
+        .is_some();
+        ok && r
+            .get_ref()
+            .set_read_timeout(self.limits.idle_timeout)
+            .is_ok()
+    }
+
+    /// Reads one connection's lines until it ends or stays silent past the idle timeout;
+    /// with a token, only after the handshake.
+    pub fn serve(&self, conn: StreamConn) {
         self.metrics.connections.inc();
         self.metrics.open.inc();
+        let peer = conn.restricted_uid();
         let mut r = BufReader::with_capacity(64 << 10, conn);
+        if let Some(t) = &self.token {
+            if !self.authenticate(&mut r, t) {
+                self.metrics.refuse_for("auth");
+                self.metrics.open.dec();
+                return;
+            }
+        }
         let mut line = Vec::with_capacity(1024);
         loop {
             line.clear();
+            if line.capacity() > 64 << 10 {
+                line.shrink_to(64 << 10);
+            }
             match r.by_ref().take(MAX_LINE).read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
+                Ok(0) => break,
+                Err(e) => {
+                    if timed_out(&e) {
+                        self.metrics.refuse_for("idle");
+                    }
+                    break;
+                }
                 Ok(_) => {}
             }
             if line.last() != Some(&b'\n') {
-                // A line cut by the sender's end or longer than MAX_LINE.
-                self.metrics.malformed.inc();
                 if line.len() as u64 >= MAX_LINE {
-                    let mut rest = Vec::new();
-                    if r.read_until(b'\n', &mut rest).is_ok() {
-                        continue;
+                    self.metrics.drop_for("too_long");
+                    match skip_line(&mut r) {
+                        Ok(true) => continue,
+                        Ok(false) => break,
+                        Err(e) => {
+                            if timed_out(&e) {
+                                self.metrics.refuse_for("idle");
+                            }
+                            break;
+                        }
                     }
                 }
+                // A line cut by the sender's end.
+                self.metrics.malformed.inc();
                 break;
             }
             if line.trim_ascii().is_empty() {
                 continue;
             }
             let now_s = now_ns() / 1_000_000_000;
-            if self.metrics.take(&line, &self.live, now_s).is_ok() {
-                if let Some(out) = &self.out {
-                    let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-                    if let Err(e) = o.write(&line) {
-                        eprintln!("h5prov collect: cannot write --out: {e}");
-                    }
-                }
+            if self.metrics.take(&line, &self.live, now_s, peer).is_ok() {
+                self.out_do(|o| o.write(&line));
             }
         }
         // The sender is done: what it sent is in the files now, not at the next periodic
         // flush.
-        if let Some(out) = &self.out {
-            let _ = out.lock().unwrap_or_else(|e| e.into_inner()).flush();
-        }
+        self.out_do(Rolling::flush);
         self.metrics.open.dec();
     }
 
-    /// Answers one HTTP request: `GET /metrics`, `GET /top.json`, else 404.
+    /// Serves one accepted stream connection on a thread of its own, or closes it at once
+    /// (counted) when [`Limits::max_connections`] are open or no thread can be had.
+    fn admit(self: &Arc<Self>, s: StreamConn) {
+        if self.streams.fetch_add(1, Ordering::AcqRel) >= self.limits.max_connections {
+            self.streams.fetch_sub(1, Ordering::AcqRel);
+            self.metrics.refuse_for("connection_limit");
+            return;
+        }
+        let _ = s.set_read_timeout(self.limits.idle_timeout);
+        let c = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("h5prov-stream".into())
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let _slot = Slot(&c.streams);
+                c.serve(s);
+            });
+        if spawned.is_err() {
+            self.streams.fetch_sub(1, Ordering::AcqRel);
+            self.metrics.refuse_for("no_thread");
+        }
+    }
+
+    /// Answers one HTTP request: `GET /metrics`, `GET /top.json`, else 404; the whole
+    /// exchange within [`HTTP_DEADLINE`].
     pub fn http(&self, mut s: TcpStream) {
-        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let deadline = Instant::now() + HTTP_DEADLINE;
+        let left = || deadline.saturating_duration_since(Instant::now());
         let mut head = Vec::new();
         let mut buf = [0u8; 1024];
         while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
+            let t = left();
+            if t.is_zero() || s.set_read_timeout(Some(t)).is_err() {
+                self.metrics.refuse_for("http_timeout");
+                return;
+            }
             match s.read(&mut buf) {
-                Ok(0) | Err(_) => break,
+                Ok(0) => break,
+                Err(e) => {
+                    if timed_out(&e) {
+                        self.metrics.refuse_for("http_timeout");
+                    }
+                    return;
+                }
                 Ok(n) => head.extend_from_slice(&buf[..n]),
             }
         }
@@ -439,7 +1027,26 @@ impl Collector {
         let path = first.split(|&b| b == b' ').nth(1).unwrap_or(b"");
         let path = path.split(|&b| b == b'?').next().unwrap_or(b"");
         let get = first.starts_with(b"GET ");
+        let authorized = self.token.as_ref().is_none_or(|t| {
+            head.split(|&b| b == b'\n').skip(1).any(|l| {
+                let l = l.trim_ascii();
+                l.len() > 14
+                    && l[..14].eq_ignore_ascii_case(b"authorization:")
+                    && l[14..]
+                        .trim_ascii()
+                        .strip_prefix(b"Bearer ")
+                        .is_some_and(|p| auth::token_matches(t, p.trim_ascii()))
+            })
+        });
         let (status, ctype, body) = match path {
+            b"/metrics" | b"/top.json" if !authorized => {
+                self.metrics.refuse_for("http_auth");
+                (
+                    "401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"h5prov\"",
+                    "text/plain",
+                    "an Authorization: Bearer token is required\n".to_string(),
+                )
+            }
             b"/metrics" if get => (
                 "200 OK",
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
@@ -468,11 +1075,50 @@ impl Collector {
                 "try /metrics or /top.json\n".to_string(),
             ),
         };
-        let _ = write!(
-            s,
-            "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
+        for chunk in [head.as_bytes(), body.as_bytes()]
+            .into_iter()
+            .flat_map(|b| b.chunks(64 << 10))
+        {
+            let t = left();
+            if t.is_zero() || s.set_write_timeout(Some(t)).is_err() || s.write_all(chunk).is_err() {
+                self.metrics.refuse_for("http_timeout");
+                return;
+            }
+        }
+    }
+
+    /// Serves HTTP clients forever, each on a thread of its own (at most [`MAX_HTTP`]).
+    pub fn serve_http(self: &Arc<Self>, l: TcpListener) {
+        loop {
+            let s = match l.accept() {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    // Out of descriptors, most likely: let some close.
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            if self.http_open.fetch_add(1, Ordering::AcqRel) >= MAX_HTTP {
+                self.http_open.fetch_sub(1, Ordering::AcqRel);
+                self.metrics.refuse_for("http_limit");
+                continue;
+            }
+            let c = self.clone();
+            let spawned = std::thread::Builder::new()
+                .name("h5prov-http".into())
+                .spawn(move || {
+                    let _slot = Slot(&c.http_open);
+                    c.http(s);
+                });
+            if spawned.is_err() {
+                self.http_open.fetch_sub(1, Ordering::AcqRel);
+                self.metrics.refuse_for("http_limit");
+            }
+        }
     }
 }
 
@@ -485,15 +1131,29 @@ pub enum Listener {
 }
 
 impl Listener {
-    /// Binds `addr`; a stale Unix socket file is replaced.
-    pub fn bind(addr: &str) -> io::Result<Listener> {
+    /// Binds `addr`. A Unix socket path where a collector answers is refused (one owner
+    /// per path); a stale socket file (nobody answers) is replaced. The socket is made
+    /// `mode` (0600: only its owner's processes may stream to it).
+    pub fn bind(addr: &str, mode: u32) -> io::Result<Listener> {
         if let Some(p) = addr.strip_prefix("unix:") {
             let path = PathBuf::from(p);
-            use std::os::unix::fs::FileTypeExt;
+            use std::os::unix::fs::{FileTypeExt, PermissionsExt};
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
+                if UnixStream::connect(&path).is_ok() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AddrInUse,
+                        format!(
+                            "{}: another process listens on this socket (a collector \
+                             already running?); stop it or choose another path",
+                            path.display()
+                        ),
+                    ));
+                }
                 std::fs::remove_file(&path)?;
             }
-            return Ok(Listener::Unix(UnixListener::bind(&path)?, path));
+            let l = UnixListener::bind(&path)?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))?;
+            return Ok(Listener::Unix(l, path));
         }
         Ok(Listener::Tcp(TcpListener::bind(addr)?))
     }
@@ -506,39 +1166,54 @@ impl Listener {
         }
     }
 
-    /// Accepts connections forever, one thread each.
+    /// Accepts connections forever, each served on a thread of its own within the limits.
     pub fn run(self, c: Arc<Collector>) {
-        match self {
-            Listener::Tcp(l) => {
-                for s in l.incoming().flatten() {
-                    let c = c.clone();
-                    std::thread::spawn(move || c.serve(s));
-                }
-            }
-            Listener::Unix(l, _) => {
-                for s in l.incoming().flatten() {
-                    let c = c.clone();
-                    std::thread::spawn(move || c.serve(s));
-                }
+        loop {
+            let r = match &self {
+                Listener::Tcp(l) => l.accept().map(|(s, _)| c.admit(StreamConn::Tcp(s))),
+                Listener::Unix(l, _) => l.accept().map(|(s, _)| c.admit(StreamConn::Unix(s))),
+            };
+            if r.is_err() {
+                // Out of descriptors, most likely: let some close.
+                std::thread::sleep(Duration::from_millis(10));
             }
         }
     }
 }
 
+/// How `h5prov collect` was asked to run.
+pub struct Config<'a> {
+    /// `--listen` addresses.
+    pub listen: &'a [String],
+    /// `--metrics` address.
+    pub metrics: &'a str,
+    /// `--out` directory.
+    pub out: Option<&'a Path>,
+    /// Bytes per `--out` file.
+    pub roll: u64,
+    /// Mode of the Unix sockets (`--unix-mode`).
+    pub unix_mode: u32,
+    /// The limits.
+    pub limits: Limits,
+    /// `--token-file`.
+    pub token_file: Option<&'a Path>,
+}
+
 /// Runs the collector: never returns unless binding fails. Prints `listen ADDR` and
 /// `metrics ADDR` lines (the real ports when given port 0) on stdout.
-pub fn run(listen: &[String], metrics: &str, out: Option<&Path>, roll: u64) -> io::Result<()> {
-    let c = Arc::new(Collector {
-        metrics: Metrics::default(),
-        out: out
-            .map(|d| Rolling::new(d, roll).map(Mutex::new))
-            .transpose()?,
-        live: Live::default(),
-    });
-    let http = TcpListener::bind(metrics)?;
+pub fn run(cfg: Config<'_>) -> io::Result<()> {
+    let token = cfg
+        .token_file
+        .map(auth::read_token_file)
+        .transpose()
+        .map_err(io::Error::other)?;
+    let out = cfg.out.map(|d| Rolling::new(d, cfg.roll)).transpose()?;
+    let c = Arc::new(Collector::new(cfg.limits, out, token));
+    let http = TcpListener::bind(cfg.metrics)?;
     let mut stdout = io::stdout().lock();
-    for a in listen {
-        let l = Listener::bind(a).map_err(|e| io::Error::new(e.kind(), format!("{a}: {e}")))?;
+    for a in cfg.listen {
+        let l = Listener::bind(a, cfg.unix_mode)
+            .map_err(|e| io::Error::new(e.kind(), format!("{a}: {e}")))?;
         writeln!(stdout, "listen {}", l.describe())?;
         let c = c.clone();
         std::thread::spawn(move || l.run(c));
@@ -546,18 +1221,18 @@ pub fn run(listen: &[String], metrics: &str, out: Option<&Path>, roll: u64) -> i
     writeln!(stdout, "metrics {}", http.local_addr()?)?;
     stdout.flush()?;
     drop(stdout);
-    if c.out.is_some() {
-        let c = c.clone();
-        std::thread::spawn(move || loop {
+    // Once a second: flush --out; expire idle jobs.
+    let bg = c.clone();
+    std::thread::spawn(move || {
+        let expiry = bg.limits.job_expiry.as_secs().max(1);
+        loop {
             std::thread::sleep(Duration::from_secs(1));
-            if let Some(o) = &c.out {
-                let _ = o.lock().unwrap_or_else(|e| e.into_inner()).flush();
-            }
-        });
-    }
-    for s in http.incoming().flatten() {
-        c.http(s);
-    }
+            bg.out_do(Rolling::flush);
+            bg.metrics
+                .expire(&bg.live, now_ns() / 1_000_000_000, expiry);
+        }
+    });
+    c.serve_http(http);
     Ok(())
 }
 
@@ -570,12 +1245,12 @@ mod tests {
         let m = Metrics::default();
         let live = Live::default();
         let ev = br#"{"v":1,"type":"event","job_id":"7","rank":1,"pid":9,"host":"h","seq":0,"tid":1,"start_ns":5,"dur_ns":2000,"op":"dataset.write","kind":"dataset","file":"f","path":"/x","bytes":800,"xfer":"","status":0}"#;
-        m.take(ev, &live, 1).unwrap();
-        m.take(ev, &live, 1).unwrap();
+        m.take(ev, &live, 1, None).unwrap();
+        m.take(ev, &live, 1, None).unwrap();
         let iv = br#"{"v":1,"type":"interval","job_id":"7","rank":-1,"pid":9,"host":"h","seq":0,"start_ns":1,"end_ns":2,"op":"file.open","count":3,"bytes":0,"dur_ns":30,"max_ns":10}"#;
-        m.take(iv, &live, 1).unwrap();
-        assert!(m.take(b"{not json", &live, 1).is_err());
-        assert!(m.take(br#"{"type":"event"}"#, &live, 1).is_err());
+        m.take(iv, &live, 1, None).unwrap();
+        assert!(m.take(b"{not json", &live, 1, None).is_err());
+        assert!(m.take(br#"{"type":"event"}"#, &live, 1, None).is_err());
         let t = m.encode();
         assert!(
             t.contains(r#"h5prov_ops_total{job_id="7",rank="1",op="dataset.write"} 2"#),
@@ -604,6 +1279,157 @@ mod tests {
                 ("dataset.write", "/x", 2000),
                 ("file.open", "", 10)
             ]
+        );
+    }
+
+    fn ev(job: &str, op: &str, bytes: u64) -> String {
+        format!(
+            r#"{{"v":1,"type":"event","job_id":{},"rank":0,"pid":9,"host":"h","start_ns":5,"dur_ns":2,"op":{},"bytes":{bytes}}}"#,
+            serde_json::to_string(job).unwrap(),
+            serde_json::to_string(op).unwrap()
+        )
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let m = Metrics::default();
+        let live = Live::default();
+        m.take(ev("1\"2\\\n", "o", 1).as_bytes(), &live, 1, None)
+            .unwrap();
+        let t = m.encode();
+        assert!(
+            t.contains(r#"h5prov_ops_total{job_id="1\"2\\\n",rank="0",op="o"} 1"#),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn unknown_versions_and_long_labels_are_dropped_and_counted() {
+        let m = Metrics::default();
+        let live = Live::default();
+        let v99 = ev("7", "o", 1).replace(r#""v":1"#, r#""v":99"#);
+        assert!(matches!(
+            m.take(v99.as_bytes(), &live, 1, None),
+            Err(Rejected::Version(99))
+        ));
+        let long = ev(&"j".repeat(MAX_LABEL + 1), "o", 1);
+        assert!(matches!(
+            m.take(long.as_bytes(), &live, 1, None),
+            Err(Rejected::LabelTooLong)
+        ));
+        let t = m.encode();
+        assert!(
+            t.contains(r#"h5prov_stream_dropped_total{reason="version"} 1"#),
+            "{t}"
+        );
+        assert!(t.contains(r#"h5prov_stream_dropped_total{reason="label_too_long"} 1"#));
+        assert!(!t.contains("h5prov_ops_total{"), "{t}");
+    }
+
+    #[test]
+    fn counters_saturate() {
+        let m = Metrics::default();
+        let live = Live::default();
+        for _ in 0..3 {
+            m.take(ev("7", "o", u64::MAX).as_bytes(), &live, 1, None)
+                .unwrap();
+        }
+        let t = m.encode();
+        assert!(
+            t.contains(&format!(
+                r#"h5prov_bytes_total{{job_id="7",rank="0",op="o"}} {}"#,
+                u64::MAX
+            )),
+            "{t}"
+        );
+        assert_eq!(live.snapshot(1 << 31).jobs[0].ops[0].totals.bytes, u64::MAX);
+    }
+
+    #[test]
+    fn series_are_capped_and_idle_jobs_expire() {
+        let m = Metrics::new(3);
+        let live = Live::default();
+        for op in ["a", "b", "c"] {
+            m.take(ev("7", op, 1).as_bytes(), &live, 10, None).unwrap();
+        }
+        // A known set still counts; a fourth one is dropped.
+        m.take(ev("7", "a", 1).as_bytes(), &live, 10, None).unwrap();
+        assert!(matches!(
+            m.take(ev("8", "a", 1).as_bytes(), &live, 10, None),
+            Err(Rejected::Cardinality)
+        ));
+        let t = m.encode();
+        assert!(
+            t.contains(r#"h5prov_stream_dropped_total{reason="cardinality"} 1"#),
+            "{t}"
+        );
+        assert!(t.contains("h5prov_collect_series 3"), "{t}");
+        m.expire(&live, 14, 5);
+        assert!(m.encode().contains("h5prov_collect_series 3"));
+        m.expire(&live, 15, 5);
+        let t = m.encode();
+        assert!(t.contains("h5prov_collect_series 0"), "{t}");
+        assert!(t.contains("h5prov_collect_jobs_expired_total 1"), "{t}");
+        assert!(!t.contains("job_id=\"7\""), "{t}");
+        assert!(live.snapshot(15 << 30).jobs.is_empty());
+        m.take(ev("8", "a", 1).as_bytes(), &live, 15, None).unwrap();
+    }
+
+    #[test]
+    fn a_failed_out_write_leaves_whole_lines_and_counts_the_loss() {
+        let dir = std::env::temp_dir().join(format!("h5prov-rolling-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut r = Rolling::new(&dir, 1 << 30).unwrap();
+        r.write(b"{\"a\":1}\n").unwrap();
+        assert!(r.flush().unwrap());
+        // The file turns read-only under it: the next flush fails, its lines are lost.
+        let f = std::fs::read_dir(&dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        r.file = Some(std::fs::File::open(&f).unwrap()); // read-only: writes fail
+        r.write(b"{\"a\":2}\n").unwrap();
+        r.write(b"{\"a\":3}\n").unwrap();
+        assert!(r.flush().is_err());
+        assert_eq!(r.lost(), 2);
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"a\":1}\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unix_peers_send_only_as_themselves_and_for_their_own_jobs() {
+        let m = Metrics::default();
+        let live = Live::default();
+        let hello = |uid: u32| {
+            format!(
+                r#"{{"v":1,"type":"hello","job_id":"9","rank":0,"pid":1,"host":"h","uid":{uid}}}"#
+            )
+        };
+        // uid 1000 claims to be root: refused; as itself it owns job 9.
+        assert!(matches!(
+            m.take(hello(0).as_bytes(), &live, 1, Some(1000)),
+            Err(Rejected::Uid)
+        ));
+        m.take(hello(1000).as_bytes(), &live, 1, Some(1000))
+            .unwrap();
+        m.take(ev("9", "o", 1).as_bytes(), &live, 1, Some(1000))
+            .unwrap();
+        // Another user may not add to job 9; root and TCP (None) may.
+        assert!(matches!(
+            m.take(ev("9", "o", 1).as_bytes(), &live, 1, Some(1001)),
+            Err(Rejected::Uid)
+        ));
+        m.take(ev("9", "o", 1).as_bytes(), &live, 1, None).unwrap();
+        let t = m.encode();
+        assert!(
+            t.contains(r#"h5prov_ops_total{job_id="9",rank="0",op="o"} 2"#),
+            "{t}"
+        );
+        assert!(
+            t.contains(r#"h5prov_stream_dropped_total{reason="uid"} 2"#),
+            "{t}"
         );
     }
 }

@@ -29,10 +29,11 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Adds, saturating: sums of forged values stop at `u64::MAX` instead of wrapping.
     fn add(&mut self, count: u64, bytes: u64, op_ns: u64) {
-        self.count += count;
-        self.bytes += bytes;
-        self.op_ns += op_ns;
+        self.count = self.count.saturating_add(count);
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.op_ns = self.op_ns.saturating_add(op_ns);
     }
 }
 
@@ -146,10 +147,18 @@ impl Live {
         if sec.0 != now_s {
             *sec = (now_s, 0);
         }
-        sec.1 += bytes;
+        sec.1 = sec.1.saturating_add(bytes);
         if let Some(c) = slow {
             offer(&mut job.slowest, who.rank, op, &c, now_s);
         }
+    }
+
+    /// Forgets job `job_id` (the collector's job expiry).
+    pub fn remove(&self, job_id: &str) {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(job_id);
     }
 
     /// The state at `now_ns` (collector clock), for `GET /top.json`; the collector fills
@@ -235,8 +244,8 @@ fn offer(list: &mut Vec<SlowCall>, rank: &str, op: &str, c: &Call<'_>, now_s: u6
     let call = SlowCall {
         op: op.to_string(),
         rank: rank.to_string(),
-        file: c.file.to_string(),
-        path: c.path.to_string(),
+        file: clip(c.file).to_string(),
+        path: clip(c.path).to_string(),
         dur_ns: c.dur_ns,
         interval: c.interval,
         at_s: now_s,
@@ -245,6 +254,21 @@ fn offer(list: &mut Vec<SlowCall>, rank: &str, op: &str, c: &Call<'_>, now_s: u6
         Some(s) => *s = call,
         None => list.push(call),
     }
+}
+
+/// Longest file or object path kept in the slowest list (bytes; longer ones are cut at a
+/// character boundary), so the list's memory is bounded per job.
+pub const MAX_PATH: usize = 4096;
+
+fn clip(s: &str) -> &str {
+    if s.len() <= MAX_PATH {
+        return s;
+    }
+    let mut end = MAX_PATH;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Numbered ranks in numeric order, then the `p<pid>` ones.

@@ -183,6 +183,9 @@ struct TopArgs {
     #[arg(long, value_name = "MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(100..=60_000))]
     interval: u64,
+    /// The collector's token file (its --token-file), sent as `Authorization: Bearer`.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -200,6 +203,37 @@ struct CollectArgs {
     /// Size of each rolling file, MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     roll_mib: u64,
+    /// Stream connections open at once; more are closed at once and counted.
+    #[arg(long, value_name = "N", default_value_t = h5prov_analyzer::collect::Limits::default().max_connections)]
+    max_connections: usize,
+    /// Label sets (job, rank, operation) held; messages of new ones beyond are dropped and
+    /// counted.
+    #[arg(long, value_name = "N", default_value_t = h5prov_analyzer::collect::Limits::default().max_series)]
+    max_series: usize,
+    /// Seconds after its last message a job is forgotten (its series leave /metrics).
+    #[arg(long, value_name = "SECS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    job_expiry: u64,
+    /// Seconds a stream connection may stay silent before it is closed (a connector
+    /// reconnects when it next has something to send).
+    #[arg(long, value_name = "SECS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
+    /// A file (mode 600) holding a shared-secret token: stream clients must prove they hold
+    /// it (`stream_token_file=`), and HTTP clients send it as `Authorization: Bearer`.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Permissions of the unix: sockets, octal (600: only the collector's user may send).
+    #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
+    unix_mode: u32,
+}
+
+/// An octal file mode of at most 0777.
+fn parse_mode(s: &str) -> Result<u32, String> {
+    u32::from_str_radix(s, 8)
+        .ok()
+        .filter(|m| *m <= 0o777)
+        .ok_or_else(|| format!("{s:?} is not an octal mode between 0 and 777"))
 }
 
 #[derive(Args, Clone)]
@@ -1003,17 +1037,35 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Cat(a) => cat_cmd(a),
         Cmd::Lineage(a) => lineage_cmd(a),
-        Cmd::Collect(a) => h5prov_analyzer::collect::run(
-            &a.listen,
-            &a.metrics,
-            a.out.as_deref(),
-            a.roll_mib.max(1) << 20,
-        )
+        Cmd::Collect(a) => h5prov_analyzer::collect::run(h5prov_analyzer::collect::Config {
+            listen: &a.listen,
+            metrics: &a.metrics,
+            out: a.out.as_deref(),
+            roll: a.roll_mib.max(1) << 20,
+            unix_mode: a.unix_mode,
+            token_file: a.token_file.as_deref(),
+            limits: h5prov_analyzer::collect::Limits {
+                max_connections: a.max_connections,
+                max_series: a.max_series,
+                job_expiry: std::time::Duration::from_secs(a.job_expiry),
+                idle_timeout: std::time::Duration::from_secs(a.idle_timeout),
+            },
+        })
         .map_err(|e| Error::Other(format!("collect: {e}"))),
-        Cmd::Top(a) => {
-            h5prov_analyzer::top::run(&a.collector, std::time::Duration::from_millis(a.interval))
+        Cmd::Top(a) => a
+            .token_file
+            .as_deref()
+            .map(h5prov_format::auth::read_token_file)
+            .transpose()
+            .map_err(|e| Error::Other(format!("top: {e}")))
+            .and_then(|token| {
+                h5prov_analyzer::top::run(
+                    &a.collector,
+                    std::time::Duration::from_millis(a.interval),
+                    token,
+                )
                 .map_err(|e| Error::Other(format!("top: {e}")))
-        }
+            }),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

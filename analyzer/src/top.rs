@@ -49,9 +49,12 @@ impl App {
     }
 
     /// Takes one poll's result. A failure keeps the last snapshot on screen, marked stale.
+    /// Every string that came off the network is made [`printable`] here, before anything
+    /// draws it.
     pub fn update(&mut self, r: Result<Snapshot, String>) {
         match r {
-            Ok(s) => {
+            Ok(mut s) => {
+                make_printable(&mut s);
                 // The selection follows its job when jobs come and go.
                 let sel = self.selected_job().map(|j| j.job_id.clone());
                 self.prev = self.snap.replace(s);
@@ -62,7 +65,7 @@ impl App {
                     .unwrap_or(0)
                     .min(jobs.len().saturating_sub(1));
             }
-            Err(e) => self.error = Some(e),
+            Err(e) => self.error = Some(printable(&e).into_owned()),
         }
     }
 
@@ -98,6 +101,48 @@ impl App {
             .map(|i| &p.jobs[i])
     }
 }
+
+/// `s` with every control character (C0, DEL, C1: ESC, CSI, OSC's BEL, newlines) replaced
+/// by U+FFFD: a job id, host, operation or path that came off the network cannot move the
+/// cursor, clear, recolour or retitle the operator's terminal.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
+}
+
+fn clean(s: &mut String) {
+    if let std::borrow::Cow::Owned(p) = printable(s) {
+        *s = p;
+    }
+}
+
+/// Every string of `snap` made [`printable`].
+fn make_printable(snap: &mut Snapshot) {
+    for j in &mut snap.jobs {
+        clean(&mut j.job_id);
+        for r in &mut j.ranks {
+            clean(&mut r.rank);
+            clean(&mut r.host);
+        }
+        for o in &mut j.ops {
+            clean(&mut o.op);
+        }
+        for c in &mut j.slowest {
+            for f in [&mut c.op, &mut c.rank, &mut c.file, &mut c.path] {
+                clean(f);
+            }
+        }
+    }
+}
+
+/// Largest `/top.json` answer read (a peer that is not a collector may send without end).
+const MAX_ANSWER: u64 = 256 << 20;
 
 /// Per second: calls, bytes, and time in the calls (1.0 = one thread busy all the time).
 #[derive(Clone, Copy)]
@@ -449,8 +494,9 @@ fn draw_sparkline(f: &mut Frame, area: Rect, job: &JobSnapshot) {
     );
 }
 
-/// One `GET /top.json` from `addr` (`HOST:PORT`).
-pub fn fetch(addr: &str) -> Result<Snapshot, String> {
+/// One `GET /top.json` from `addr` (`HOST:PORT`), presenting `token` (the collector's
+/// `--token-file`) when given.
+pub fn fetch(addr: &str, token: Option<&[u8]>) -> Result<Snapshot, String> {
     let sa = addr
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
@@ -460,13 +506,18 @@ pub fn fetch(addr: &str) -> Result<Snapshot, String> {
         TcpStream::connect_timeout(&sa, Duration::from_secs(2)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(|e| e.to_string())?;
+    let auth = token.map_or(String::new(), |t| {
+        format!("Authorization: Bearer {}\r\n", String::from_utf8_lossy(t))
+    });
     write!(
         s,
-        "GET /top.json HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET /top.json HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
     )
     .map_err(|e| e.to_string())?;
     let mut resp = Vec::new();
-    s.read_to_end(&mut resp).map_err(|e| e.to_string())?;
+    s.take(MAX_ANSWER)
+        .read_to_end(&mut resp)
+        .map_err(|e| e.to_string())?;
     let split = resp
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -483,13 +534,13 @@ pub fn fetch(addr: &str) -> Result<Snapshot, String> {
 
 /// Runs the view until `q`: polls `addr` every `interval`, redraws, restores the terminal
 /// however it ends (ratatui's panic hook restores it on a panic).
-pub fn run(addr: &str, interval: Duration) -> io::Result<()> {
+pub fn run(addr: &str, interval: Duration, token: Option<Vec<u8>>) -> io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let a = addr.to_string();
     // A slow or unreachable collector never delays the keys; the thread ends with the
     // process.
     std::thread::spawn(move || {
-        while tx.send(fetch(&a)).is_ok() {
+        while tx.send(fetch(&a, token.as_deref())).is_ok() {
             std::thread::sleep(interval);
         }
     });
@@ -642,7 +693,7 @@ mod tests {
     #[test]
     fn an_unreachable_collector_is_shown_not_fatal() {
         let mut app = App::new("127.0.0.1:1", Duration::from_millis(500));
-        let e = fetch("127.0.0.1:1").unwrap_err();
+        let e = fetch("127.0.0.1:1", None).unwrap_err();
         app.update(Err(e));
         let s = screen(&app, 100, 10);
         assert!(s.contains("cannot reach collector 127.0.0.1:1"), "{s}");

@@ -17,6 +17,7 @@
 
 pub mod analyzer;
 pub mod callgrind;
+pub mod collector;
 pub mod config;
 pub mod proc;
 pub mod report;

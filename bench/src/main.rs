@@ -32,6 +32,33 @@ enum Cmd {
     /// Analyzer benchmark: `h5prov report` against pandas (bench/pandas_aggregate.py) on
     /// 10M real trace records in 64 process files; writes analyzer.md and analyzer.json.
     Analyzer(AnalyzerArgs),
+    /// Collector benchmark: `h5prov collect` pinned to one core; its ingest rate (events/s)
+    /// and its memory and /metrics at many label sets. Run it as `taskset -c 1
+    /// h5prov-bench collector` so that the senders stay off the collector's core.
+    Collector(CollectorArgs),
+}
+
+/// Options of `h5prov-bench collector`.
+#[derive(Args, Debug)]
+struct CollectorArgs {
+    /// The h5prov binary [default: <repo>/target/release/h5prov].
+    #[arg(long)]
+    h5prov: Option<PathBuf>,
+    /// Another h5prov binary (e.g. main's) measured the same way, first.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// The core the collector is pinned to.
+    #[arg(long, default_value_t = 0)]
+    cpu: usize,
+    /// Event messages of the ingest phase.
+    #[arg(long, default_value_t = 2_000_000)]
+    events: u64,
+    /// Connections (ranks) sending them.
+    #[arg(long, default_value_t = 4)]
+    senders: u64,
+    /// Label sets of the cardinality phase.
+    #[arg(long, default_value_t = 100_000)]
+    series: u64,
 }
 
 /// Options of `h5prov-bench analyzer`.
@@ -324,7 +351,39 @@ fn run_analyzer(s: &AnalyzerSettings) -> Result<(), BenchError> {
     Ok(())
 }
 
+fn run_collector(a: &CollectorArgs) -> Result<(), BenchError> {
+    let mine = a
+        .h5prov
+        .clone()
+        .unwrap_or_else(|| repo_root().join("target/release/h5prov"));
+    println!("| binary | events | events/s (1 core) | label sets | RSS MiB | peak MiB | /metrics MB | /metrics s |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (name, bin) in a
+        .baseline
+        .iter()
+        .map(|b| ("baseline", b))
+        .chain([("h5prov", &mine)])
+    {
+        let r = h5prov_bench::collector::run(bin, a.cpu, a.events, a.senders, a.series)
+            .map_err(|e| BenchError::new(format!("{name} ({}): {e}", bin.display())))?;
+        println!(
+            "| {name} | {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.3} |",
+            r.events,
+            r.events_per_s,
+            r.series,
+            r.rss_kib as f64 / 1024.0,
+            r.hwm_kib as f64 / 1024.0,
+            r.metrics_bytes as f64 / 1e6,
+            r.metrics_s
+        );
+    }
+    Ok(())
+}
+
 fn main_inner(cli: Cli) -> Result<(), BenchError> {
+    if let Some(Cmd::Collector(a)) = &cli.cmd {
+        return run_collector(a);
+    }
     if let Some(Cmd::Analyzer(a)) = cli.cmd {
         let prepare = a.prepare_set;
         let s = analyzer_settings(a)?;

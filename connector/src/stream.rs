@@ -12,13 +12,17 @@
 //!   with a write timeout, drops and counts what it cannot send, and every
 //!   `stream_interval` collects the threads' pending events and interval sums;
 //! - at the end of the session, what is still queued gets up to [`FINISH_WAIT`] to go;
-//!   `meta.json` gets `stream_sent` and `stream_dropped` (messages made but not sent).
+//!   `meta.json` gets `stream_sent` and `stream_dropped` (messages made but not sent);
+//! - with `stream_token_file=`, each connection first runs the shared-secret handshake
+//!   ([`h5prov_format::auth`]): the collector proves it holds the token before the process's
+//!   `hello` (uid, executable) or any path is sent; a peer that cannot is dropped like an
+//!   absent collector.
 
 use crate::config::{StreamLevel, StreamTarget};
 use crate::ffi::sys;
-use h5prov_format::{write_json_fields, JsonValue, TraceRecordRef};
+use h5prov_format::{auth, write_json_fields, JsonValue, TraceRecordRef};
 use parking_lot::{Condvar, Mutex};
-use std::io;
+use std::io::{self, Read};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -37,6 +41,8 @@ pub const FINISH_WAIT: Duration = Duration::from_secs(2);
 const WRITE_TIMEOUT: Duration = Duration::from_millis(500);
 /// Between two connection attempts.
 const RETRY: Duration = Duration::from_secs(1);
+/// How long the collector has to answer the handshake.
+const AUTH_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One operation's sums over an interval, in one thread.
 #[derive(Clone, Copy)]
@@ -110,11 +116,13 @@ pub struct Identity<'a> {
 
 impl Stream {
     /// Starts the sender thread. `threads` visits the threads' buffers at each interval.
+    /// `token`: the shared secret of `stream_token_file=`, when given.
     pub fn start(
         target: &StreamTarget,
         level: StreamLevel,
         interval: Duration,
         id: &Identity<'_>,
+        token: Option<Vec<u8>>,
         threads: ForEachThread,
     ) -> io::Result<Stream> {
         let ident = ident_json(id);
@@ -123,6 +131,7 @@ impl Stream {
         let shared = Arc::new(Shared::default());
         let sender = Sender {
             target: target.clone(),
+            token,
             conn: None,
             next_try: Instant::now(),
             hello,
@@ -315,6 +324,46 @@ enum Conn {
 }
 
 impl Conn {
+    /// Reads one line of at most [`auth::MAX_AUTH_LINE`] bytes (the read timeout set).
+    fn read_line(&self) -> io::Result<String> {
+        let mut line = Vec::new();
+        let mut b = [0u8; 1];
+        while line.len() < auth::MAX_AUTH_LINE {
+            let n = match self {
+                Conn::Tcp(s) => (&*s).read(&mut b)?,
+                Conn::Unix(s) => (&*s).read(&mut b)?,
+            };
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            if b[0] == b'\n' {
+                return String::from_utf8(line).map_err(|_| io::ErrorKind::InvalidData.into());
+            }
+            line.push(b[0]);
+        }
+        Err(io::ErrorKind::InvalidData.into())
+    }
+
+    /// The client's side of the handshake: the collector must prove it holds `token`
+    /// before anything else is sent.
+    fn authenticate(&self, token: &[u8]) -> io::Result<()> {
+        let denied = || {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "collector not authenticated",
+            )
+        };
+        let cn = auth::nonce()?;
+        match self {
+            Conn::Tcp(s) => s.set_read_timeout(Some(AUTH_TIMEOUT))?,
+            Conn::Unix(s) => s.set_read_timeout(Some(AUTH_TIMEOUT))?,
+        }
+        self.send_all(auth::client_greeting(&cn).as_bytes())?;
+        let answer = self.read_line()?;
+        let proof = auth::client_proof(token, &cn, &answer).ok_or_else(denied)?;
+        self.send_all(proof.as_bytes())
+    }
+
     fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
             let n = match self {
@@ -330,7 +379,16 @@ impl Conn {
     }
 }
 
-fn connect(target: &StreamTarget) -> io::Result<Conn> {
+/// Connects, and authenticates the collector when there is a token.
+fn connect(target: &StreamTarget, token: Option<&[u8]>) -> io::Result<Conn> {
+    let c = connect_plain(target)?;
+    if let Some(t) = token {
+        c.authenticate(t)?;
+    }
+    Ok(c)
+}
+
+fn connect_plain(target: &StreamTarget) -> io::Result<Conn> {
     match target {
         StreamTarget::Tcp(addr) => {
             let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
@@ -357,6 +415,7 @@ fn connect(target: &StreamTarget) -> io::Result<Conn> {
 /// The sender thread's state.
 struct Sender {
     target: StreamTarget,
+    token: Option<Vec<u8>>,
     conn: Option<Conn>,
     next_try: Instant,
     hello: Vec<u8>,
@@ -462,7 +521,7 @@ impl Sender {
     /// Sends `n` messages, or drops them (they stay counted as made, not sent).
     fn send(&mut self, buf: &[u8], n: u64) {
         if self.conn.is_none() && Instant::now() >= self.next_try {
-            match connect(&self.target) {
+            match connect(&self.target, self.token.as_deref()) {
                 Ok(c) if c.send_all(&self.hello).is_ok() => self.conn = Some(c),
                 _ => self.next_try = Instant::now() + RETRY,
             }

@@ -831,7 +831,14 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
             level: cfg.level.name(),
         };
         let interval = std::time::Duration::from_millis(cfg.stream_interval_ms);
-        Stream::start(target, cfg.stream_level, interval, &id, threads)
+        let token = cfg
+            .stream_token_file
+            .as_deref()
+            .map(h5prov_format::auth::read_token_file)
+            .transpose()
+            .map_err(std::io::Error::other);
+        token
+            .and_then(|t| Stream::start(target, cfg.stream_level, interval, &id, t, threads))
             .map_err(|e| stream_err = Some(e))
             .ok()
     });
@@ -930,7 +937,7 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
         session.warn_once(&what, &e);
     }
     if let Some(e) = stream_err {
-        eprintln!("h5prov: warning: cannot start the stream sender thread: {e}; tracing continues without streaming");
+        eprintln!("h5prov: warning: cannot stream: {e}; tracing continues without streaming");
     }
     *slot = Some(Arc::new(session));
     EPOCH.fetch_add(1, Ordering::Release);

@@ -9,6 +9,7 @@ use std::path::Path;
 /// Version written in every `meta.json` as `format_version`.
 pub const FORMAT_VERSION: u32 = 1;
 
+pub mod auth;
 mod bin;
 mod field;
 mod pending;

@@ -9,9 +9,14 @@
 //! checks that the process wrote its h5prov metadata record.
 #![forbid(unsafe_code)]
 
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -1028,3 +1033,173 @@ pub const JOB_VARS: &[&str] = &[
     "OMPI_MCA_orte_ess_jobid",
     "OMPI_MCA_ess_base_jobid",
 ];
+
+// Prometheus and plain HTTP, for the collector's tests (stream.rs, collector_service.rs).
+
+/// A free loopback TCP port (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A plain HTTP/1.1 GET: (status line, body).
+pub fn http_get(addr: &str, path: &str) -> Option<(String, String)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).ok()?;
+    let text = String::from_utf8_lossy(&resp).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Some((head.lines().next()?.to_string(), body))
+}
+
+/// The body of a chunked response.
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Percent-encodes a query parameter.
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Debian's Prometheus scraping `target` every second, on a free loopback port:
+/// (guard, its HTTP address), once it has scraped `target` successfully.
+pub fn prometheus(dir: &Path, target: &str) -> (KillOnDrop, String) {
+    prometheus_with_token(dir, target, None)
+}
+
+/// [`prometheus`], sending the token in `token_file` as `Authorization: Bearer` to the
+/// target when given (the collector's `--token-file`).
+pub fn prometheus_with_token(
+    dir: &Path,
+    target: &str,
+    token_file: Option<&Path>,
+) -> (KillOnDrop, String) {
+    let bin = which("prometheus").expect(
+        "Debian's `prometheus` is not installed (apt-get install prometheus; scripts/test.sh does)",
+    );
+    let port = free_port();
+    let cfg = dir.join("prometheus.yml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: h5prov\n    static_configs:\n      - targets: ['{target}']\n{}",
+            token_file.map_or(String::new(), |f| format!(
+                "    authorization:\n      type: Bearer\n      credentials_file: {}\n",
+                f.display()
+            ))
+        ),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(bin)
+        .arg(format!("--config.file={}", cfg.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("tsdb").display()
+        ))
+        .arg(format!("--web.listen-address={addr}"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+        .spawn()
+        .expect("start prometheus");
+    let guard = KillOnDrop(child);
+    let t0 = Instant::now();
+    while !http_get(&addr, "/-/ready").is_some_and(|(st, _)| st.contains(" 200")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "prometheus not ready: {}",
+            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Ready is not scraping: wait for the first successful scrape of the collector, so
+    // that a short job is not over before Prometheus looks.
+    let t0 = Instant::now();
+    while promql(&addr, r#"up{job="h5prov"}"#)
+        .first()
+        .is_none_or(|(_, v)| *v < 1.0)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "prometheus never scraped the collector: {}",
+            std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (guard, addr)
+}
+
+/// `name` on `PATH` (or in /usr/bin).
+pub fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .chain([PathBuf::from("/usr/bin").join(name)])
+        .find(|p| p.is_file())
+}
+
+/// A PromQL instant query through Prometheus's HTTP API: the vector's (labels, value)
+/// pairs.
+pub fn promql(addr: &str, q: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+    let (st, body) = http_get(addr, &format!("/api/v1/query?query={}", urlencode(q)))
+        .unwrap_or_else(|| panic!("query {q}: no answer"));
+    assert!(st.contains(" 200"), "query {q}: {st}\n{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["status"], "success", "{body}");
+    v["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let labels = r["metric"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect();
+            let val = r["value"][1].as_str().unwrap().parse::<f64>().unwrap();
+            (labels, val)
+        })
+        .collect()
+}
+
+/// The first value of a PromQL query, 0 when it is empty.
+pub fn scalar(addr: &str, q: &str) -> f64 {
+    promql(addr, q).first().map_or(0.0, |(_, v)| *v)
+}

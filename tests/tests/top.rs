@@ -286,3 +286,42 @@ fn top_says_when_it_cannot_reach_the_collector() {
     assert_eq!(tmux.display("#{alternate_on}"), "1", "{s}");
     quit_and_check_restored(&tmux);
 }
+
+/// Issue 35, defect 7: job id, host, operation and path came off the network. With OSC
+/// (retitle) and CSI (clear, colour) sequences in them, `h5prov top` draws them with the
+/// control bytes replaced: the pane keeps its title and shows the strings inert.
+#[test]
+fn top_draws_escape_sequences_from_the_network_inert() {
+    use std::io::Write;
+    let (_coll, listen, metrics) = start_collector("127.0.0.1:0", &[]);
+    let osc = |what: &str| format!("\x1b]2;PWNED-{what}\x07\x1b[2J\x1b[41m");
+    let mut line = serde_json::json!({
+        "v": 1, "type": "event", "job_id": format!("j{}", osc("JOB")), "rank": 0, "pid": 7,
+        "host": format!("h{}", osc("HOST")), "seq": 0, "tid": 1, "start_ns": 1,
+        "dur_ns": 9000, "op": format!("o{}", osc("OP")), "kind": "dataset", "file": "/f.h5",
+        "path": format!("/p{}", osc("PATH")), "bytes": 8, "xfer": "", "status": 0
+    })
+    .to_string();
+    line.push('\n');
+    std::net::TcpStream::connect(&listen)
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+    let tmux = Tmux::start("top-esc", &top_script(&metrics));
+    let title = tmux.display("#{pane_title}");
+    let shown = |s: &str| {
+        ["JOB", "HOST", "OP", "PATH"]
+            .iter()
+            .all(|w| s.contains(&format!("\u{FFFD}]2;PWNED-{w}\u{FFFD}")))
+    };
+    let s = tmux.wait_for(30, "the hostile strings drawn inert", shown);
+    // Two more polls: nothing retitled the pane.
+    std::thread::sleep(Duration::from_millis(800));
+    let now = tmux.display("#{pane_title}");
+    assert!(
+        !now.contains("PWNED"),
+        "top let the network retitle the terminal: {now:?}"
+    );
+    assert_eq!(now, title, "{s}");
+    quit_and_check_restored(&tmux);
+}

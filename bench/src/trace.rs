@@ -38,9 +38,9 @@ fn count_lines(path: &Path) -> io::Result<u64> {
     Ok(lines)
 }
 
-/// Counts the whole records of a binary trace file (`*.zst` decompressed) with the format
-/// crate's framing reader, as the connector counts its buffered ones: a record cut short
-/// is not counted.
+/// Counts the records of a binary trace file (`*.zst` decompressed) with the format
+/// crate's framing reader, as the connector counts its buffered ones (`bin_records`):
+/// every non-zero length, so a last record cut short counts too.
 fn count_bin_records(path: &Path) -> io::Result<u64> {
     let mut r = h5prov_format::open_bin_file(path)?;
     match r.header() {
@@ -53,7 +53,11 @@ fn count_bin_records(path: &Path) -> io::Result<u64> {
     }
     let mut n = 0;
     while let Some(f) = r.next_frame()? {
-        n += u64::from(matches!(f, h5prov_format::BinFrame::Record { .. }));
+        use h5prov_format::BinFrame::{CutRecord, Record, TooLong};
+        n += u64::from(matches!(
+            f,
+            Record { .. } | CutRecord { .. } | TooLong { .. }
+        ));
     }
     Ok(n)
 }

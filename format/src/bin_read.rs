@@ -429,11 +429,17 @@ pub fn read_bin_file(
     let p = path.display();
     let io = |e: io::Error| format!("{p}: {e}");
     let mut frames = open_bin_file(path).map_err(io)?;
-    let decoder = match frames.header() {
-        Ok(BinHeader::Body(h)) => make_decoder(h).map_err(|e| format!("{p}: line 1: {e}"))?,
-        Ok(BinHeader::Empty) => return Err(format!("{p}: the file is empty")),
+    let empty = match frames.header() {
+        Ok(BinHeader::Body(h)) => Ok(make_decoder(h).map_err(|e| format!("{p}: line 1: {e}"))?),
+        Ok(BinHeader::Empty) => Err(()),
         Ok(BinHeader::Truncated) => return Err(format!("{p}: line 1: the header is cut short")),
         Err(e) => return Err(format!("{p}: line 1: {e}")),
+    };
+    let decoder = match empty {
+        Ok(d) => d,
+        // A compressed frame cut before its first bytes came out.
+        Err(()) if frames.cut() => return Err(format!("{p}: line 1: the file is cut short")),
+        Err(()) => return Err(format!("{p}: the file is empty")),
     };
     let mut records = BinRecords::new(frames, decoder);
     let mut n = 0;

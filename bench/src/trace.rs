@@ -38,20 +38,28 @@ fn count_lines(path: &Path) -> io::Result<u64> {
     Ok(lines)
 }
 
-/// Counts the whole records of a binary trace file: the length prefixes after the header
-/// (magic, `u32` LE header length, header), as the connector counts its buffered ones.
+/// Counts the records of a binary trace file (`*.zst` decompressed) with the format
+/// crate's framing reader, as the connector counts its buffered ones (`bin_records`):
+/// every non-zero length, so a last record cut short counts too.
 fn count_bin_records(path: &Path) -> io::Result<u64> {
-    let mut data = fs::read(path)?;
-    if path.extension().is_some_and(|e| e == "zst") {
-        data = zstd::stream::decode_all(data.as_slice())?;
+    let mut r = h5prov_format::open_bin_file(path)?;
+    match r.header() {
+        Ok(h5prov_format::BinHeader::Body(_)) => {}
+        Ok(_) => return Ok(0),
+        Err(e) => {
+            let e = format!("{}: {e}", path.display());
+            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+        }
     }
-    let Some(h) = data.get(8..12) else {
-        return Ok(0);
-    };
-    let h = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
-    Ok(h5prov_format::bin_records(
-        data.get(12 + h..).unwrap_or(&[]),
-    ))
+    let mut n = 0;
+    while let Some(f) = r.next_frame()? {
+        use h5prov_format::BinFrame::{CutRecord, Record, TooLong};
+        n += u64::from(matches!(
+            f,
+            Record { .. } | CutRecord { .. } | TooLong { .. }
+        ));
+    }
+    Ok(n)
 }
 
 /// Walks `dir` recursively. A missing directory counts as empty.

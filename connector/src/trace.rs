@@ -968,6 +968,13 @@ thread_local! {
         const { RefCell::new(None) };
 }
 
+/// Registers [`before_fork`], [`after_fork_parent`] and [`after_fork_child`] as the
+/// process's `fork()` handlers (once; through [`sys::register_fork_handlers`], which names
+/// nothing above it).
+pub fn register_fork_handlers() {
+    sys::register_fork_handlers(before_fork, after_fork_parent, after_fork_child);
+}
+
 /// `pthread_atfork` prepare handler: takes the session lock.
 pub fn before_fork() {
     let g = SESSION.write();

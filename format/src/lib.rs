@@ -11,6 +11,7 @@ pub const FORMAT_VERSION: u32 = 1;
 
 pub mod auth;
 mod bin;
+mod bin_read;
 mod field;
 mod pending;
 mod table;
@@ -19,6 +20,10 @@ pub use bin::{
     bin_records, get_varint, put_varint, BinBlock, BinDecoder, BinEncoder, BinError, BinSource,
     BinValue, BIN_MAGIC, BIN_MAX_COLUMNS, BIN_MAX_HEADER, BIN_MAX_RECORD, BIN_NUM_ROOM, BIN_SIGNED,
     BIN_TEXT, BIN_UNSIGNED, BIN_VERSION,
+};
+pub use bin_read::{
+    open_bin_file, open_bin_stream, read_bin_file, BinFrame, BinHeader, BinItem, BinReadError,
+    BinReader, BinRecords,
 };
 pub use field::{write_json_fields, JsonValue, JSON_PAD};
 pub use pending::{

@@ -2,8 +2,9 @@
 //! existed, and encoder/parser round trips on awkward values.
 
 use h5prov_format::{
-    BinEncoder, BinError, CsvFields, ObjectSummary, ObjectSummaryJson, ObjectSummaryRef,
-    TraceRecord, TraceRecordJson, TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS,
+    read_bin_file, BinEncoder, BinError, BinFrame, BinHeader, BinReader, CsvFields, ObjectSummary,
+    ObjectSummaryJson, ObjectSummaryRef, TraceRecord, TraceRecordJson, TraceRecordRef,
+    OBJECT_COLUMNS, TRACE_COLUMNS,
 };
 
 /// Records with every awkward value: separators, quotes, line breaks, non-ASCII, control
@@ -392,20 +393,26 @@ fn jsonl_writer_matches_serde_json_for_every_character() {
     assert_eq!(ours, want);
 }
 
-/// Splits a binary file into its header body and its record bodies.
+/// Splits a binary file into its header body and its record bodies (a block's start: an
+/// empty body), found by the crate's reader ([`BinReader`]); the file must be whole.
 fn bin_split(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
-    assert_eq!(&data[..8], h5prov_format::BIN_MAGIC);
-    let h = u32::from_le_bytes(data[8..12].try_into().unwrap()) as usize;
-    let header = &data[12..12 + h];
-    let mut p = 12 + h;
+    let mut r = BinReader::new(data);
+    let h = match r.header().unwrap() {
+        BinHeader::Body(b) => b.len(),
+        other => panic!("no header: {other:?}"),
+    };
     let mut bodies = Vec::new();
-    while p < data.len() {
-        let l = u32::from_le_bytes(data[p..p + 4].try_into().unwrap()) as usize;
-        bodies.push(&data[p + 4..p + 4 + l]);
-        p += 4 + l;
+    while let Some(f) = r.next_frame().unwrap() {
+        match f {
+            BinFrame::Block => bodies.push(&data[..0]),
+            BinFrame::Record { offset, body, .. } => {
+                let at = offset as usize + 4;
+                bodies.push(&data[at..at + body.len()]);
+            }
+            other => panic!("not whole records: {other:?}"),
+        }
     }
-    assert_eq!(p, data.len());
-    (header, bodies)
+    (&data[12..12 + h], bodies)
 }
 
 /// Decodes a binary trace's record bodies (a block's start: an empty body), in order.
@@ -813,4 +820,68 @@ fn bin_parser_reads_by_name_with_defaults_and_names_the_bad_column() {
     assert!(TraceRecordRef::bin_decoder(&older)
         .unwrap_err()
         .starts_with("binary layout version 1, this reader knows versions 2 and 3"));
+}
+
+/// The whole-file reader the tests and benchmarks use: every record of a whole file
+/// (plain or `.zst`), and an error naming the file, the line and the byte offset of a
+/// cut or corrupt one.
+#[test]
+fn read_bin_file_reads_whole_files_and_names_flaws() {
+    let recs = awkward_traces();
+    let mut data = Vec::new();
+    TraceRecordRef::write_bin_header(&mut data);
+    let mut enc = BinEncoder::default();
+    for r in &recs {
+        r.borrowed().write_bin(&mut data, &mut enc);
+    }
+    let dir = std::env::temp_dir().join(format!("h5prov-format-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let read = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let mut got = Vec::new();
+        read_bin_file(&p, TraceRecordRef::bin_decoder, |h, v| {
+            got.push(TraceRecordRef::from_bin(h, v)?.to_owned_record());
+            Ok(())
+        })
+        .map(|n| {
+            assert_eq!(n as usize, got.len());
+            got
+        })
+    };
+    let want: Vec<TraceRecord> = recs.iter().cloned().map(normalized).collect();
+    assert_eq!(read("a.trace.bin", &data).unwrap(), want);
+    let zst = zstd_frame(&data);
+    assert_eq!(read("a.trace.bin.zst", &zst).unwrap(), want);
+    // Cut inside the last record: its line (header 1, records from 2) is named.
+    let e = read("cut.trace.bin", &data[..data.len() - 1]).unwrap_err();
+    let want = format!(
+        "cut.trace.bin: line {}: the file is cut short",
+        recs.len() + 1
+    );
+    assert!(e.ends_with(&want), "{e}");
+    // A compressed frame cut short.
+    let e = read("cut.trace.bin.zst", &zst[..zst.len() - 3]).unwrap_err();
+    assert!(e.contains("cut.trace.bin.zst: line "), "{e}");
+    // A corrupt length: the line and byte offset of its record.
+    let (header, _) = bin_split(&data);
+    let first = 12 + header.len() + 4; // after the block's start
+    let mut bad = data.clone();
+    bad[first..first + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = read("bad.trace.bin", &bad).unwrap_err();
+    let want = format!("bad.trace.bin: line 2: record at byte offset {first}: length");
+    assert!(e.contains(&want), "{e}");
+    let e = read("x.trace.bin", b"H5PROVX1").unwrap_err();
+    assert!(
+        e.ends_with(
+            "x.trace.bin: line 1: not an h5prov binary file (it does not start with H5PROVB1)"
+        ),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `data` as one zstd frame, as the connector writes a block.
+fn zstd_frame(data: &[u8]) -> Vec<u8> {
+    zstd::stream::encode_all(data, 1).unwrap()
 }

@@ -630,76 +630,40 @@ pub fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The header body and the record bodies of a complete binary trace or objects file (an
-/// empty body is a block's start).
-pub fn bin_bodies(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
-    assert_eq!(&data[..8], h5prov_format::BIN_MAGIC);
-    let le = |p: usize| u32::from_le_bytes(data[p..p + 4].try_into().unwrap()) as usize;
-    let h = le(8);
-    let mut p = 12 + h;
-    let mut bodies = Vec::new();
-    while p < data.len() {
-        let l = le(p);
-        bodies.push(&data[p + 4..p + 4 + l]);
-        p += 4 + l;
-    }
-    assert_eq!(p, data.len(), "whole records");
-    (&data[12..12 + h], bodies)
-}
-
 /// A file's bytes, decompressed when its name ends with `.zst` (the default binary
 /// traces, `*.trace.bin.zst`: one zstd frame a block).
 pub fn read_maybe_zst(f: &Path) -> Vec<u8> {
-    let data = std::fs::read(f).unwrap();
-    if f.to_string_lossy().ends_with(".zst") {
-        zstd::stream::decode_all(data.as_slice()).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
-    } else {
-        data
-    }
+    let mut data = Vec::new();
+    h5prov_format::open_bin_stream(f)
+        .and_then(|mut r| std::io::Read::read_to_end(&mut r, &mut data))
+        .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+    data
 }
 
-/// The records of a complete binary trace file.
+/// The records of a complete binary trace file (the format crate's reader; any flaw
+/// panics).
 pub fn read_bin_trace(f: &Path) -> Vec<h5prov_format::TraceRecord> {
     use h5prov_format::TraceRecordRef;
-    let data = read_maybe_zst(f);
-    let (h, bodies) = bin_bodies(&data);
-    let mut h = TraceRecordRef::bin_decoder(h).unwrap();
-    let mut vals = Vec::new();
-    bodies
-        .iter()
-        .filter_map(|b| {
-            if b.is_empty() {
-                h.new_block();
-                return None;
-            }
-            h.decode(b, &mut vals).unwrap();
-            let r = TraceRecordRef::from_bin(&h, &vals)
-                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            Some(r.to_owned_record())
-        })
-        .collect()
+    let mut out = Vec::new();
+    h5prov_format::read_bin_file(f, TraceRecordRef::bin_decoder, |h, vals| {
+        out.push(TraceRecordRef::from_bin(h, vals)?.to_owned_record());
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    out
 }
 
-/// The rows of a complete binary objects file.
+/// The rows of a complete binary objects file (the format crate's reader; any flaw
+/// panics).
 pub fn read_bin_objects(f: &Path) -> Vec<h5prov_format::ObjectSummary> {
     use h5prov_format::ObjectSummaryRef;
-    let data = read_maybe_zst(f);
-    let (h, bodies) = bin_bodies(&data);
-    let mut h = ObjectSummaryRef::bin_decoder(h).unwrap();
-    let mut vals = Vec::new();
-    bodies
-        .iter()
-        .filter_map(|b| {
-            if b.is_empty() {
-                h.new_block();
-                return None;
-            }
-            h.decode(b, &mut vals).unwrap();
-            let r = ObjectSummaryRef::from_bin(&h, &vals)
-                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            Some(r.to_owned_record())
-        })
-        .collect()
+    let mut out = Vec::new();
+    h5prov_format::read_bin_file(f, ObjectSummaryRef::bin_decoder, |h, vals| {
+        out.push(ObjectSummaryRef::from_bin(h, vals)?.to_owned_record());
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    out
 }
 
 /// All trace records below `dir` (CSV, JSONL or binary).

@@ -344,7 +344,7 @@ pub unsafe extern "C" fn initialize(_vipl: hid_t) -> herr_t {
     guard(-1, Op::Initialize, || {
         super::error::register();
         super::error::load_test_hook();
-        super::sys::register_fork_handlers();
+        crate::trace::register_fork_handlers();
         // The clock's first calibration (a 0.25 ms measurement, once per process) belongs
         // to loading the connector, not to the application's first file open, which would
         // otherwise pay it inside the program's own timed work.

@@ -66,13 +66,9 @@ pub fn guard<R>(fail: R, op: Op, f: impl FnOnce() -> Result<R, Error>) -> R {
     }
 }
 
-/// [`guard`] for the `extern "C"` functions that have no HDF5 error stack to report to: the
-/// plugin entry points (called before h5prov is bound to an HDF5) and the `fork()` handlers.
-/// A panic is caught (the panic hook has already printed it) and `fail` is returned.
-#[inline]
-pub fn guard_unwind<R>(fail: R, f: impl FnOnce() -> R) -> R {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fail)
-}
+/// [`guard`] for the `extern "C"` functions that have no HDF5 error stack to report to
+/// (defined in [`sys`], the bottom layer, which the `fork()` handlers use).
+pub use sys::guard_unwind;
 
 /// The under connector's id. h5prov holds one HDF5 reference to it (`H5Iinc_ref` when
 /// first taken, `H5Idec_ref` when the last holder goes) and counts its own holders (every

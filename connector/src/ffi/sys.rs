@@ -1,4 +1,5 @@
-//! Tiny OS and HDF5 queries used by the tracer.
+//! Tiny OS and HDF5 queries used by the tracer: the connector's lowest layer, which names
+//! no other connector module (`connector/tests/layers.rs` keeps it so).
 
 /// Kernel thread id of the calling thread.
 ///
@@ -98,29 +99,51 @@ pub fn hdf5_library() -> String {
         .unwrap_or_default()
 }
 
-/// Registers the `fork()` handlers of the tracer once per process (see
-/// `trace::after_fork_child`): a forked child gets trace files of its own.
-pub fn register_fork_handlers() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // No HDF5 error stack to report to around fork(): a panic is only caught.
-        extern "C" fn prepare() {
-            super::guard_unwind((), crate::trace::before_fork)
-        }
-        extern "C" fn parent() {
-            super::guard_unwind((), crate::trace::after_fork_parent)
-        }
-        extern "C" fn child() {
-            super::guard_unwind((), crate::trace::after_fork_child)
-        }
-        // The handlers must outlive HDF5's dlclose of its plugins.
-        if !h5prov_bindings::loader::pin_self() {
-            return;
-        }
-        // SAFETY: three handlers that never unwind into C (each is one guard), in a
-        // library pinned in memory for the life of the process.
-        unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
-    });
+/// The `fork()` handlers given to [`register_fork_handlers`]: prepare, parent, child.
+static FORK_HANDLERS: std::sync::OnceLock<[fn(); 3]> = std::sync::OnceLock::new();
+
+/// Runs fork handler `i` of [`FORK_HANDLERS`], if registered.
+fn run_fork_handler(i: usize) {
+    if let Some(h) = FORK_HANDLERS.get() {
+        h[i]();
+    }
+}
+
+/// Registers `fork()` handlers once per process (the tracer's: `trace::after_fork_child`
+/// gives a forked child trace files of its own): `before` runs in the forking thread
+/// before the fork, `parent` in it after, `child` in the child. A later call does nothing.
+/// Each runs inside [`guard_unwind`]. This module imports nothing of the connector's: the
+/// handlers are passed in, so the tracer above it is not named here.
+pub fn register_fork_handlers(before: fn(), parent: fn(), child: fn()) {
+    if FORK_HANDLERS.set([before, parent, child]).is_err() {
+        return;
+    }
+    // No HDF5 error stack to report to around fork(): a panic is only caught.
+    extern "C" fn prepare_c() {
+        guard_unwind((), || run_fork_handler(0))
+    }
+    extern "C" fn parent_c() {
+        guard_unwind((), || run_fork_handler(1))
+    }
+    extern "C" fn child_c() {
+        guard_unwind((), || run_fork_handler(2))
+    }
+    // The handlers must outlive HDF5's dlclose of its plugins.
+    if !h5prov_bindings::loader::pin_self() {
+        return;
+    }
+    // SAFETY: three handlers that never unwind into C (each is one guard), in a
+    // library pinned in memory for the life of the process.
+    unsafe { libc::pthread_atfork(Some(prepare_c), Some(parent_c), Some(child_c)) };
+}
+
+/// The guard of the `extern "C"` functions that have no HDF5 error stack to report to: the
+/// plugin entry points (called before h5prov is bound to an HDF5) and the `fork()` handlers.
+/// A panic is caught (the panic hook has already printed it) and `fail` is returned.
+/// (Here, at the bottom of the connector, so that the fork handlers need nothing above.)
+#[inline]
+pub fn guard_unwind<R>(fail: R, f: impl FnOnce() -> R) -> R {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(fail)
 }
 
 /// The CPU's time-stamp counter, on x86-64 (`None` elsewhere). Only meaningful where the

@@ -183,3 +183,65 @@ fn run_finds_the_plugin_named_by_h5prov_plugin_or_says_where_it_looked() {
         "{err}"
     );
 }
+
+/// `h5prov run -- mpirun -np 2 ./app`: the variables `h5prov run` sets reach every local
+/// rank through `mpirun` (as the README says), so each rank writes a trace of its own and
+/// the report counts both ranks. The program's stderr and exit status are the native run's.
+#[test]
+fn run_traces_every_rank_of_an_mpirun_launch() {
+    let exe = compile_c("mpicc", "mpi_attrs", Some(&parallel_hdf5()), &[]);
+    let exe = exe.to_str().unwrap();
+    let dir = scratch("run-mpi");
+    let lib = parallel_hdf5().join("lib");
+    let mpi = [
+        "mpirun",
+        "-np",
+        "2",
+        "--oversubscribe",
+        "-x",
+        "LD_LIBRARY_PATH",
+        exe,
+    ];
+    let native = h5prov_tests::mpirun(Path::new(exe), 2, &["n.h5", "50"], &dir, None);
+    assert!(
+        native.status.success(),
+        "{}",
+        describe_output("native", &native)
+    );
+    let args: Vec<&str> = ["--path", "traces", "--"]
+        .iter()
+        .copied()
+        .chain(mpi)
+        .chain(["t.h5", "50"])
+        .collect();
+    let out = run(
+        &dir,
+        &args,
+        &[
+            ("LD_LIBRARY_PATH", &lib.to_string_lossy()),
+            ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+            ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+        ],
+    );
+    assert!(out.status.success());
+    let metas = read_metas(&dir.join("traces"));
+    let mut ranks: Vec<i64> = metas.iter().map(|m| m.rank).collect();
+    ranks.sort();
+    assert_eq!(
+        ranks,
+        [0, 1],
+        "one trace per rank, from the launcher's rank variables"
+    );
+    let rep = report_json(&dir.join("traces"));
+    assert!(rep.contains("attr"), "report: {rep}");
+    // h5prov prints nothing into the application's stderr under MPI (mpirun's own lines
+    // and h5prov run's are on the analyzer's stderr only when something went wrong).
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr)
+            .matches("HDF5-DIAG")
+            .count(),
+        String::from_utf8_lossy(&native.stderr)
+            .matches("HDF5-DIAG")
+            .count()
+    );
+}

@@ -205,6 +205,20 @@ impl Run {
         r
     }
 
+    /// Runs the Python script `script` with `args` in `cwd` under the wheels venv's
+    /// interpreter ([`wheels_python`]), as [`Run::app`] does a program (h5py and netCDF4
+    /// bring their own HDF5): only the venv's packages (no `PYTHONPATH`, `PYTHONHOME` or
+    /// user site) and no `__pycache__` written next to the script.
+    pub fn python(script: &Path, args: &[&str], cwd: &Path) -> Run {
+        let mut argv = vec![script.to_str().expect("UTF-8 script path")];
+        argv.extend_from_slice(args);
+        Run::app(&wheels_python(), &argv, cwd)
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .env("PYTHONNOUSERSITE", "1")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+    }
+
     /// Runs `program` with `args` in `cwd`, natively (no VOL connector variable), on the
     /// workspace's HDF5 (`LD_LIBRARY_PATH`).
     pub fn native(program: &Path, args: &[&str], cwd: &Path) -> Run {

@@ -227,17 +227,9 @@ fn mp_exit(mode: &str, label: &str) -> PathBuf {
     let dir = scratch(&format!("mp-exit-{label}"));
     let traces = dir.join("traces");
     let script = repo().join("tests/python/mp_exit.py");
-    Run::app(
-        &wheels_python(),
-        &[script.to_str().unwrap(), dir.to_str().unwrap(), mode],
-        &dir,
-    )
-    .env_remove("PYTHONPATH")
-    .env_remove("PYTHONHOME")
-    .env("PYTHONNOUSERSITE", "1")
-    .env("PYTHONDONTWRITEBYTECODE", "1")
-    .h5prov(&traces, "")
-    .ok();
+    Run::python(&script, &[dir.to_str().unwrap(), mode], &dir)
+        .h5prov(&traces, "")
+        .ok();
     traces
 }
 

@@ -6,7 +6,7 @@
 
 use h5prov_tests::{
     analyzer, c_program, describe_output, files_with_suffix, mpirun, parallel_hdf5, repo, scratch,
-    wheels_python, workload, Run, JOB_VARS,
+    workload, Run, JOB_VARS,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -93,16 +93,8 @@ fn a_suites_programs_are_not_one_parallel_job() {
     for i in 0..2 {
         let work = dir.join(format!("h5py-{i}"));
         std::fs::create_dir_all(&work).unwrap();
-        let mut run = Run::app(
-            &wheels_python(),
-            &[script.to_str().unwrap(), work.to_str().unwrap(), "20"],
-            &work,
-        )
-        .env_remove("PYTHONPATH")
-        .env_remove("PYTHONHOME")
-        .env("PYTHONNOUSERSITE", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .h5prov(&traces, "level=dataset");
+        let mut run = Run::python(&script, &[work.to_str().unwrap(), "20"], &work)
+            .h5prov(&traces, "level=dataset");
         for v in JOB_VARS {
             run = run.env_remove(v);
         }

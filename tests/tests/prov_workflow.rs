@@ -27,14 +27,7 @@ struct Workflow {
 /// The wheels venv's Python running `tests/python/<script>` in `dir`, with no HDF5
 /// variables of the workspace (h5py brings its own HDF5).
 fn wheel_python(script: &str, args: &[&str], dir: &Path) -> Run {
-    let script = repo().join("tests/python").join(script);
-    let mut argv = vec![script.to_str().unwrap()];
-    argv.extend_from_slice(args);
-    Run::app(&wheels_python(), &argv, dir)
-        .env_remove("PYTHONPATH")
-        .env_remove("PYTHONHOME")
-        .env("PYTHONNOUSERSITE", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
+    Run::python(&repo().join("tests/python").join(script), args, dir)
 }
 
 /// `run` as task `rank` of the Slurm job `job` (h5prov records both in the meta).

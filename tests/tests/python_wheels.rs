@@ -125,13 +125,7 @@ fn script(app: &App) -> PathBuf {
 /// `script` with `args` under the wheels venv's Python, in `dir`: only the venv's
 /// packages, and no `__pycache__` written into tests/python.
 fn venv_python(script: &Path, args: &[&str], dir: &Path) -> Run {
-    let mut argv = vec![script.to_str().unwrap()];
-    argv.extend_from_slice(args);
-    Run::app(&wheels_python(), &argv, dir)
-        .env_remove("PYTHONPATH")
-        .env_remove("PYTHONHOME")
-        .env("PYTHONNOUSERSITE", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
+    Run::python(script, args, dir)
 }
 
 /// The script run in a fresh scratch directory `label`, with no HDF5 variables; returns

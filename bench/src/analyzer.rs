@@ -249,10 +249,22 @@ pub struct AnalyzerReport {
     pub agreement: Agreement,
     /// The Parquet export and DuckDB.
     pub parquet: ParquetSummary,
+    /// `h5prov export --prov` of the set: the PROV-JSON's bytes and the export's own
+    /// summary line (processes, file versions, datasets, relations).
+    pub prov: ProvSummary,
     /// The targets of issue 6.
     pub targets: Vec<Target>,
     /// Every run.
     pub raw: Vec<RawTiming>,
+}
+
+/// What `h5prov export --prov` made of the set.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProvSummary {
+    /// Bytes of the PROV-JSON document.
+    pub bytes: u64,
+    /// The export's summary line: `wrote N process(es), N file version(s), ...`.
+    pub graph: String,
 }
 
 /// Builds `h5prov` with cargo (`--release` if `release`) and returns the path of the
@@ -331,6 +343,7 @@ enum Tool {
     Export,
     ReportParquet,
     DuckDb,
+    ExportProv,
 }
 
 impl Tool {
@@ -342,6 +355,7 @@ impl Tool {
             Tool::Export => "h5prov export --parquet",
             Tool::ReportParquet => "h5prov report (Parquet)",
             Tool::DuckDb => "DuckDB hot functions",
+            Tool::ExportProv => "h5prov export --prov",
         }
     }
 }
@@ -496,6 +510,8 @@ pub fn run(
         schedule.push((s.rounds, 3, Tool::DuckDb));
         tools.push(Tool::DuckDb);
     }
+    schedule.push((s.rounds, 4, Tool::ExportProv));
+    tools.push(Tool::ExportProv);
     let export_dir = s.work_dir.join("export");
     if export_dir.exists() {
         fs::remove_dir_all(&export_dir)?;
@@ -556,6 +572,22 @@ pub fn run(
     if !parquet.report_agrees {
         notes.push("`h5prov report` of the Parquet export DISAGREES with the traces'".into());
     }
+    let prov = ProvSummary {
+        bytes: fs::metadata(runs_dir.join("prov.json")).map_or(0, |m| m.len()),
+        // run_tool's stderr log of the one run (round `s.rounds`); the line ends " to OUT".
+        graph: fs::read_to_string(runs_dir.join(format!(
+            "{}-r{}.err",
+            Tool::ExportProv.name().replace(' ', "_"),
+            s.rounds
+        )))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("wrote "))
+        .map_or_else(String::new, |l| {
+            l.rsplit_once(" to ").map_or(l, |(g, _)| g).to_string()
+        }),
+    };
+    let _ = fs::remove_file(runs_dir.join("prov.json"));
     let agreement = if python.is_some() {
         compare(&analyzer_json, &read_value(&pandas_json)?)
     } else {
@@ -614,6 +646,7 @@ pub fn run(
                     "{} bench/duckdb_hot.py --json OUT EXPORT docs/PARQUET.md",
                     duckdb.as_ref().map_or("python3", |d| d.0.as_str())
                 ),
+                Tool::ExportProv => "h5prov export --prov OUT.json DIR".to_string(),
             };
             summarise(t, cmd)
         })
@@ -728,6 +761,7 @@ pub fn run(
         ratio_pandas_self_over_analyzer: ratio_self,
         agreement,
         parquet,
+        prov,
         targets,
         raw,
     })
@@ -917,6 +951,15 @@ fn run_tool(
                 .arg(f.export_dir)
                 .args(["--no-progress", "--json"])
                 .stdout(File::create(f.runs_dir.join("h5prov-report-parquet.json"))?);
+            c
+        }
+        Tool::ExportProv => {
+            let mut c = Command::new(f.h5prov);
+            c.arg("export")
+                .arg("--prov")
+                .arg(f.runs_dir.join("prov.json"))
+                .arg(f.set_dir)
+                .stdout(Stdio::null());
             c
         }
         Tool::DuckDb => {
@@ -1223,6 +1266,17 @@ pub fn markdown(r: &AnalyzerReport) -> String {
         p.csv_trace_bytes as f64 / 1e6,
         p.export_bytes as f64 / 1e6
     );
+    if let Some(t) = r.tools.iter().find(|t| t.tool == Tool::ExportProv.name()) {
+        let _ = writeln!(
+            s,
+            "- {}: **{:.2} s**, peak RSS {:.0} MB, PROV-JSON {:.0} MB ({})",
+            t.tool,
+            t.seconds.median,
+            t.peak_rss_mb.max,
+            r.prov.bytes as f64 / 1e6,
+            r.prov.graph
+        );
+    }
     for t in r
         .tools
         .iter()

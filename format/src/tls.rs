@@ -77,3 +77,37 @@ pub fn server_name(addr: &str) -> Result<ServerName<'static>, String> {
         format!("{addr}: no host name to verify the collector's certificate against: {e}")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_pem_files_are_named() {
+        let dir = std::env::temp_dir().join(format!("h5prov-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let junk = dir.join("junk.pem");
+        std::fs::write(&junk, "not PEM\n").unwrap();
+        let missing = dir.join("missing.pem");
+        for f in [&junk, &missing] {
+            let e = client_config(f).unwrap_err();
+            assert!(e.contains(&*f.to_string_lossy()), "{e}");
+            let e = server_config(f, &junk).unwrap_err();
+            assert!(e.contains(&*f.to_string_lossy()), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_name_verified_is_the_host_of_the_address() {
+        assert_eq!(server_name("127.0.0.1:9099").unwrap().to_str(), "127.0.0.1");
+        assert_eq!(server_name("[::1]:9099").unwrap().to_str(), "::1");
+        assert_eq!(
+            server_name("collector.example:9099").unwrap().to_str(),
+            "collector.example"
+        );
+        assert!(server_name("bad host:1")
+            .unwrap_err()
+            .contains("bad host:1"));
+    }
+}

@@ -1084,7 +1084,11 @@ impl Collector {
         let mut buf = [0u8; 1024];
         while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
             let t = left();
-            if t.is_zero() || s.sock().set_read_timeout(Some(t)).is_err() {
+            // Both: the TLS handshake writes too.
+            if t.is_zero()
+                || s.sock().set_read_timeout(Some(t)).is_err()
+                || s.sock().set_write_timeout(Some(t)).is_err()
+            {
                 self.metrics.refuse_for("http_timeout");
                 return;
             }

@@ -30,6 +30,8 @@
 
 use crate::live::{Call, Live, Sent};
 use h5prov_format::auth;
+use h5prov_format::tls;
+use h5prov_format::tls::rustls::{ServerConfig, ServerConnection, StreamOwned};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -768,6 +770,8 @@ pub struct Collector {
     /// The shared-secret token (`--token-file`): stream clients must prove they hold it,
     /// HTTP clients present it as `Authorization: Bearer`.
     pub token: Option<Vec<u8>>,
+    /// `--tls-cert`/`--tls-key`: TLS on every TCP connection, stream and HTTP.
+    pub tls: Option<Arc<ServerConfig>>,
     /// Stream connections open (the limit's count; the gauge is the metric).
     streams: AtomicUsize,
     /// HTTP clients being served.
@@ -805,10 +809,73 @@ fn timed_out(e: &io::Error) -> bool {
     )
 }
 
+/// An accepted TCP connection, in TLS when the collector has a certificate.
+pub enum TcpConn {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS over TCP (the handshake runs on the first read or write, in the serving thread,
+    /// within the socket's timeouts).
+    Tls(Box<StreamOwned<ServerConnection, TcpStream>>),
+}
+
+impl TcpConn {
+    /// `s`, in TLS with `tls` when given.
+    pub fn new(s: TcpStream, tls: Option<&Arc<ServerConfig>>) -> io::Result<TcpConn> {
+        Ok(match tls {
+            None => TcpConn::Plain(s),
+            Some(cfg) => TcpConn::Tls(Box::new(StreamOwned::new(
+                ServerConnection::new(cfg.clone()).map_err(io::Error::other)?,
+                s,
+            ))),
+        })
+    }
+
+    /// Ends a TLS session cleanly (`close_notify`, so the peer's read ends without an
+    /// error); nothing for plain TCP.
+    fn close(&mut self) {
+        if let TcpConn::Tls(t) = self {
+            t.conn.send_close_notify();
+            let _ = t.flush();
+        }
+    }
+
+    fn sock(&self) -> &TcpStream {
+        match self {
+            TcpConn::Plain(s) => s,
+            TcpConn::Tls(t) => &t.sock,
+        }
+    }
+}
+
+impl Read for TcpConn {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            TcpConn::Plain(s) => s.read(b),
+            TcpConn::Tls(t) => t.read(b),
+        }
+    }
+}
+
+impl Write for TcpConn {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            TcpConn::Plain(s) => s.write(b),
+            TcpConn::Tls(t) => t.write(b),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            TcpConn::Plain(s) => s.flush(),
+            TcpConn::Tls(t) => t.flush(),
+        }
+    }
+}
+
 /// An accepted stream connection.
 pub enum StreamConn {
-    /// TCP.
-    Tcp(TcpStream),
+    /// TCP (or TLS).
+    Tcp(TcpConn),
     /// Unix stream socket.
     Unix(UnixStream),
 }
@@ -816,7 +883,7 @@ pub enum StreamConn {
 impl StreamConn {
     fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
         match self {
-            StreamConn::Tcp(s) => s.set_read_timeout(Some(t)),
+            StreamConn::Tcp(s) => s.sock().set_read_timeout(Some(t)),
             StreamConn::Unix(s) => s.set_read_timeout(Some(t)),
         }
     }
@@ -833,9 +900,9 @@ impl StreamConn {
         }
     }
 
-    fn send(&self, b: &[u8]) -> io::Result<()> {
+    fn send(&mut self, b: &[u8]) -> io::Result<()> {
         match self {
-            StreamConn::Tcp(s) => (&*s).write_all(b),
+            StreamConn::Tcp(s) => s.write_all(b).and_then(|()| s.flush()),
             StreamConn::Unix(s) => (&*s).write_all(b),
         }
     }
@@ -876,13 +943,19 @@ impl Drop for Slot<'_> {
 
 impl Collector {
     /// A collector with `limits`, writing to `out` and requiring `token` when given.
-    pub fn new(limits: Limits, out: Option<Rolling>, token: Option<Vec<u8>>) -> Collector {
+    pub fn new(
+        limits: Limits,
+        out: Option<Rolling>,
+        token: Option<Vec<u8>>,
+        tls: Option<Arc<ServerConfig>>,
+    ) -> Collector {
         Collector {
             metrics: Metrics::new(limits.max_series),
             out: out.map(|r| Mutex::new(Out::new(r))),
             live: Live::default(),
             limits,
             token,
+            tls,
             streams: AtomicUsize::new(0),
             http_open: AtomicUsize::new(0),
         }
@@ -903,7 +976,7 @@ impl Collector {
             r.get_ref().set_read_timeout(AUTH_TIMEOUT).ok()?;
             let sn = auth::nonce().ok()?;
             let (answer, cn) = auth::collector_answer(token, &auth_line(r)?, &sn)?;
-            r.get_ref().send(answer.as_bytes()).ok()?;
+            r.get_mut().send(answer.as_bytes()).ok()?;
             let proof = auth_line(r)?;
             auth::collector_verify(token, &cn, &sn, &proof).then_some(())
         })()
@@ -1001,14 +1074,21 @@ impl Collector {
 
     /// Answers one HTTP request: `GET /metrics`, `GET /top.json`, else 404; the whole
     /// exchange within [`HTTP_DEADLINE`].
-    pub fn http(&self, mut s: TcpStream) {
+    pub fn http(&self, s: TcpStream) {
+        let Ok(mut s) = TcpConn::new(s, self.tls.as_ref()) else {
+            return;
+        };
         let deadline = Instant::now() + HTTP_DEADLINE;
         let left = || deadline.saturating_duration_since(Instant::now());
         let mut head = Vec::new();
         let mut buf = [0u8; 1024];
         while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
             let t = left();
-            if t.is_zero() || s.set_read_timeout(Some(t)).is_err() {
+            // Both: the TLS handshake writes too.
+            if t.is_zero()
+                || s.sock().set_read_timeout(Some(t)).is_err()
+                || s.sock().set_write_timeout(Some(t)).is_err()
+            {
                 self.metrics.refuse_for("http_timeout");
                 return;
             }
@@ -1084,11 +1164,15 @@ impl Collector {
             .flat_map(|b| b.chunks(64 << 10))
         {
             let t = left();
-            if t.is_zero() || s.set_write_timeout(Some(t)).is_err() || s.write_all(chunk).is_err() {
+            if t.is_zero()
+                || s.sock().set_write_timeout(Some(t)).is_err()
+                || s.write_all(chunk).and_then(|()| s.flush()).is_err()
+            {
                 self.metrics.refuse_for("http_timeout");
                 return;
             }
         }
+        s.close();
     }
 
     /// Serves HTTP clients forever, each on a thread of its own (at most [`MAX_HTTP`]).
@@ -1170,7 +1254,11 @@ impl Listener {
     pub fn run(self, c: Arc<Collector>) {
         loop {
             let r = match &self {
-                Listener::Tcp(l) => l.accept().map(|(s, _)| c.admit(StreamConn::Tcp(s))),
+                Listener::Tcp(l) => l.accept().map(|(s, _)| {
+                    if let Ok(s) = TcpConn::new(s, c.tls.as_ref()) {
+                        c.admit(StreamConn::Tcp(s));
+                    }
+                }),
                 Listener::Unix(l, _) => l.accept().map(|(s, _)| c.admit(StreamConn::Unix(s))),
             };
             if r.is_err() {
@@ -1197,6 +1285,8 @@ pub struct Config<'a> {
     pub limits: Limits,
     /// `--token-file`.
     pub token_file: Option<&'a Path>,
+    /// `--tls-cert` and `--tls-key`.
+    pub tls: Option<(&'a Path, &'a Path)>,
 }
 
 /// Runs the collector: never returns unless binding fails. Prints `listen ADDR` and
@@ -1208,7 +1298,12 @@ pub fn run(cfg: Config<'_>) -> io::Result<()> {
         .transpose()
         .map_err(io::Error::other)?;
     let out = cfg.out.map(|d| Rolling::new(d, cfg.roll)).transpose()?;
-    let c = Arc::new(Collector::new(cfg.limits, out, token));
+    let tls = cfg
+        .tls
+        .map(|(cert, key)| tls::server_config(cert, key))
+        .transpose()
+        .map_err(io::Error::other)?;
+    let c = Arc::new(Collector::new(cfg.limits, out, token, tls));
     let http = TcpListener::bind(cfg.metrics)?;
     let mut stdout = io::stdout().lock();
     for a in cfg.listen {

@@ -186,6 +186,10 @@ struct TopArgs {
     /// The collector's token file (its --token-file), sent as `Authorization: Bearer`.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Connect in TLS, trusting only this PEM CA (or the collector's self-signed
+    /// certificate): for a collector run with --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -223,6 +227,12 @@ struct CollectArgs {
     /// it (`stream_token_file=`), and HTTP clients send it as `Authorization: Bearer`.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// TLS on the TCP stream ports and the metrics port: this PEM certificate (chain) ...
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// ... and its PEM private key.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Permissions of the unix: sockets, octal (600: only the collector's user may send).
     #[arg(long, value_name = "OCTAL", default_value = "600", value_parser = parse_mode)]
     unix_mode: u32,
@@ -1044,6 +1054,7 @@ fn main() -> ExitCode {
             roll: a.roll_mib.max(1) << 20,
             unix_mode: a.unix_mode,
             token_file: a.token_file.as_deref(),
+            tls: a.tls_cert.as_deref().zip(a.tls_key.as_deref()),
             limits: h5prov_analyzer::collect::Limits {
                 max_connections: a.max_connections,
                 max_series: a.max_series,
@@ -1057,12 +1068,21 @@ fn main() -> ExitCode {
             .as_deref()
             .map(h5prov_format::auth::read_token_file)
             .transpose()
-            .map_err(|e| Error::Other(format!("top: {e}")))
             .and_then(|token| {
+                let tls = a
+                    .tls_ca
+                    .as_deref()
+                    .map(h5prov_format::tls::client_config)
+                    .transpose()?;
+                Ok((token, tls))
+            })
+            .map_err(|e| Error::Other(format!("top: {e}")))
+            .and_then(|(token, tls)| {
                 h5prov_analyzer::top::run(
                     &a.collector,
                     std::time::Duration::from_millis(a.interval),
                     token,
+                    tls,
                 )
                 .map_err(|e| Error::Other(format!("top: {e}")))
             }),

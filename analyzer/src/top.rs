@@ -8,6 +8,7 @@
 //! [`run`] owns the terminal and restores it however it ends.
 
 use crate::live::{rank_order, JobSnapshot, Snapshot, Totals, WINDOW_S};
+use h5prov_format::tls::rustls::{ClientConfig, ClientConnection, StreamOwned};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
@@ -16,7 +17,7 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Sparkline, Table, TableState
 use ratatui::Frame;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// What the view shows: the last two snapshots, the last error, the selected job.
@@ -494,18 +495,36 @@ fn draw_sparkline(f: &mut Frame, area: Rect, job: &JobSnapshot) {
     );
 }
 
+/// A plain or a TLS connection.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
 /// One `GET /top.json` from `addr` (`HOST:PORT`), presenting `token` (the collector's
-/// `--token-file`) when given.
-pub fn fetch(addr: &str, token: Option<&[u8]>) -> Result<Snapshot, String> {
+/// `--token-file`) when given, in TLS trusting `tls`'s CA when given (`--tls-ca`).
+pub fn fetch(
+    addr: &str,
+    token: Option<&[u8]>,
+    tls: Option<&Arc<ClientConfig>>,
+) -> Result<Snapshot, String> {
     let sa = addr
         .to_socket_addrs()
         .map_err(|e| e.to_string())?
         .next()
         .ok_or_else(|| "no address".to_string())?;
-    let mut s =
+    let sock =
         TcpStream::connect_timeout(&sa, Duration::from_secs(2)).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))
+    sock.set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(|e| e.to_string())?;
+    sock.set_write_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    let mut s: Box<dyn ReadWrite> = match tls {
+        None => Box::new(sock),
+        Some(cfg) => {
+            let name = h5prov_format::tls::server_name(addr)?;
+            let conn = ClientConnection::new(cfg.clone(), name).map_err(|e| e.to_string())?;
+            Box::new(StreamOwned::new(conn, sock))
+        }
+    };
     let auth = token.map_or(String::new(), |t| {
         format!("Authorization: Bearer {}\r\n", String::from_utf8_lossy(t))
     });
@@ -513,6 +532,7 @@ pub fn fetch(addr: &str, token: Option<&[u8]>) -> Result<Snapshot, String> {
         s,
         "GET /top.json HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
     )
+    .and_then(|()| s.flush())
     .map_err(|e| e.to_string())?;
     let mut resp = Vec::new();
     s.take(MAX_ANSWER)
@@ -534,13 +554,18 @@ pub fn fetch(addr: &str, token: Option<&[u8]>) -> Result<Snapshot, String> {
 
 /// Runs the view until `q`: polls `addr` every `interval`, redraws, restores the terminal
 /// however it ends (ratatui's panic hook restores it on a panic).
-pub fn run(addr: &str, interval: Duration, token: Option<Vec<u8>>) -> io::Result<()> {
+pub fn run(
+    addr: &str,
+    interval: Duration,
+    token: Option<Vec<u8>>,
+    tls: Option<Arc<ClientConfig>>,
+) -> io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let a = addr.to_string();
     // A slow or unreachable collector never delays the keys; the thread ends with the
     // process.
     std::thread::spawn(move || {
-        while tx.send(fetch(&a, token.as_deref())).is_ok() {
+        while tx.send(fetch(&a, token.as_deref(), tls.as_ref())).is_ok() {
             std::thread::sleep(interval);
         }
     });
@@ -693,7 +718,7 @@ mod tests {
     #[test]
     fn an_unreachable_collector_is_shown_not_fatal() {
         let mut app = App::new("127.0.0.1:1", Duration::from_millis(500));
-        let e = fetch("127.0.0.1:1", None).unwrap_err();
+        let e = fetch("127.0.0.1:1", None, None).unwrap_err();
         app.update(Err(e));
         let s = screen(&app, 100, 10);
         assert!(s.contains("cannot reach collector 127.0.0.1:1"), "{s}");

@@ -13,6 +13,7 @@
 //! | `stream` | also stream events while the job runs to a collector (`h5prov collect`): `HOST:PORT`, `[V6]:PORT` or `unix:PATH` (docs/STREAMING.md) | none |
 //! | `stream_level` | `event` (one message per record) or `interval` (per-op summaries every `stream_interval`) | `event` |
 //! | `stream_interval` | interval of the summaries and of the hand-off to the sender thread, in ms (10..=3600000) | `1000` |
+//! | `stream_tls_ca` | a PEM CA (or the collector's self-signed certificate): the stream to a TCP collector runs in TLS, the collector verified before anything is sent (docs/STREAMING.md) | none |
 //! | `stream_token_file` | a file (mode 600) holding the collector's shared-secret token: the collector must prove it holds it before anything is sent (docs/STREAMING.md) | none |
 //!
 //! Any other key is an error that names it: h5prov never silently traces nothing while
@@ -138,6 +139,9 @@ pub struct Config {
     pub stream_interval_ms: u64,
     /// The shared-secret token's file (read when streaming starts).
     pub stream_token_file: Option<PathBuf>,
+    /// The PEM CA the collector's TLS certificate must chain to (read when streaming
+    /// starts); TLS on a TCP stream when given.
+    pub stream_tls_ca: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -157,6 +161,7 @@ impl Default for Config {
             stream_level: StreamLevel::Event,
             stream_interval_ms: 1000,
             stream_token_file: None,
+            stream_tls_ca: None,
         }
     }
 }
@@ -300,6 +305,12 @@ impl Config {
                         .filter(|n| (10..=3_600_000).contains(n))
                         .ok_or_else(|| bad(k, v, "milliseconds, 10 to 3600000"))?;
                 }
+                "stream_tls_ca" => {
+                    if v.is_empty() {
+                        return Err(bad(k, v, "the path of a PEM CA certificate file"));
+                    }
+                    c.stream_tls_ca = Some(PathBuf::from(v));
+                }
                 "stream_token_file" => {
                     if v.is_empty() {
                         return Err(bad(k, v, "the path of a token file"));
@@ -311,7 +322,7 @@ impl Config {
                         key: k.to_string(),
                         message: "unknown option (known: path, level, format, name, dirs, mode, \
                                   buffer, max_size, stream, stream_level, stream_interval, \
-                                  stream_token_file)"
+                                  stream_token_file, stream_tls_ca)"
                             .into(),
                     })
                 }

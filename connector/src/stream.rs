@@ -20,9 +20,10 @@
 
 use crate::config::{StreamLevel, StreamTarget};
 use crate::ffi::sys;
+use h5prov_format::tls::rustls::{self, ClientConfig, ClientConnection};
 use h5prov_format::{auth, write_json_fields, JsonValue, TraceRecordRef};
 use parking_lot::{Condvar, Mutex};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -116,13 +117,16 @@ pub struct Identity<'a> {
 
 impl Stream {
     /// Starts the sender thread. `threads` visits the threads' buffers at each interval.
-    /// `token`: the shared secret of `stream_token_file=`, when given.
+    /// `token`: the shared secret of `stream_token_file=`, when given; `tls`: the
+    /// configuration trusting `stream_tls_ca=`, when given.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         target: &StreamTarget,
         level: StreamLevel,
         interval: Duration,
         id: &Identity<'_>,
         token: Option<Vec<u8>>,
+        tls: Option<Arc<ClientConfig>>,
         threads: ForEachThread,
     ) -> io::Result<Stream> {
         let ident = ident_json(id);
@@ -132,6 +136,7 @@ impl Stream {
         let sender = Sender {
             target: target.clone(),
             token,
+            tls,
             conn: None,
             next_try: Instant::now(),
             hello,
@@ -321,17 +326,40 @@ fn encode_event(out: &mut Vec<u8>, prefix: &str, r: &TraceRecordRef<'_>) {
 enum Conn {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TLS over TCP (`stream_tls_ca=`), the collector verified at connect.
+    Tls(Box<ClientConnection>, TcpStream),
+}
+
+/// The TCP socket as rustls reads and writes it: sends with `MSG_NOSIGNAL`, so a collector
+/// gone never raises SIGPIPE in the application.
+struct NoSigPipe<'a>(&'a TcpStream);
+
+impl Read for NoSigPipe<'_> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        (&*self.0).read(b)
+    }
+}
+
+impl Write for NoSigPipe<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        sys::send_nosignal(self.0.as_fd(), b)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Conn {
     /// Reads one line of at most [`auth::MAX_AUTH_LINE`] bytes (the read timeout set).
-    fn read_line(&self) -> io::Result<String> {
+    fn read_line(&mut self) -> io::Result<String> {
         let mut line = Vec::new();
         let mut b = [0u8; 1];
         while line.len() < auth::MAX_AUTH_LINE {
             let n = match self {
                 Conn::Tcp(s) => (&*s).read(&mut b)?,
                 Conn::Unix(s) => (&*s).read(&mut b)?,
+                Conn::Tls(c, s) => rustls::Stream::new(&mut **c, &mut NoSigPipe(s)).read(&mut b)?,
             };
             if n == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
@@ -346,7 +374,7 @@ impl Conn {
 
     /// The client's side of the handshake: the collector must prove it holds `token`
     /// before anything else is sent.
-    fn authenticate(&self, token: &[u8]) -> io::Result<()> {
+    fn authenticate(&mut self, token: &[u8]) -> io::Result<()> {
         let denied = || {
             io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -355,7 +383,7 @@ impl Conn {
         };
         let cn = auth::nonce()?;
         match self {
-            Conn::Tcp(s) => s.set_read_timeout(Some(AUTH_TIMEOUT))?,
+            Conn::Tcp(s) | Conn::Tls(_, s) => s.set_read_timeout(Some(AUTH_TIMEOUT))?,
             Conn::Unix(s) => s.set_read_timeout(Some(AUTH_TIMEOUT))?,
         }
         self.send_all(auth::client_greeting(&cn).as_bytes())?;
@@ -364,11 +392,18 @@ impl Conn {
         self.send_all(proof.as_bytes())
     }
 
-    fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
+    fn send_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        if let Conn::Tls(c, s) = self {
+            let mut sock = NoSigPipe(s);
+            let mut t = rustls::Stream::new(&mut **c, &mut sock);
+            t.write_all(buf)?;
+            return t.flush();
+        }
         while !buf.is_empty() {
             let n = match self {
                 Conn::Tcp(s) => sys::send_nosignal(s.as_fd(), buf)?,
                 Conn::Unix(s) => sys::send_nosignal(s.as_fd(), buf)?,
+                Conn::Tls(..) => unreachable!("sent above"),
             };
             if n == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
@@ -379,9 +414,27 @@ impl Conn {
     }
 }
 
-/// Connects, and authenticates the collector when there is a token.
-fn connect(target: &StreamTarget, token: Option<&[u8]>) -> io::Result<Conn> {
-    let c = connect_plain(target)?;
+/// Connects; verifies the collector's certificate against `tls`'s CA (the whole TLS
+/// handshake, before anything is sent) and authenticates the collector when there is a
+/// token.
+fn connect(
+    target: &StreamTarget,
+    token: Option<&[u8]>,
+    tls: Option<&Arc<ClientConfig>>,
+) -> io::Result<Conn> {
+    let mut c = connect_plain(target)?;
+    if let (Some(cfg), StreamTarget::Tcp(addr), Conn::Tcp(s)) = (tls, target, &c) {
+        let name = h5prov_format::tls::server_name(addr).map_err(io::Error::other)?;
+        let mut tc = ClientConnection::new(cfg.clone(), name).map_err(io::Error::other)?;
+        s.set_read_timeout(Some(AUTH_TIMEOUT))?;
+        while tc.is_handshaking() {
+            if tc.complete_io(&mut NoSigPipe(s))? == (0, 0) {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        let Conn::Tcp(s) = c else { unreachable!() };
+        c = Conn::Tls(Box::new(tc), s);
+    }
     if let Some(t) = token {
         c.authenticate(t)?;
     }
@@ -416,6 +469,7 @@ fn connect_plain(target: &StreamTarget) -> io::Result<Conn> {
 struct Sender {
     target: StreamTarget,
     token: Option<Vec<u8>>,
+    tls: Option<Arc<ClientConfig>>,
     conn: Option<Conn>,
     next_try: Instant,
     hello: Vec<u8>,
@@ -521,12 +575,14 @@ impl Sender {
     /// Sends `n` messages, or drops them (they stay counted as made, not sent).
     fn send(&mut self, buf: &[u8], n: u64) {
         if self.conn.is_none() && Instant::now() >= self.next_try {
-            match connect(&self.target, self.token.as_deref()) {
-                Ok(c) if c.send_all(&self.hello).is_ok() => self.conn = Some(c),
-                _ => self.next_try = Instant::now() + RETRY,
+            match connect(&self.target, self.token.as_deref(), self.tls.as_ref())
+                .and_then(|mut c| c.send_all(&self.hello).map(|()| c))
+            {
+                Ok(c) => self.conn = Some(c),
+                Err(_) => self.next_try = Instant::now() + RETRY,
             }
         }
-        let Some(c) = &self.conn else { return };
+        let Some(c) = &mut self.conn else { return };
         match c.send_all(buf) {
             Ok(()) => {
                 self.shared.sent.fetch_add(n, Ordering::Relaxed);

@@ -837,8 +837,17 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
             .map(h5prov_format::auth::read_token_file)
             .transpose()
             .map_err(std::io::Error::other);
+        let tls = cfg
+            .stream_tls_ca
+            .as_deref()
+            .map(h5prov_format::tls::client_config)
+            .transpose()
+            .map_err(std::io::Error::other);
         token
-            .and_then(|t| Stream::start(target, cfg.stream_level, interval, &id, t, threads))
+            .and_then(|t| Ok((t, tls?)))
+            .and_then(|(t, tls)| {
+                Stream::start(target, cfg.stream_level, interval, &id, t, tls, threads)
+            })
             .map_err(|e| stream_err = Some(e))
             .ok()
     });

@@ -10,7 +10,7 @@
 //! The collector proves first, so a process that squats the port without the token learns
 //! nothing but a nonce. Fresh nonces on both sides make a recorded proof useless on another
 //! connection. Only the proofs cross the wire, never the token. This authenticates the ends;
-//! it does not encrypt what follows (put the stream on a Unix socket or a trusted network).
+//! it does not encrypt what follows: with TLS ([`crate::tls`]) it runs inside the TLS session.
 //!
 //! The functions here are pure (no I/O) so both ends share one definition, each doing its
 //! own socket I/O (the connector sends with `MSG_NOSIGNAL`, the collector reads with its

@@ -15,6 +15,7 @@ mod bin_read;
 mod field;
 mod pending;
 mod table;
+pub mod tls;
 
 pub use bin::{
     bin_records, get_varint, put_varint, BinBlock, BinDecoder, BinEncoder, BinError, BinSource,

@@ -1086,6 +1086,17 @@ pub fn prometheus_with_token(
     target: &str,
     token_file: Option<&Path>,
 ) -> (KillOnDrop, String) {
+    prometheus_with_auth(dir, target, token_file, None)
+}
+
+/// [`prometheus_with_token`], scraping over TLS (`scheme: https`) and trusting only the
+/// PEM CA `tls_ca` when given (the collector's `--tls-cert`).
+pub fn prometheus_with_auth(
+    dir: &Path,
+    target: &str,
+    token_file: Option<&Path>,
+    tls_ca: Option<&Path>,
+) -> (KillOnDrop, String) {
     let bin = which("prometheus").expect(
         "Debian's `prometheus` is not installed (apt-get install prometheus; scripts/test.sh does)",
     );
@@ -1098,6 +1109,9 @@ pub fn prometheus_with_token(
              scrape_configs:\n  - job_name: h5prov\n    static_configs:\n      - targets: ['{target}']\n{}",
             token_file.map_or(String::new(), |f| format!(
                 "    authorization:\n      type: Bearer\n      credentials_file: {}\n",
+                f.display()
+            )) + &tls_ca.map_or(String::new(), |f| format!(
+                "    scheme: https\n    tls_config:\n      ca_file: {}\n",
                 f.display()
             ))
         ),

@@ -1730,7 +1730,7 @@ pub fn bucket_label(i: usize) -> String {
         return "0".into();
     }
     let lo = 1u64 << (i - 1);
-    crate::render::fmt_bytes_short(lo)
+    crate::units::fmt_bytes_short(lo)
 }
 
 #[cfg(test)]

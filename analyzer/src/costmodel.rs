@@ -20,10 +20,10 @@
 //! and conversion layers; the rules here are the layers they did not cover.
 //! `docs/INSIGHTS.md` ("The cost model") gives each code's trigger and references.
 
+use crate::aggregate::dataset_io::{DatasetIo, DatasetsIo};
 use crate::analysis::{DatasetRow, Report};
 use crate::insights::{dims_elems, severity_for_share, Insight, Level};
-use crate::insights_dataset::{DatasetIo, DatasetsIo};
-use crate::render::{fmt_bytes, fmt_ns, pct};
+use crate::units::{fmt_bytes, fmt_ns, pct};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -747,7 +747,7 @@ fn compound_subset(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::insights_dataset::CostFacts;
+    use crate::aggregate::dataset_io::CostFacts;
 
     fn row(layout: &str, writes: u64, written: u64) -> DatasetRow {
         DatasetRow {

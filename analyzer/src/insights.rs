@@ -3,8 +3,8 @@
 
 use crate::aggregate::{Aggregate, SizeHist};
 use crate::analysis::Report;
-use crate::render::{fmt_ns, pct};
 use crate::stats::MODIFIED_Z_THRESHOLD;
+use crate::units::{fmt_ns, pct};
 use serde::Serialize;
 
 /// Drishti's rank-imbalance rule: (slowest − fastest) / total above this flags the slowest.

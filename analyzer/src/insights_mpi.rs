@@ -14,7 +14,7 @@ use crate::aggregate::Aggregate;
 use crate::analysis::{RankRow, Report};
 use crate::insights::{below, dims_elems, ins, severity_for_share, Insight, Level, Thresholds};
 use crate::record::{OpClass, ProcKey};
-use crate::render::{fmt_bytes, fmt_ns, pct};
+use crate::units::{fmt_bytes, fmt_ns, pct};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Metadata calls a run needs before it can be called metadata-dominated (a program that

@@ -38,6 +38,7 @@ pub mod sketch;
 pub mod stats;
 pub mod timeline;
 pub mod top;
+pub mod units;
 
 use std::path::Path;
 

@@ -1,0 +1,697 @@
+//! What the dataset rules ([`crate::insights_dataset`]) and the cost model
+//! ([`crate::costmodel`]) need beyond the generic aggregate, collected as the records go
+//! by: per dataset, from its transfers ([`Recorder`], one per trace file) and from its
+//! objects rows ([`DatasetIo::of_summary`]), merged commutatively like the rest of the
+//! aggregate ([`DatasetsIo::merge`]).
+
+use crate::aggregate::SizeHist;
+use crate::record::{OpClass, RecordRef};
+use compact_str::CompactString;
+use h5prov_format::ObjectSummary;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// HDF5's default chunk cache size per dataset (`H5Pset_chunk_cache`/`H5Pset_cache`): 1 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 1 << 20;
+/// HDF5's default number of chunk cache hash slots: 521.
+pub const DEFAULT_CACHE_SLOTS: u64 = 521;
+/// Chunks smaller than this are small (10 KiB, the lower end of The HDF Group's
+/// "Chunking in HDF5" guidance of roughly 10 KiB–1 MiB per chunk).
+pub const CHUNK_SMALL_BYTES: u64 = 10 << 10;
+/// Chunks an access must touch on average before small chunks are a problem: every chunk
+/// costs an index (B-tree) lookup and a separate I/O.
+pub const CHUNKS_PER_ACCESS: f64 = 16.0;
+/// An access that covers at most this fraction of the chunks it touches uses a small part
+/// of each (chunk too large for the access).
+pub const CHUNK_USED_FRACTION: f64 = 0.25;
+/// Times each chunk is brought in, on average, before re-touching counts as thrashing.
+pub const CHUNK_RETOUCH: f64 = 2.0;
+/// Re-reads of one selection needed before they are a pattern.
+pub const REPEAT_MIN: u64 = 4;
+/// Distinct selections per dataset and process remembered to recognise a re-read.
+pub const REPEAT_WINDOW: usize = 8;
+/// Small accesses needed before small I/O is judged (Drishti's `small_requests_absolute`).
+pub const SMALL_IO_MIN: u64 = 1000;
+/// Access shapes kept per dataset (the smallest, so merges are exact for those kept).
+pub const MAX_SHAPES: usize = 32;
+/// Memory datatypes of converting transfers kept per dataset.
+const MAX_MEM_TYPES: usize = 4;
+
+/// Transfers of one access shape (the extent of the selection's bounding box).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShapeIo {
+    /// Reads with this shape.
+    pub reads: u64,
+    /// Writes with this shape.
+    pub writes: u64,
+    /// Time in those reads, ns.
+    pub read_ns: u64,
+    /// Time in those writes, ns.
+    pub write_ns: u64,
+    /// Bytes of those transfers in the file's datatype.
+    pub file_bytes: u64,
+}
+
+impl ShapeIo {
+    fn merge(&mut self, o: &ShapeIo) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read_ns += o.read_ns;
+        self.write_ns += o.write_ns;
+        self.file_bytes += o.file_bytes;
+    }
+}
+
+/// What the dataset rules know about one dataset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatasetIo {
+    /// Transfers that converted between memory and file datatypes.
+    pub conv_calls: u64,
+    /// Their time, ns.
+    pub conv_ns: u64,
+    /// Their bytes in memory.
+    pub conv_bytes: u64,
+    /// Their bytes in the file's datatype.
+    pub conv_file_bytes: u64,
+    /// Memory datatypes of converting transfers (the smallest few).
+    pub conv_mem_types: BTreeSet<String>,
+    /// Reads of a selection the same process had read before (no write in between).
+    pub repeat_reads: u64,
+    /// Their time, ns.
+    pub repeat_ns: u64,
+    /// Their bytes.
+    pub repeat_bytes: u64,
+    /// Transfers by access shape (`256x512`), the [`MAX_SHAPES`] smallest shapes.
+    pub shapes: Shapes,
+    /// Chunk dimensions from the objects rows (smallest non-empty).
+    pub chunk: CompactString,
+    /// Filter pipeline (smallest non-empty).
+    pub filters: CompactString,
+    /// File datatype (smallest non-empty).
+    pub ftype: CompactString,
+    /// Chunk cache bytes in force: the largest over opens, HDF5's default for an open
+    /// that left it to the file; 0 when no chunked open was seen.
+    pub cache_bytes: u64,
+    /// Chunk cache slots, likewise.
+    pub cache_slots: u64,
+    /// The cost model's facts ([`crate::costmodel`]).
+    pub cost: CostFacts,
+}
+
+/// What the cost model ([`crate::costmodel`]) needs of one dataset beyond the rules
+/// above: the work asked for (transfers, elements) and the calls and settings that make
+/// HDF5 do more (point and fragmented selections, extents, flushes, fill values).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CostFacts {
+    /// Successful data transfers (reads and writes).
+    pub xfers: u64,
+    /// Elements they selected.
+    pub elems: u64,
+    /// Their time, ns.
+    pub xfer_ns: u64,
+    /// Transfers with a point selection (`sel` `points`), their elements and time.
+    pub point_calls: u64,
+    /// Elements of those point selections.
+    pub point_elems: u64,
+    /// Time of those point transfers, ns.
+    pub point_ns: u64,
+    /// Hyperslab transfers of at least [`crate::costmodel::FRAG_BLOCKS`] blocks.
+    pub frag_calls: u64,
+    /// Blocks of those transfers.
+    pub frag_blocks: u64,
+    /// Bytes (file datatype) of those transfers.
+    pub frag_bytes: u64,
+    /// Time of those transfers, ns.
+    pub frag_ns: u64,
+    /// `dataset.create` calls and their time, ns.
+    pub creates: u64,
+    /// Time of the creates, ns.
+    pub create_ns: u64,
+    /// `dataset.specific:set_extent` calls (`H5Dset_extent`).
+    pub extends: u64,
+    /// Their time, ns.
+    pub extend_ns: u64,
+    /// `dataset.specific:flush` calls (`H5Dflush`).
+    pub flushes: u64,
+    /// Their time, ns.
+    pub flush_ns: u64,
+    /// Fill time (`alloc`, `never`, `ifset`) from the objects rows (smallest non-empty).
+    pub fill_time: CompactString,
+    /// Allocation time (`early`, `late`, `incr`), likewise.
+    pub alloc_time: CompactString,
+    /// Fill value status (`default`, `user`, `undefined`), likewise.
+    pub fill: CompactString,
+}
+
+impl CostFacts {
+    fn merge(&mut self, o: CostFacts) {
+        self.xfers += o.xfers;
+        self.elems += o.elems;
+        self.xfer_ns += o.xfer_ns;
+        self.point_calls += o.point_calls;
+        self.point_elems += o.point_elems;
+        self.point_ns += o.point_ns;
+        self.frag_calls += o.frag_calls;
+        self.frag_blocks += o.frag_blocks;
+        self.frag_bytes += o.frag_bytes;
+        self.frag_ns += o.frag_ns;
+        self.creates += o.creates;
+        self.create_ns += o.create_ns;
+        self.extends += o.extends;
+        self.extend_ns += o.extend_ns;
+        self.flushes += o.flushes;
+        self.flush_ns += o.flush_ns;
+        keep_smallest(&mut self.fill_time, &o.fill_time);
+        keep_smallest(&mut self.alloc_time, &o.alloc_time);
+        keep_smallest(&mut self.fill, &o.fill);
+    }
+}
+
+fn keep_smallest(s: &mut CompactString, o: &str) {
+    if !o.is_empty() && (s.is_empty() || o < s.as_str()) {
+        *s = o.into();
+    }
+}
+
+/// Transfers by access shape, sorted by shape: a vector, because a dataset is nearly
+/// always accessed with one or two shapes (a tree allocates a node of eleven entries for
+/// the first, and there is one such map per dataset and process while a trace is read).
+/// Shapes are short, so they are kept inline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shapes(Vec<(CompactString, ShapeIo)>);
+
+impl Shapes {
+    /// Number of shapes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No shape.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `(shape, transfers)`, sorted by shape.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ShapeIo)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The transfers of `shape`.
+    pub fn get(&self, shape: &str) -> Option<&ShapeIo> {
+        self.find(shape).ok().map(|i| &self.0[i].1)
+    }
+
+    fn find(&self, shape: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(shape))
+    }
+
+    /// The entry of `shape`, created empty if new, unless it would be dropped at once
+    /// (all [`MAX_SHAPES`] kept shapes are smaller); keeps the [`MAX_SHAPES`] smallest.
+    pub fn entry(&mut self, shape: &str) -> Option<&mut ShapeIo> {
+        let i = match self.find(shape) {
+            Ok(i) => i,
+            Err(i) if i >= MAX_SHAPES => return None,
+            Err(i) => {
+                // One at a time: most datasets keep one shape (a first push reserves four).
+                self.0.reserve_exact(1);
+                self.0.insert(i, (shape.into(), ShapeIo::default()));
+                self.0.truncate(MAX_SHAPES);
+                i
+            }
+        };
+        Some(&mut self.0[i].1)
+    }
+
+    fn merge(&mut self, o: Shapes) {
+        for (k, v) in o.0 {
+            if let Some(s) = self.entry(&k) {
+                s.merge(&v);
+            }
+        }
+    }
+}
+
+impl DatasetIo {
+    /// What an objects row says about its dataset's storage; `None` for other kinds and
+    /// for rows without chunk or datatype.
+    pub fn of_summary(o: &ObjectSummary) -> Option<DatasetIo> {
+        if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
+            return None;
+        }
+        let mut d = DatasetIo {
+            chunk: o.chunk.as_str().into(),
+            filters: o.filters.as_str().into(),
+            ftype: o.ftype.as_str().into(),
+            cost: CostFacts {
+                fill_time: o.fill_time.as_str().into(),
+                alloc_time: o.alloc_time.as_str().into(),
+                fill: o.fill.as_str().into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        if !o.chunk.is_empty() {
+            d.cache_slots = cache_part(&o.cache, 0);
+            d.cache_bytes = cache_part(&o.cache, 1);
+        }
+        Some(d)
+    }
+
+    fn merge(&mut self, o: DatasetIo) {
+        self.conv_calls += o.conv_calls;
+        self.conv_ns += o.conv_ns;
+        self.conv_bytes += o.conv_bytes;
+        self.conv_file_bytes += o.conv_file_bytes;
+        self.conv_mem_types.extend(o.conv_mem_types);
+        while self.conv_mem_types.len() > MAX_MEM_TYPES {
+            self.conv_mem_types.pop_last();
+        }
+        self.repeat_reads += o.repeat_reads;
+        self.repeat_ns += o.repeat_ns;
+        self.repeat_bytes += o.repeat_bytes;
+        self.shapes.merge(o.shapes);
+        keep_smallest(&mut self.chunk, &o.chunk);
+        keep_smallest(&mut self.filters, &o.filters);
+        keep_smallest(&mut self.ftype, &o.ftype);
+        self.cache_bytes = self.cache_bytes.max(o.cache_bytes);
+        self.cache_slots = self.cache_slots.max(o.cache_slots);
+        self.cost.merge(o.cost);
+    }
+}
+
+/// The dataset rules' part of the aggregate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatasetsIo {
+    /// Per dataset, by container file, then path (each file name is stored once, not
+    /// once per dataset).
+    pub datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>>,
+    /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
+    /// buckets of [`SizeHist`]), ns.
+    pub size_ns: [Vec<u64>; 2],
+}
+
+/// Adds the datasets of one file into another's.
+fn merge_datasets(
+    a: &mut BTreeMap<CompactString, DatasetIo>,
+    b: BTreeMap<CompactString, DatasetIo>,
+) {
+    for (k, v) in b {
+        match a.get_mut(&k) {
+            Some(d) => d.merge(v),
+            None => {
+                a.insert(k, v);
+            }
+        }
+    }
+}
+
+fn add_dense(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+impl DatasetsIo {
+    /// Adds another part (commutative and associative).
+    pub fn merge(&mut self, o: DatasetsIo) {
+        for (f, theirs) in o.datasets {
+            let Some(ours) = self.datasets.get_mut(&f) else {
+                self.datasets.insert(f, theirs);
+                continue;
+            };
+            if ours.len() < theirs.len() {
+                let small = std::mem::replace(ours, theirs);
+                merge_datasets(ours, small);
+            } else {
+                merge_datasets(ours, theirs);
+            }
+        }
+        add_dense(&mut self.size_ns[0], &o.size_ns[0]);
+        add_dense(&mut self.size_ns[1], &o.size_ns[1]);
+    }
+
+    /// `((file, path), dataset)` of every dataset, sorted by file, then path.
+    pub fn iter(&self) -> impl Iterator<Item = ((&str, &str), &DatasetIo)> {
+        self.datasets
+            .iter()
+            .flat_map(|(f, m)| m.iter().map(move |(p, d)| ((f.as_str(), p.as_str()), d)))
+    }
+
+    /// The dataset `path` of container file `file`.
+    pub fn get(&self, file: &str, path: &str) -> Option<&DatasetIo> {
+        self.datasets.get(file)?.get(path)
+    }
+
+    /// Adds `d` to the dataset `path` of container file `file`, unless that is not here:
+    /// then `d` comes back.
+    pub fn add_existing(&mut self, file: &str, path: &str, d: DatasetIo) -> Option<DatasetIo> {
+        match self.datasets.get_mut(file).and_then(|m| m.get_mut(path)) {
+            Some(x) => {
+                x.merge(d);
+                None
+            }
+            None => Some(d),
+        }
+    }
+
+    /// Adds `d` to the dataset `path` of container file `file`.
+    pub fn add(&mut self, file: &str, path: &str, d: DatasetIo) {
+        let Some(d) = self.add_existing(file, path, d) else {
+            return;
+        };
+        let file = match self.datasets.get_mut(file) {
+            Some(f) => f,
+            None => self.datasets.entry(file.to_string()).or_default(),
+        };
+        file.insert(path.into(), d);
+    }
+
+    /// The same facts in trees with full nodes. Filled by [`DatasetsIo::add`] in
+    /// the order of an objects file's rows, a tree keeps about half of its room empty; an
+    /// objects file's trees are moved whole into the read's, which holds every dataset.
+    pub fn packed(mut self) -> Self {
+        for m in self.datasets.values_mut() {
+            // Taken in key order and collected: built in bulk, node by node.
+            *m = std::mem::take(m).into_iter().collect();
+        }
+        self
+    }
+
+    /// Time in data accesses smaller than `limit` (a power of two), ns.
+    pub fn small_ns(&self, limit: u64) -> u64 {
+        let lb = SizeHist::bucket(limit.next_power_of_two());
+        self.size_ns
+            .iter()
+            .map(|v| v.iter().take(lb).sum::<u64>())
+            .sum()
+    }
+}
+
+/// One dataset as a trace file's records go by: its part of the aggregate and the
+/// selections its process read since it last wrote it.
+#[derive(Debug, Default)]
+struct Local {
+    io: DatasetIo,
+    recent: Vec<(Box<str>, u64, u64)>,
+}
+
+/// Collects the dataset rules' facts from the records of one trace file (one process, in
+/// order).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    /// Container files, in the order first seen (a process uses few)...
+    files: Vec<Box<str>>,
+    /// ...and by that number, their datasets by path.
+    datasets: Vec<FxHashMap<CompactString, Local>>,
+    /// Emptied tables of earlier trace files, for the next ones.
+    spare: Vec<FxHashMap<CompactString, Local>>,
+    /// The number of the file of the last transfer.
+    last_file: usize,
+    shape: String,
+    size_ns: [Vec<u64>; 2],
+}
+
+/// The extent of a bounding box: `0:99x10:19` → `100x10`; `None` when it does not parse.
+fn bbox_shape(bbox: &str, out: &mut String) -> Option<()> {
+    use std::fmt::Write;
+    out.clear();
+    for (i, d) in bbox.split('x').enumerate() {
+        let (s, e) = d.split_once(':')?;
+        let (s, e) = (s.parse::<u64>().ok()?, e.parse::<u64>().ok()?);
+        if i > 0 {
+            out.push('x');
+        }
+        write!(out, "{}", e.checked_sub(s)? + 1).ok()?;
+    }
+    Some(())
+}
+
+impl Recorder {
+    /// Adds one record of class `class`.
+    #[inline]
+    pub fn add(&mut self, r: &RecordRef<'_>, class: OpClass) {
+        if class == OpClass::Metadata {
+            if r.kind == "dataset" && r.status >= 0 {
+                self.add_dataset_call(r);
+            }
+            return;
+        }
+        let w = usize::from(class == OpClass::DataWrite);
+        let b = SizeHist::bucket(r.bytes);
+        let v = &mut self.size_ns[w];
+        if v.len() <= b {
+            v.resize(b + 1, 0);
+        }
+        v[b] += r.total_ns;
+        if r.kind != "dataset" || r.status < 0 {
+            return;
+        }
+        self.add_transfer(r, w == 1);
+    }
+
+    /// The cost model's dataset calls that move no data: create, extend, flush.
+    fn add_dataset_call(&mut self, r: &RecordRef<'_>) {
+        let c = &mut self.local(r).io.cost;
+        match r.op {
+            "dataset.create" => {
+                c.creates += 1;
+                c.create_ns += r.total_ns;
+            }
+            "dataset.specific:set_extent" => {
+                c.extends += 1;
+                c.extend_ns += r.total_ns;
+            }
+            "dataset.specific:flush" => {
+                c.flushes += 1;
+                c.flush_ns += r.total_ns;
+            }
+            _ => {}
+        }
+    }
+
+    /// The dataset of `r`, created empty when new.
+    fn local(&mut self, r: &RecordRef<'_>) -> &mut Local {
+        if self
+            .files
+            .get(self.last_file)
+            .is_none_or(|f| **f != *r.file)
+        {
+            self.last_file = match self.files.iter().position(|f| **f == *r.file) {
+                Some(i) => i,
+                None => {
+                    self.files.push(r.file.into());
+                    self.datasets.push(self.spare.pop().unwrap_or_default());
+                    self.files.len() - 1
+                }
+            };
+        }
+        let by_path = &mut self.datasets[self.last_file];
+        if !by_path.contains_key(r.path) {
+            by_path.insert(r.path.into(), Local::default());
+        }
+        by_path.get_mut(r.path).expect("inserted above")
+    }
+
+    fn add_transfer(&mut self, r: &RecordRef<'_>, write: bool) {
+        // The shape buffer is taken out while the dataset's entry is borrowed.
+        let mut shape = std::mem::take(&mut self.shape);
+        let l = self.local(r);
+        let d = &mut l.io;
+        let c = &mut d.cost;
+        c.xfers += 1;
+        c.elems += r.npoints;
+        c.xfer_ns += r.total_ns;
+        let has_box = bbox_shape(r.bbox, &mut shape).is_some();
+        if r.sel == "points" {
+            c.point_calls += 1;
+            c.point_elems += r.npoints;
+            c.point_ns += r.total_ns;
+        } else if r.blocks >= crate::costmodel::FRAG_BLOCKS
+            && matches!(r.sel, "hyperslab" | "irregular")
+            // MPI-IO's two-phase I/O aggregates the pieces of collective transfers.
+            && (if r.xfer_actual.is_empty() { r.xfer } else { r.xfer_actual }) != "collective"
+            && has_box
+            // A hyperslab that fills its bounding box is one region however HDF5 counts
+            // its blocks (a row selected with count 1000 and block 1 is 1000 "blocks");
+            // one with holes is split into pieces at its blocks.
+            && crate::insights::dims_elems(&shape).is_some_and(|e| r.npoints < e)
+        {
+            c.frag_calls += 1;
+            c.frag_blocks += r.blocks;
+            c.frag_bytes += if r.file_bytes > 0 {
+                r.file_bytes
+            } else {
+                r.bytes
+            };
+            c.frag_ns += r.total_ns;
+        }
+        if r.conv != 0 {
+            d.conv_calls += 1;
+            d.conv_ns += r.total_ns;
+            d.conv_bytes += r.bytes;
+            d.conv_file_bytes += r.file_bytes;
+            if !r.mem_type.is_empty() && !d.conv_mem_types.contains(r.mem_type) {
+                d.conv_mem_types.insert(r.mem_type.to_string());
+                while d.conv_mem_types.len() > MAX_MEM_TYPES {
+                    d.conv_mem_types.pop_last();
+                }
+            }
+        }
+        if has_box {
+            let file_bytes = if r.file_bytes > 0 {
+                r.file_bytes
+            } else {
+                r.bytes
+            };
+            if let Some(s) = d.shapes.entry(&shape) {
+                if write {
+                    s.writes += 1;
+                    s.write_ns += r.total_ns;
+                } else {
+                    s.reads += 1;
+                    s.read_ns += r.total_ns;
+                }
+                s.file_bytes += file_bytes;
+            }
+        }
+        // Re-reads: the same bounding box, blocks and points as a recent read, with no
+        // write to the dataset in between (point selections can differ inside one box).
+        if write {
+            l.recent.clear();
+        } else if !r.bbox.is_empty() && r.sel != "points" {
+            let hit = l
+                .recent
+                .iter()
+                .position(|(b, n, p)| &**b == r.bbox && *n == r.blocks && *p == r.npoints);
+            match hit {
+                Some(i) => {
+                    d.repeat_reads += 1;
+                    d.repeat_ns += r.total_ns;
+                    d.repeat_bytes += r.bytes;
+                    let e = l.recent.remove(i);
+                    l.recent.push(e);
+                }
+                None => {
+                    if l.recent.len() >= REPEAT_WINDOW {
+                        l.recent.remove(0);
+                    }
+                    l.recent.push((r.bbox.into(), r.blocks, r.npoints));
+                }
+            }
+        }
+        self.shape = shape;
+    }
+
+    /// The facts collected, keyed by (file, path); the recorder is then empty, ready for
+    /// the next trace file, and keeps its emptied tables for it.
+    pub fn finish(&mut self) -> DatasetsIo {
+        let mut datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>> = BTreeMap::new();
+        // Each file once (`files` is unique). Collected, not inserted one by one: a tree
+        // built from all its entries at once has full nodes, where one filled in hash
+        // order (random) keeps about a third of its room empty, and these trees hold
+        // every dataset of a read.
+        let files = std::mem::take(&mut self.files);
+        for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
+            datasets.insert(f.into(), by_path.drain().map(|(p, l)| (p, l.io)).collect());
+            self.spare.push(by_path);
+        }
+        self.last_file = 0;
+        DatasetsIo {
+            datasets,
+            size_ns: std::mem::take(&mut self.size_ns),
+        }
+    }
+}
+
+/// Part `i` of a `cache` field (`nslots:nbytes:w0`, [`crate::aggregate::FileAccess`] and
+/// dataset rows); a part left to the file (`-`) or missing reads as 0.
+pub fn cache_part(cache: &str, i: usize) -> u64 {
+    cache
+        .split(':')
+        .nth(i)
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_of_boxes() {
+        let mut s = String::new();
+        assert!(bbox_shape("0:99x10:19", &mut s).is_some());
+        assert_eq!(s, "100x10");
+        assert!(bbox_shape("5:5", &mut s).is_some());
+        assert_eq!(s, "1");
+        assert!(bbox_shape("", &mut s).is_none());
+        assert!(bbox_shape("9:1", &mut s).is_none());
+    }
+
+    fn rec<'a>(op: &'a str, bbox: &'a str, conv: u8) -> RecordRef<'a> {
+        RecordRef {
+            op,
+            kind: "dataset",
+            file: "f.h5",
+            path: "/d",
+            bytes: 4096,
+            file_bytes: 2048,
+            total_ns: 10,
+            sel: "hyperslab",
+            blocks: 1,
+            npoints: 1024,
+            bbox,
+            conv,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn re_reads_count_until_a_write_and_conversions_are_summed() {
+        let mut r = Recorder::default();
+        let read = OpClass::DataRead;
+        for bbox in ["0:9x0:9", "10:19x0:9", "0:9x0:9", "0:9x0:9"] {
+            r.add(&rec("dataset.read", bbox, 0), read);
+        }
+        // A write makes the next read of the same box a fresh one.
+        r.add(&rec("dataset.write", "0:9x0:9", 1), OpClass::DataWrite);
+        r.add(&rec("dataset.read", "0:9x0:9", 0), read);
+        r.add(&rec("dataset.read", "0:9x0:9", 0), read);
+        let dio = r.finish();
+        let d = dio.get("f.h5", "/d").unwrap();
+        assert_eq!((d.repeat_reads, d.repeat_ns), (3, 30));
+        assert_eq!(
+            (d.conv_calls, d.conv_bytes, d.conv_file_bytes),
+            (1, 4096, 2048)
+        );
+        let s = d.shapes.get("10x10").unwrap();
+        assert_eq!((s.reads, s.writes, s.file_bytes), (6, 1, 7 * 2048));
+        // Every access here is 4 KiB: all of the time is in small accesses.
+        assert_eq!(dio.small_ns(1 << 20), 70);
+        assert_eq!(dio.small_ns(4096), 0);
+    }
+
+    #[test]
+    fn shapes_keep_the_smallest_whatever_the_merge_order() {
+        let one = |k: &str| {
+            let mut d = DatasetIo::default();
+            d.shapes.entry(k).unwrap().reads = 1;
+            d
+        };
+        let keys: Vec<String> = (0..MAX_SHAPES + 5).map(|i| format!("{:03}", i)).collect();
+        let mut a = DatasetIo::default();
+        for k in &keys {
+            a.merge(one(k));
+        }
+        let mut b = DatasetIo::default();
+        for k in keys.iter().rev() {
+            b.merge(one(k));
+        }
+        assert_eq!(a, b);
+        assert_eq!(a.shapes.len(), MAX_SHAPES);
+        assert_eq!(a.shapes.iter().next().map(|s| s.0), Some("000"));
+    }
+}

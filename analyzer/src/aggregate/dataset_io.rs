@@ -1,15 +1,19 @@
-//! What the dataset rules ([`crate::insights_dataset`]) and the cost model
-//! ([`crate::costmodel`]) need beyond the generic aggregate, collected as the records go
+//! What the dataset rules ([`crate::insights::dataset`]) and the cost model
+//! ([`crate::insights::costmodel`]) need beyond the generic aggregate, collected as the records go
 //! by: per dataset, from its transfers ([`Recorder`], one per trace file) and from its
 //! objects rows ([`DatasetIo::of_summary`]), merged commutatively like the rest of the
 //! aggregate ([`DatasetsIo::merge`]).
 
 use crate::aggregate::SizeHist;
-use crate::record::{OpClass, RecordRef};
+use crate::read::record::{OpClass, RecordRef};
 use compact_str::CompactString;
 use h5prov_format::ObjectSummary;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Hyperslab transfers of at least this many blocks are fragmented selections (the cost
+/// model's [`crate::insights::costmodel`] threshold, counted here as transfers go by).
+pub const FRAG_BLOCKS: u64 = 16;
 
 /// HDF5's default chunk cache size per dataset (`H5Pset_chunk_cache`/`H5Pset_cache`): 1 MiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 1 << 20;
@@ -94,11 +98,11 @@ pub struct DatasetIo {
     pub cache_bytes: u64,
     /// Chunk cache slots, likewise.
     pub cache_slots: u64,
-    /// The cost model's facts ([`crate::costmodel`]).
+    /// The cost model's facts ([`crate::insights::costmodel`]).
     pub cost: CostFacts,
 }
 
-/// What the cost model ([`crate::costmodel`]) needs of one dataset beyond the rules
+/// What the cost model ([`crate::insights::costmodel`]) needs of one dataset beyond the rules
 /// above: the work asked for (transfers, elements) and the calls and settings that make
 /// HDF5 do more (point and fragmented selections, extents, flushes, fill values).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -115,7 +119,7 @@ pub struct CostFacts {
     pub point_elems: u64,
     /// Time of those point transfers, ns.
     pub point_ns: u64,
-    /// Hyperslab transfers of at least [`crate::costmodel::FRAG_BLOCKS`] blocks.
+    /// Hyperslab transfers of at least [`FRAG_BLOCKS`] blocks.
     pub frag_calls: u64,
     /// Blocks of those transfers.
     pub frag_blocks: u64,
@@ -509,7 +513,7 @@ impl Recorder {
             c.point_calls += 1;
             c.point_elems += r.npoints;
             c.point_ns += r.total_ns;
-        } else if r.blocks >= crate::costmodel::FRAG_BLOCKS
+        } else if r.blocks >= FRAG_BLOCKS
             && matches!(r.sel, "hyperslab" | "irregular")
             // MPI-IO's two-phase I/O aggregates the pieces of collective transfers.
             && (if r.xfer_actual.is_empty() { r.xfer } else { r.xfer_actual }) != "collective"
@@ -517,7 +521,7 @@ impl Recorder {
             // A hyperslab that fills its bounding box is one region however HDF5 counts
             // its blocks (a row selected with count 1000 and block 1 is 1000 "blocks");
             // one with holes is split into pieces at its blocks.
-            && crate::insights::dims_elems(&shape).is_some_and(|e| r.npoints < e)
+            && dims_elems(&shape).is_some_and(|e| r.npoints < e)
         {
             c.frag_calls += 1;
             c.frag_blocks += r.blocks;
@@ -604,6 +608,17 @@ impl Recorder {
             size_ns: std::mem::take(&mut self.size_ns),
         }
     }
+}
+
+/// The number of elements of a `dims` text (`100x10` → 1000); `None` when empty or not
+/// numeric.
+pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
+    if dims.is_empty() {
+        return None;
+    }
+    dims.split('x')
+        .map(|d| d.trim().parse::<u64>().ok())
+        .try_fold(1u64, |a, d| d.map(|d| a.saturating_mul(d)))
 }
 
 /// Part `i` of a `cache` field (`nslots:nbytes:w0`, [`crate::aggregate::FileAccess`] and

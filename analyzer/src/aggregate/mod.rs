@@ -8,18 +8,23 @@
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
 //! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
 
+pub mod asyncops;
+pub mod check;
+pub mod collective;
 pub mod dataset_io;
+pub mod sketch;
+pub mod timeline;
 
-pub use crate::record::{is_anonymous_label, ANONYMOUS_LABEL};
+pub use crate::read::record::{is_anonymous_label, ANONYMOUS_LABEL};
 
-use crate::check::{self, Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
-use crate::collective::{self, Collectives, Recorder};
+use crate::aggregate::check::{Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
+use crate::aggregate::collective::{Collectives, Recorder};
+use crate::aggregate::sketch::LogSketch;
+use crate::aggregate::timeline::{OpenBin, Timeline};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
+use crate::read::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::read::stream_capture::{read_capture, Capture, StreamProcess, STREAM_FORMAT};
 use crate::read::{Error, FileDiag, Inputs, ReadOptions};
-use crate::record::{OpClass, ProcKey, RecordExt, RecordRef};
-use crate::sketch::LogSketch;
-use crate::timeline::{OpenBin, Timeline};
 use compact_str::CompactString;
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
 use rayon::prelude::*;
@@ -1157,13 +1162,13 @@ pub struct Aggregate {
     /// Collective calls of MPI ranks, for arrival skew.
     pub collectives: Collectives,
     /// What the dataset insights need: per dataset transfers and storage settings, and
-    /// time by access size ([`crate::insights_dataset`]).
+    /// time by access size ([`crate::insights::dataset`]).
     pub datasets_io: crate::aggregate::dataset_io::DatasetsIo,
     /// How each container file was accessed (objects files' `file` rows): driver,
     /// alignment, file system.
     pub file_access: BTreeMap<String, FileAccess>,
-    /// Asynchronous operations, issue to completion, by operation ([`crate::asyncops`]).
-    pub async_ops: BTreeMap<String, crate::asyncops::AsyncStats>,
+    /// Asynchronous operations, issue to completion, by operation ([`crate::aggregate::asyncops`]).
+    pub async_ops: BTreeMap<String, crate::aggregate::asyncops::AsyncStats>,
     /// What the report's dataflow graph needs of the objects files.
     pub dataflow: Dataflow,
 }
@@ -1418,11 +1423,11 @@ pub struct Builder<'a> {
     last_ns: u64,
     /// The per-record consistency checks.
     checks: RecordChecks,
-    /// The dataset insights' facts ([`crate::insights_dataset`]): the accumulator's
+    /// The dataset insights' facts ([`crate::insights::dataset`]): the accumulator's
     /// recorder, whose tables one file after another reuses.
     dataset_io: &'a mut crate::aggregate::dataset_io::Recorder,
     /// Asynchronous operations joined with their request rows.
-    async_ops: crate::asyncops::Joiner,
+    async_ops: crate::aggregate::asyncops::Joiner,
     /// Records of anonymous objects, held until the link that names them.
     anonymous: Anonymous,
 }

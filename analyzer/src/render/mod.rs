@@ -2,6 +2,7 @@
 //! returns bytes. Nothing here reads files or the environment; the binary decides about
 //! color and where output goes.
 
+pub mod compare;
 pub mod csv_out;
 pub mod html;
 pub mod svg;

@@ -468,7 +468,7 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
                 // Writes of the whole dataset each time are rewrites, not partial writes:
                 // no layout merges them (deep_path's fix updates its small datasets whole).
                 && !(1..=d.bytes_written / d.writes.max(1))
-                    .contains(&crate::costmodel::dataset_bytes(d))
+                    .contains(&crate::insights::costmodel::dataset_bytes(d))
         })
         .map(|d| {
             (

@@ -15,7 +15,7 @@
 //! of one file are matched by their index per operation, not by object: MPI requires all
 //! ranks to make the same collective calls on a file in the same order.
 
-use crate::record::{ProcKey, RecordExt, RecordRef};
+use crate::read::record::{ProcKey, RecordExt, RecordRef};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -93,7 +93,7 @@ pub fn is_collective(op: &str, xfer: &str) -> bool {
 /// `(start_ns, total_ns)` of one call.
 pub type Call = (u64, u64);
 
-/// The `start_ns` of a call whose record had no valid times (see [`crate::check`]; a valid
+/// The `start_ns` of a call whose record had no valid times (see [`crate::aggregate::check`]; a valid
 /// start is below 2^63): kept so that later calls keep their index, never matched.
 pub const NO_TIME: u64 = u64::MAX;
 

@@ -15,7 +15,7 @@
 //! 4. [`render`]: pure renderers (terminal, JSON, CSV, HTML, SVG) that return bytes, and
 //!    [`render::compare`] of two reports.
 //!
-//! Beside the pipeline: [`units`] formats quantities for people (used from stage 3 on);
+//! Beside the pipeline: [`units`] formats quantities for people (detection, renderers, `top`);
 //! [`export`] writes Perfetto JSON, Parquet and PROV; [`live`] is `h5prov run`, the
 //! streaming collector and `h5prov top`.
 #![forbid(unsafe_code)]

@@ -330,10 +330,10 @@ struct ThresholdArgs {
     min_op_share: f64,
     /// Share of a collective operation's time spent waiting for the last rank before that
     /// rank is named its late-arrival straggler.
-    #[arg(long, value_name = "FRACTION", default_value_t = h5prov_analyzer::aggregate::collective::MIN_WAIT_SHARE)]
+    #[arg(long, value_name = "FRACTION", default_value_t = h5prov_analyzer::analysis::collective::MIN_WAIT_SHARE)]
     late_wait_share: f64,
     /// Waiting (ns, all matched calls) a collective operation needs before a late rank is named.
-    #[arg(long, value_name = "NS", default_value_t = h5prov_analyzer::aggregate::collective::MIN_WAIT_NS)]
+    #[arg(long, value_name = "NS", default_value_t = h5prov_analyzer::analysis::collective::MIN_WAIT_NS)]
     late_min_wait_ns: u64,
     /// Stripe size of the file system holding the files, bytes (e.g. Lustre's `lfs
     /// getstripe -S`), for the alignment rule when the trace cannot tell; 0: unknown.

@@ -2,13 +2,14 @@
 //! transfer modes, phases, insights). Pure and deterministic: the same aggregate gives the
 //! same report.
 
+pub mod collective;
 pub mod stats;
 
 use crate::aggregate::check::TraceWarning;
-use crate::aggregate::collective::CollectiveSkew;
 use crate::aggregate::sketch::{LogSketch, RELATIVE_ACCURACY};
 use crate::aggregate::timeline::{segment, Phase, Window};
 use crate::aggregate::{Aggregate, ObjStats, ObjectMap, SlowCall, SummaryStats};
+use crate::analysis::collective::CollectiveSkew;
 use crate::analysis::stats::{Robust, Spread};
 use crate::insights::{self, Insight, Thresholds};
 use crate::read::record::{OpClass, ProcKey};
@@ -703,11 +704,8 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let (ranks, rank_ops) = rank_rows(&agg, &groups);
     let straggler_calls = straggler_calls(&agg, th, run.first_ns);
     let collectives = collectives_by_run(std::mem::take(&mut agg.collectives), &groups);
-    let collective_skew = crate::aggregate::collective::analyze(
-        &collectives,
-        th.late_wait_share,
-        th.late_min_wait_ns,
-    );
+    let collective_skew =
+        crate::analysis::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
     drop(collectives);
     let mut straggler_ranks = straggler_ranks(&agg, &groups, th, total);
     add_late_arrivals(&mut straggler_ranks, &collective_skew, &agg, &groups, total);

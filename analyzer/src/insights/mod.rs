@@ -133,8 +133,8 @@ impl Default for Thresholds {
             tiny_dataset_count: TINY_DATASET_COUNT,
             partial_writes: PARTIAL_WRITES,
             min_op_share: MIN_OP_SHARE,
-            late_wait_share: crate::aggregate::collective::MIN_WAIT_SHARE,
-            late_min_wait_ns: crate::aggregate::collective::MIN_WAIT_NS,
+            late_wait_share: crate::analysis::collective::MIN_WAIT_SHARE,
+            late_min_wait_ns: crate::analysis::collective::MIN_WAIT_NS,
             stripe_size: 0,
         }
     }

@@ -2,42 +2,33 @@
 //! `libh5prov.so` writes and tells which HDF5 operations are hot, which calls, ranks and
 //! objects straggle, how the run splits into I/O phases, and what to do about it.
 //!
-//! Layers (each usable on its own):
-//! 1. [`read`]: discovery and streaming readers (CSV, JSONL) that yield borrowed
-//!    [`record::RecordRef`]s;
-//! 2. [`aggregate`]: one [`aggregate::Accumulator`] per worker thread reads files one
-//!    after another, and a commutative merge combines the workers';
-//! 3. [`analysis`]: detection (hot functions, stragglers, objects, phases, insights) into a
-//!    serialisable [`analysis::Report`], with [`check`]'s warnings about inconsistent
-//!    traces (checked as the data is read);
-//! 4. [`render`]: pure renderers (terminal, JSON, CSV, HTML) that return bytes;
-//!    [`export`] writes Chrome/Perfetto trace-event JSON; [`compare`] compares two runs.
+//! The crate is laid out by pipeline stage; data flows one way and no module imports a
+//! later stage (`tests/stages.rs` checks it):
+//! 1. [`read`]: discovery and streaming readers (binary, CSV, JSONL) that yield borrowed
+//!    [`read::record::RecordRef`]s;
+//! 2. [`aggregate`]: one [`aggregate::Accumulator`] per worker thread folds files one after
+//!    another (with the consistency [`aggregate::check`]s, latency sketches, timeline,
+//!    collective calls, asynchronous operations and dataset facts), and a commutative merge
+//!    combines the workers';
+//! 3. [`analysis`] and [`insights`]: detection (hot functions, stragglers, objects, phases,
+//!    collective skew) and the findings, into a serialisable [`analysis::Report`];
+//! 4. [`render`]: pure renderers (terminal, JSON, CSV, HTML, SVG) that return bytes, and
+//!    [`render::compare`] of two reports.
+//!
+//! Beside the pipeline: [`units`] formats quantities for people (detection, renderers, `top`);
+//! [`export`] writes Perfetto JSON, Parquet and PROV; [`live`] is `h5prov run`, the
+//! streaming collector and `h5prov top`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod aggregate;
 pub mod analysis;
-pub mod asyncops;
-pub mod check;
-pub mod collect;
-pub mod collective;
-pub mod columnar;
-pub mod compare;
-pub mod costmodel;
 pub mod export;
 pub mod insights;
-pub mod insights_dataset;
-pub mod insights_mpi;
 pub mod live;
-pub mod prov;
 pub mod read;
-pub mod record;
 pub mod render;
-pub mod run;
-pub mod sketch;
-pub mod stats;
-pub mod timeline;
-pub mod top;
+pub mod units;
 
 use std::path::Path;
 

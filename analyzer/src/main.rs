@@ -7,11 +7,13 @@ mod malloc;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use h5prov_analyzer::aggregate::{aggregate_all, Aggregate};
+use h5prov_analyzer::analysis::stats;
 use h5prov_analyzer::analysis::{analyze, Report};
+use h5prov_analyzer::export::{parquet, perfetto};
 use h5prov_analyzer::insights::{self, Thresholds};
 use h5prov_analyzer::read::{discover, discover_with, merged, Error, Inputs, ReadOptions};
+use h5prov_analyzer::render::compare;
 use h5prov_analyzer::render::{self, terminal::TermOptions};
-use h5prov_analyzer::{columnar, compare, export, stats};
 use std::ffi::OsStr;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -95,7 +97,7 @@ struct RunArgs {
 
 /// `h5prov run`: the command with h5prov loaded; its exit status.
 fn run_cmd(a: RunArgs) -> Result<ExitCode, Error> {
-    use h5prov_analyzer::run;
+    use h5prov_analyzer::live::run;
     let exe = std::env::current_exe()
         .map_err(|e| Error::Other(format!("cannot find the h5prov executable: {e}")))?;
     let plugin = run::find_plugin(&exe, std::env::var_os(run::PLUGIN_ENV).as_deref())
@@ -208,11 +210,11 @@ struct CollectArgs {
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     roll_mib: u64,
     /// Stream connections open at once; more are closed at once and counted.
-    #[arg(long, value_name = "N", default_value_t = h5prov_analyzer::collect::Limits::default().max_connections)]
+    #[arg(long, value_name = "N", default_value_t = h5prov_analyzer::live::collect::Limits::default().max_connections)]
     max_connections: usize,
     /// Label sets (job, rank, operation) held; messages of new ones beyond are dropped and
     /// counted.
-    #[arg(long, value_name = "N", default_value_t = h5prov_analyzer::collect::Limits::default().max_series)]
+    #[arg(long, value_name = "N", default_value_t = h5prov_analyzer::live::collect::Limits::default().max_series)]
     max_series: usize,
     /// Seconds after its last message a job is forgotten (its series leave /metrics).
     #[arg(long, value_name = "SECS", default_value_t = 600,
@@ -338,10 +340,10 @@ struct ThresholdArgs {
     min_op_share: f64,
     /// Share of a collective operation's time spent waiting for the last rank before that
     /// rank is named its late-arrival straggler.
-    #[arg(long, value_name = "FRACTION", default_value_t = h5prov_analyzer::collective::MIN_WAIT_SHARE)]
+    #[arg(long, value_name = "FRACTION", default_value_t = h5prov_analyzer::analysis::collective::MIN_WAIT_SHARE)]
     late_wait_share: f64,
     /// Waiting (ns, all matched calls) a collective operation needs before a late rank is named.
-    #[arg(long, value_name = "NS", default_value_t = h5prov_analyzer::collective::MIN_WAIT_NS)]
+    #[arg(long, value_name = "NS", default_value_t = h5prov_analyzer::analysis::collective::MIN_WAIT_NS)]
     late_min_wait_ns: u64,
     /// Stripe size of the file system holding the files, bytes (e.g. Lustre's `lfs
     /// getstripe -S`), for the alignment rule when the trace cannot tell; 0: unknown.
@@ -633,15 +635,15 @@ fn load(
     let opts = ReadOptions {
         lenient: ra.lenient,
     };
-    if columnar::is_export(dir) {
-        let job = columnar::pick_job(dir, job)?;
+    if parquet::is_export(dir) {
+        let job = parquet::pick_job(dir, job)?;
         let pb = bar_of(
-            columnar::job_bytes(dir, &job),
+            parquet::job_bytes(dir, &job),
             ra.no_progress,
             "reading Parquet",
         );
         let agg = pool.install(|| {
-            columnar::load(dir, &job, &opts, &|n| {
+            parquet::load(dir, &job, &opts, &|n| {
                 if let Some(pb) = &pb {
                     pb.inc(n);
                 }
@@ -793,8 +795,8 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
     for dir in &a.dirs {
         let inputs = discover_read(dir, &opts)?;
         let id = match &a.job {
-            Some(j) => columnar::sanitize_job_id(j),
-            None => columnar::job_id_of(dir, &inputs)?,
+            Some(j) => parquet::sanitize_job_id(j),
+            None => parquet::job_id_of(dir, &inputs)?,
         };
         let all = jobs.entry(id).or_default();
         all.traces.extend(inputs.traces);
@@ -804,7 +806,7 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
     }
     // Refuse before writing anything.
     for id in jobs.keys() {
-        if let Some(p) = columnar::partition_exists(out, id) {
+        if let Some(p) = parquet::partition_exists(out, id) {
             return Err(Error::Other(format!(
                 "{}: job {id} was already exported to {}; nothing was written (an export adds \
                  jobs and rewrites nothing: remove job={id} from every table to export it \
@@ -823,7 +825,7 @@ fn export_parquet(a: &ExportArgs, out: &Path) -> Result<(), Error> {
         inputs.streams.sort();
         let pb = bar(&inputs, a.read.no_progress, &format!("exporting job {id}"));
         let stats = pool.install(|| {
-            columnar::export_job(out, &id, &inputs, &opts, &|n| {
+            parquet::export_job(out, &id, &inputs, &opts, &|n| {
                 if let Some(pb) = &pb {
                     pb.inc(n);
                 }
@@ -868,7 +870,7 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
         return export_parquet(&a, out);
     }
     if let Some(out) = &a.prov {
-        use h5prov_analyzer::prov;
+        use h5prov_analyzer::export::prov;
         let (graph, s) = prov::build(&a.dirs, a.job.as_deref())?;
         let write = || -> std::io::Result<()> {
             let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
@@ -933,7 +935,7 @@ fn export_cmd(a: ExportArgs) -> Result<(), Error> {
     let opts = ReadOptions {
         lenient: a.read.lenient,
     };
-    let stats = pool.install(|| export::perfetto(&inputs, &opts, &mut w))?;
+    let stats = pool.install(|| perfetto::perfetto(&inputs, &opts, &mut w))?;
     w.flush()
         .map_err(|e| Error::Other(format!("--perfetto {}: {e}", perfetto.display())))?;
     if let Some(t) = stats.truncated.first() {
@@ -1011,7 +1013,7 @@ fn merge_cmd(a: MergeArgs) -> Result<(), Error> {
 
 /// `h5prov lineage`: the chains of one file or dataset, as text or JSON.
 fn lineage_cmd(a: LineageArgs) -> Result<(), Error> {
-    use h5prov_analyzer::prov::{self, lineage};
+    use h5prov_analyzer::export::prov::{self, lineage};
     let target = lineage::Target::parse(&a.target)?;
     let (graph, _) = prov::build(&a.inputs, None)?;
     let chains = lineage::lineage(&graph, &target)?;
@@ -1032,7 +1034,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Only where it was measured to pay: a report of trace files (see `malloc`).
     if let Cmd::Report(a) = &cli.cmd {
-        if !columnar::is_export(&a.dir) {
+        if !parquet::is_export(&a.dir) {
             malloc::tune();
         }
     }
@@ -1047,22 +1049,24 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => merge_cmd(a),
         Cmd::Cat(a) => cat_cmd(a),
         Cmd::Lineage(a) => lineage_cmd(a),
-        Cmd::Collect(a) => h5prov_analyzer::collect::run(h5prov_analyzer::collect::Config {
-            listen: &a.listen,
-            metrics: &a.metrics,
-            out: a.out.as_deref(),
-            roll: a.roll_mib.max(1) << 20,
-            unix_mode: a.unix_mode,
-            token_file: a.token_file.as_deref(),
-            tls: a.tls_cert.as_deref().zip(a.tls_key.as_deref()),
-            limits: h5prov_analyzer::collect::Limits {
-                max_connections: a.max_connections,
-                max_series: a.max_series,
-                job_expiry: std::time::Duration::from_secs(a.job_expiry),
-                idle_timeout: std::time::Duration::from_secs(a.idle_timeout),
-            },
-        })
-        .map_err(|e| Error::Other(format!("collect: {e}"))),
+        Cmd::Collect(a) => {
+            h5prov_analyzer::live::collect::run(h5prov_analyzer::live::collect::Config {
+                listen: &a.listen,
+                metrics: &a.metrics,
+                out: a.out.as_deref(),
+                roll: a.roll_mib.max(1) << 20,
+                unix_mode: a.unix_mode,
+                token_file: a.token_file.as_deref(),
+                tls: a.tls_cert.as_deref().zip(a.tls_key.as_deref()),
+                limits: h5prov_analyzer::live::collect::Limits {
+                    max_connections: a.max_connections,
+                    max_series: a.max_series,
+                    job_expiry: std::time::Duration::from_secs(a.job_expiry),
+                    idle_timeout: std::time::Duration::from_secs(a.idle_timeout),
+                },
+            })
+            .map_err(|e| Error::Other(format!("collect: {e}")))
+        }
         Cmd::Top(a) => a
             .token_file
             .as_deref()
@@ -1078,7 +1082,7 @@ fn main() -> ExitCode {
             })
             .map_err(|e| Error::Other(format!("top: {e}")))
             .and_then(|(token, tls)| {
-                h5prov_analyzer::top::run(
+                h5prov_analyzer::live::top::run(
                     &a.collector,
                     std::time::Duration::from_millis(a.interval),
                     token,

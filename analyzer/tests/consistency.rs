@@ -6,8 +6,8 @@
 
 mod common;
 use common::h5prov;
+use h5prov_analyzer::aggregate::check::{TraceWarning, WarningKind};
 use h5prov_analyzer::analysis::Report;
-use h5prov_analyzer::check::{TraceWarning, WarningKind};
 use h5prov_analyzer::insights::Thresholds;
 use h5prov_analyzer::read::ReadOptions;
 use h5prov_analyzer::render;

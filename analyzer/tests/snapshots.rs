@@ -4,9 +4,9 @@
 mod common;
 
 use h5prov_analyzer::analysis::{analyze, Report};
-use h5prov_analyzer::compare;
 use h5prov_analyzer::insights::Thresholds;
 use h5prov_analyzer::read::ReadOptions;
+use h5prov_analyzer::render::compare;
 use h5prov_analyzer::render::{self, terminal::TermOptions};
 
 fn report(dir: &str) -> Report {

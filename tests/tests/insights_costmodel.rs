@@ -1,4 +1,4 @@
-//! The cost model's rules (`analyzer/src/costmodel.rs`) on real HDF5 programs
+//! The cost model's rules (`analyzer/src/insights/costmodel.rs`) on real HDF5 programs
 //! (`tests/c/insights/model_*.c`) traced by h5prov: each rule fires (WARN or HIGH) on its
 //! pathology in three runs, no other cost-model rule does, and the fixed variant
 //! (`--fixed`) gets nothing at WARN or HIGH. `docs/INSIGHTS.md` ("The cost model")

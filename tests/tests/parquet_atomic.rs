@@ -1,6 +1,6 @@
 //! `h5prov export --parquet` adds a job to every table or to none, whatever kills it: an
 //! export killed at each of its steps (the test hook `H5PROV_TEST_EXPORT_STOP`, see
-//! `analyzer/src/columnar/commit.rs`, aborts it there like a `kill -9`), an export killed
+//! `analyzer/src/export/parquet/commit.rs`, aborts it there like a `kill -9`), an export killed
 //! for real while another waits for it, and the leftovers of an older export killed early.
 //! After each: `h5prov report` sees the job whole or not at all, no temporary or truncated
 //! Parquet file is where an engine's glob (`read_parquet('OUT/**/*.parquet')`) looks, and

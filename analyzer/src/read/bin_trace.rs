@@ -12,7 +12,7 @@
 //! length, an error.
 
 use super::{input, Error, FileDiag, ReadOptions};
-use crate::record::RecordRef;
+use crate::read::record::RecordRef;
 use h5prov_format::{
     BinDecoder, BinHeader, BinItem, BinReadError, BinReader, BinRecords, BinValue,
 };

@@ -9,7 +9,7 @@
 use super::csv_records::{too_long, CsvRecords, Fields, RawLine, Record, Row};
 use super::swar::parse_at;
 use super::{input, Error, FileDiag, ReadOptions};
-use crate::record::RecordRef;
+use crate::read::record::RecordRef;
 use h5prov_format::{column_index, CsvHeader, FieldSource, TRACE_COLUMNS};
 use std::path::Path;
 

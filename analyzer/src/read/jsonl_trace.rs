@@ -5,7 +5,7 @@
 
 use super::csv_records::{too_long, MAX_LINE};
 use super::{input, Error, FileDiag, ReadOptions};
-use crate::record::RecordRef;
+use crate::read::record::RecordRef;
 use h5prov_format::TraceRecordJson;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! path; [`input::open`] turns it into a decompressed byte stream, including the
 //! `<merged file>/<member>` paths of merged files.
 //!
-//! Every reader streams: it hands one borrowed [`RecordRef`](crate::record::RecordRef) at a
+//! Every reader streams: it hands one borrowed [`RecordRef`](crate::read::record::RecordRef) at a
 //! time to a callback and keeps nothing. A truncated last line (no final newline and not a
 //! valid row: the process was killed) is counted in [`FileDiag`]; any other malformed row
 //! is an [`Error::Malformed`] naming the file and line, unless [`ReadOptions::lenient`].
@@ -19,6 +19,7 @@ pub mod jsonl_trace;
 pub mod merged;
 pub mod objects;
 pub mod rebuild;
+pub mod record;
 pub mod stream_capture;
 mod swar;
 
@@ -184,7 +185,7 @@ pub fn read_trace_lines(
     path: &Path,
     enc: Encoding,
     opts: &ReadOptions,
-    mut sink: impl FnMut(u64, &crate::record::RecordRef<'_>),
+    mut sink: impl FnMut(u64, &crate::read::record::RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
     let recovered = input::recovered(path);
     let mut d = match enc {
@@ -201,7 +202,7 @@ pub fn read_trace(
     path: &Path,
     enc: Encoding,
     opts: &ReadOptions,
-    sink: impl FnMut(&crate::record::RecordRef<'_>),
+    sink: impl FnMut(&crate::read::record::RecordRef<'_>),
 ) -> Result<FileDiag, Error> {
     let recovered = input::recovered(path);
     let mut d = match enc {

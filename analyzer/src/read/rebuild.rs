@@ -19,8 +19,7 @@
 //! (kind, file, path), where the connector makes one per state node (an object reopened
 //! after all its handles were closed gets two rows): sums are the same, `rows` smaller.
 
-use crate::aggregate::is_anonymous_label;
-use crate::record::RecordRef;
+use crate::read::record::{is_anonymous_label, RecordRef};
 use h5prov_format::ObjectSummary;
 use rustc_hash::FxHashMap;
 

@@ -20,7 +20,7 @@ struct StragglerCallRow<'a> {
     op: &'a str,
     median_ns: u64,
     cutoff_ns: u64,
-    spread: crate::stats::Spread,
+    spread: crate::analysis::stats::Spread,
     rank: i64,
     pid: u32,
     tid: u64,
@@ -115,7 +115,7 @@ struct FileCsv<'a> {
     size_hist_pow2: String,
 }
 
-/// One row of `async_ops.csv`: [`crate::asyncops::AsyncOpRow`], flat.
+/// One row of `async_ops.csv`: [`crate::aggregate::asyncops::AsyncOpRow`], flat.
 #[derive(Serialize)]
 struct AsyncRow<'a> {
     op: &'a str,

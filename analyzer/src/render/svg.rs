@@ -3,8 +3,8 @@
 //! for snapshot tests.
 
 use super::{fmt_bytes, fmt_ns, pct};
+use crate::aggregate::timeline::{Phase, Window};
 use crate::analysis::{OpRow, StragglerRanks};
-use crate::timeline::{Phase, Window};
 use std::fmt::Write;
 
 /// Escapes text for SVG/HTML.

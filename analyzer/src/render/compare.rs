@@ -2,7 +2,7 @@
 //! paper's storage-configuration comparison).
 
 use crate::analysis::Report;
-use crate::render::fmt_ns;
+use crate::units::fmt_ns;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt::Write;

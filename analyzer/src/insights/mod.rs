@@ -1,10 +1,15 @@
 //! HDF5-level insights: findings with a severity and a recommendation. Every threshold is
 //! a named constant, carried in [`Thresholds`] so flags can override it.
 
+pub mod costmodel;
+pub mod dataset;
+pub mod mpi;
+
+pub(crate) use crate::aggregate::dataset_io::dims_elems;
 use crate::aggregate::{Aggregate, SizeHist};
+use crate::analysis::stats::MODIFIED_Z_THRESHOLD;
 use crate::analysis::Report;
-use crate::render::{fmt_ns, pct};
-use crate::stats::MODIFIED_Z_THRESHOLD;
+use crate::units::{fmt_ns, pct};
 use serde::Serialize;
 
 /// Drishti's rank-imbalance rule: (slowest − fastest) / total above this flags the slowest.
@@ -16,7 +21,7 @@ pub const TAIL_MIN_CALLS: u64 = 100;
 /// Data accesses below this size are "small" (1 MiB).
 pub const SMALL_IO_BYTES: u64 = 1 << 20;
 /// Fraction of small accesses that triggers the small-I/O insight (Drishti's
-/// `small_requests`; it also needs [`crate::insights_dataset::SMALL_IO_MIN`] of them).
+/// `small_requests`; it also needs [`crate::insights::dataset::SMALL_IO_MIN`] of them).
 pub const SMALL_IO_FRACTION: f64 = 0.1;
 /// Share of call time in metadata operations that triggers the metadata insight.
 pub const METADATA_FRACTION: f64 = 0.5;
@@ -128,8 +133,8 @@ impl Default for Thresholds {
             tiny_dataset_count: TINY_DATASET_COUNT,
             partial_writes: PARTIAL_WRITES,
             min_op_share: MIN_OP_SHARE,
-            late_wait_share: crate::collective::MIN_WAIT_SHARE,
-            late_min_wait_ns: crate::collective::MIN_WAIT_NS,
+            late_wait_share: crate::analysis::collective::MIN_WAIT_SHARE,
+            late_min_wait_ns: crate::analysis::collective::MIN_WAIT_NS,
             stripe_size: 0,
         }
     }
@@ -191,15 +196,6 @@ pub(crate) fn below(h: &SizeHist, limit: u64) -> u64 {
     h.below_pow2(limit.next_power_of_two())
 }
 
-pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
-    if dims.is_empty() {
-        return None;
-    }
-    dims.split('x')
-        .map(|d| d.trim().parse::<u64>().ok())
-        .try_fold(1u64, |a, d| d.map(|d| a.saturating_mul(d)))
-}
-
 /// Codes of the timing observations: findings about durations alone (a dominant
 /// operation, heavy tails, isolated slow calls, slower or late ranks, a share of metadata
 /// that no metadata mechanism explains). At INFO they are
@@ -233,7 +229,7 @@ pub fn split_timing_notes(all: Vec<Insight>) -> (Vec<Insight>, Vec<Insight>) {
 }
 
 /// Runs every rule. `churn` holds the `open_close_churn` and `path_traversal` findings
-/// ([`crate::insights_mpi::open_close_churn`], [`crate::insights_mpi::path_traversal`]),
+/// ([`crate::insights::mpi::open_close_churn`], [`crate::insights::mpi::path_traversal`]),
 /// made before the report took the object tables of `agg` apart.
 pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, churn: Vec<Insight>) -> Vec<Insight> {
     let mut out = Vec::new();
@@ -344,7 +340,7 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, churn: Vec<Insight
         }
     }
 
-    // (`small_io` is a dataset rule: crate::insights_dataset.)
+    // (`small_io` is a dataset rule: crate::insights::dataset.)
 
     // Read-only files with slow dataset close.
     for f in rep.files.iter().filter(|f| f.read_only && f.total_ns > 0) {
@@ -458,12 +454,12 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, churn: Vec<Insight
     }
 
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
-    crate::insights_dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
+    crate::insights::dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
     // The cost model's layers the dataset rules do not cover: fill values, selections,
     // extents, flushes, variable-length data.
-    crate::costmodel::detect(rep, &agg.datasets_io, &mut out);
+    crate::insights::costmodel::detect(rep, &agg.datasets_io, &mut out);
     // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.
-    crate::insights_mpi::detect(rep, agg, th, churn, &mut out);
+    crate::insights::mpi::detect(rep, agg, th, churn, &mut out);
 
     if !out.iter().any(|i| i.level <= Level::Warn) {
         out.push(ins(

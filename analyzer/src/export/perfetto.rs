@@ -9,8 +9,8 @@
 //! arrow from one to the other.
 
 use crate::read::objects::read_meta;
+use crate::read::record::RecordRef;
 use crate::read::{Error, Inputs, ReadOptions};
-use crate::record::RecordRef;
 use h5prov_format::Encoding;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};

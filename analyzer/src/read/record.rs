@@ -81,6 +81,17 @@ impl OpClass {
     }
 }
 
+/// The label the connector gives an object created without a name (`H5Dcreate_anon`,
+/// ...), `(anonymous #N of pid P)`, starts so: its records carry it in `path` until a link
+/// names the object; that link's record carries it in `anon`.
+pub const ANONYMOUS_LABEL: &str = "(anonymous #";
+
+/// Whether `path` is an anonymous object's label.
+#[inline]
+pub fn is_anonymous_label(path: &str) -> bool {
+    path.as_bytes().first() == Some(&b'(') && path.starts_with(ANONYMOUS_LABEL)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

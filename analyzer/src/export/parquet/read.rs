@@ -414,7 +414,7 @@ fn read_objects(
     })
 }
 
-/// For provenance ([`crate::prov`]): the processes of job `job` of the export `dir`, each
+/// For provenance ([`crate::export::prov`]): the processes of job `job` of the export `dir`, each
 /// as the source path of its meta file and the meta, and each objects row with the source
 /// path of the objects file it came from (`each(source, row)`), read as [`load`] reads
 /// them.

@@ -8,6 +8,7 @@
 //! [`run`] owns the terminal and restores it however it ends.
 
 use crate::live::{rank_order, JobSnapshot, Snapshot, Totals, WINDOW_S};
+use crate::units::{fmt_bytes_compact, fmt_ns_compact, pct_whole};
 use h5prov_format::tls::rustls::{ClientConfig, ClientConnection, StreamOwned};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -174,36 +175,6 @@ fn job_totals(j: &JobSnapshot) -> Totals {
     })
 }
 
-/// `1.5 MiB`.
-pub fn fmt_bytes(b: f64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// `12.3 ms` (ASCII `us`: any terminal shows it).
-pub fn fmt_ns(ns: u64) -> String {
-    let n = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} us", n / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.1} ms", n / 1e6)
-    } else {
-        format!("{:.2} s", n / 1e9)
-    }
-}
-
 fn fmt_rate(r: Option<Rate>, f: impl Fn(Rate) -> String) -> String {
     r.map_or_else(|| "-".to_string(), f)
 }
@@ -217,11 +188,11 @@ fn ops_s(r: Rate) -> String {
 }
 
 fn bytes_s(r: Rate) -> String {
-    format!("{}/s", fmt_bytes(r.bytes))
+    format!("{}/s", fmt_bytes_compact(r.bytes))
 }
 
 fn busy(r: Rate) -> String {
-    format!("{:.0}%", r.busy * 100.0)
+    pct_whole(r.busy)
 }
 
 fn job_name(id: &str) -> &str {
@@ -343,7 +314,7 @@ fn draw_jobs(f: &mut Frame, area: Rect, app: &App, snap: &Snapshot) {
                     })
                 })),
                 Cell::from(t.count.to_string()),
-                Cell::from(fmt_bytes(t.bytes as f64)),
+                Cell::from(fmt_bytes_compact(t.bytes as f64)),
             ])
         })
         .collect();
@@ -386,7 +357,7 @@ fn draw_ranks(f: &mut Frame, area: Rect, app: &App, job: &JobSnapshot) {
                 fmt_rate(r, ops_s),
                 fmt_rate(r, bytes_s),
                 fmt_rate(r, busy),
-                fmt_bytes(rk.totals.bytes as f64),
+                fmt_bytes_compact(rk.totals.bytes as f64),
             ])
         })
         .collect();
@@ -424,8 +395,8 @@ fn draw_ops(f: &mut Frame, area: Rect, app: &App, job: &JobSnapshot) {
                 fmt_rate(r, ops_s),
                 fmt_rate(r, bytes_s),
                 o.totals.count.to_string(),
-                fmt_bytes(o.totals.bytes as f64),
-                fmt_ns(o.totals.op_ns),
+                fmt_bytes_compact(o.totals.bytes as f64),
+                fmt_ns_compact(o.totals.op_ns),
             ])
         })
         .collect();
@@ -455,7 +426,7 @@ fn draw_slowest(f: &mut Frame, area: Rect, snap: &Snapshot, job: &JobSnapshot) {
             Row::new(vec![
                 c.op.clone(),
                 c.rank.clone(),
-                fmt_ns(c.dur_ns),
+                fmt_ns_compact(c.dur_ns),
                 format!("{} s ago", now_s.saturating_sub(c.at_s)),
                 at,
             ])
@@ -484,7 +455,7 @@ fn draw_sparkline(f: &mut Frame, area: Rect, job: &JobSnapshot) {
         "bytes/s of job {}, last {} s (peak {}/s)",
         job_name(&job.job_id),
         shown.len(),
-        fmt_bytes(peak as f64)
+        fmt_bytes_compact(peak as f64)
     );
     f.render_widget(
         Sparkline::default()

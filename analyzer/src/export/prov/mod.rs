@@ -397,7 +397,7 @@ fn stem(p: &Path) -> String {
 }
 
 /// The processes of `inputs`: trace directories and merged files through the readers of
-/// [`crate::read`], Parquet exports through [`crate::columnar`]'s (every job, or `job`).
+/// [`crate::read`], Parquet exports through [`crate::export::parquet`]'s (every job, or `job`).
 /// A process is its meta and the objects rows of the file next to it with the same stem.
 fn read_procs(inputs: &[PathBuf], job: Option<&str>) -> Result<Vec<Proc>, Error> {
     let mut procs = Vec::new();
@@ -413,14 +413,14 @@ fn read_procs(inputs: &[PathBuf], job: Option<&str>) -> Result<Vec<Proc>, Error>
                 p.display()
             ))
         };
-        if crate::columnar::is_export(root) {
+        if crate::export::parquet::is_export(root) {
             let jobs = match job {
-                Some(j) => vec![crate::columnar::pick_job(root, Some(j))?],
-                None => crate::columnar::jobs(root)?,
+                Some(j) => vec![crate::export::parquet::pick_job(root, Some(j))?],
+                None => crate::export::parquet::jobs(root)?,
             };
             for j in jobs {
                 let mut rows: BTreeMap<String, Vec<Row>> = BTreeMap::new();
-                let metas = crate::columnar::lineage_rows(root, &j, &mut |src, o| {
+                let metas = crate::export::parquet::lineage_rows(root, &j, &mut |src, o| {
                     if let Some(r) = Row::of(o) {
                         match rows.get_mut(src) {
                             Some(v) => v.push(r),

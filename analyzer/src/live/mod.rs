@@ -7,6 +7,10 @@
 //! scan of at most [`SLOWEST`] entries; strings are allocated only for a job, rank or
 //! operation seen for the first time and for a call that enters the slowest list.
 
+pub mod collect;
+pub mod run;
+pub mod top;
+
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;

@@ -2,15 +2,18 @@
 //! transfer modes, phases, insights). Pure and deterministic: the same aggregate gives the
 //! same report.
 
+pub mod collective;
+pub mod stats;
+
+use crate::aggregate::check::TraceWarning;
+use crate::aggregate::sketch::{LogSketch, RELATIVE_ACCURACY};
+use crate::aggregate::timeline::{segment, Phase, Window};
 use crate::aggregate::{Aggregate, ObjStats, ObjectMap, SlowCall, SummaryStats};
-use crate::check::TraceWarning;
-use crate::collective::CollectiveSkew;
+use crate::analysis::collective::CollectiveSkew;
+use crate::analysis::stats::{Robust, Spread};
 use crate::insights::{self, Insight, Thresholds};
+use crate::read::record::{OpClass, ProcKey};
 use crate::read::stream_capture::{not_carried, STREAM_FORMAT};
-use crate::record::{OpClass, ProcKey};
-use crate::sketch::{LogSketch, RELATIVE_ACCURACY};
-use crate::stats::{Robust, Spread};
-use crate::timeline::{segment, Phase, Window};
 use compact_str::CompactString;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,7 +24,7 @@ use std::sync::Arc;
 pub struct Report {
     /// What was read.
     pub run: RunInfo,
-    /// Inconsistencies in what was read, one per kind ([`crate::check`]); left out of the
+    /// Inconsistencies in what was read, one per kind ([`crate::aggregate::check`]); left out of the
     /// JSON when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<TraceWarning>,
@@ -56,10 +59,10 @@ pub struct Report {
     /// I/O phases.
     pub phases: Vec<Phase>,
     /// Asynchronous operations (vol-async): issue time, time to completion, overlap, by
-    /// total time to completion ([`crate::asyncops`]); left out of the JSON when there
+    /// total time to completion ([`crate::aggregate::asyncops`]); left out of the JSON when there
     /// are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub async_ops: Vec<crate::asyncops::AsyncOpRow>,
+    pub async_ops: Vec<crate::aggregate::asyncops::AsyncOpRow>,
     /// Findings with recommendations, most severe first.
     pub insights: Vec<Insight>,
     /// Timing observations that are not insights ([`insights::is_timing_note`]): a
@@ -702,7 +705,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let straggler_calls = straggler_calls(&agg, th, run.first_ns);
     let collectives = collectives_by_run(std::mem::take(&mut agg.collectives), &groups);
     let collective_skew =
-        crate::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
+        crate::analysis::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
     drop(collectives);
     let mut straggler_ranks = straggler_ranks(&agg, &groups, th, total);
     add_late_arrivals(&mut straggler_ranks, &collective_skew, &agg, &groups, total);
@@ -710,10 +713,10 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let files = file_rows(&agg);
     let transfers = transfers(&agg);
     // The last readers of the object tables before the dataset rows take them.
-    let churn: Vec<insights::Insight> = crate::insights_mpi::open_close_churn(&agg, th)
+    let churn: Vec<insights::Insight> = crate::insights::mpi::open_close_churn(&agg, th)
         .into_iter()
-        .chain(crate::insights_mpi::path_traversal(&agg))
-        .chain(crate::insights_mpi::attribute_storage_compact(&agg))
+        .chain(crate::insights::mpi::path_traversal(&agg))
+        .chain(crate::insights::mpi::attribute_storage_compact(&agg))
         .collect();
     let datasets = dataset_rows(
         std::mem::take(&mut agg.objects),
@@ -727,7 +730,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
     let dataflow = dataflow(&agg);
     let mut report = Report {
         run,
-        warnings: crate::check::warnings(&agg.diag),
+        warnings: crate::aggregate::check::warnings(&agg.diag),
         thresholds: th.clone(),
         ops,
         families,
@@ -743,7 +746,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         access_sizes,
         windows,
         phases,
-        async_ops: crate::asyncops::rows(&agg.async_ops),
+        async_ops: crate::aggregate::asyncops::rows(&agg.async_ops),
         insights: Vec::new(),
         timing_notes: Vec::new(),
         dataflow,
@@ -1075,13 +1078,13 @@ pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
 /// program (or two programs) may use the same file name. Matched together, the second
 /// run's ranks would be the first's "late arrivals".
 fn collectives_by_run(
-    c: crate::collective::Collectives,
+    c: crate::aggregate::collective::Collectives,
     groups: &BTreeMap<ProcKey, String>,
-) -> crate::collective::Collectives {
+) -> crate::aggregate::collective::Collectives {
     if groups.values().collect::<BTreeSet<_>>().len() < 2 {
         return c;
     }
-    let mut out = crate::collective::Collectives::default();
+    let mut out = crate::aggregate::collective::Collectives::default();
     for ((op, file), procs) in c.calls {
         for (p, s) in procs {
             // The file part of the key only tells matches apart: the run goes with it.
@@ -1730,7 +1733,7 @@ pub fn bucket_label(i: usize) -> String {
         return "0".into();
     }
     let lo = 1u64 << (i - 1);
-    crate::render::fmt_bytes_short(lo)
+    crate::units::fmt_bytes_short(lo)
 }
 
 #[cfg(test)]

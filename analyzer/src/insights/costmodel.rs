@@ -16,19 +16,18 @@
 //! waste); its severity is the share of the run's HDF5 time those calls take
 //! ([`severity_for_share`]). The chunk-layer rules that already were such mechanisms
 //! (`chunk_too_small`, `chunk_too_large`, `chunk_cache_thrash`) and the conversion rule
-//! (`datatype_conversion`) stay in [`crate::insights_dataset`] and are this model's chunk
+//! (`datatype_conversion`) stay in [`crate::insights::dataset`] and are this model's chunk
 //! and conversion layers; the rules here are the layers they did not cover.
 //! `docs/INSIGHTS.md` ("The cost model") gives each code's trigger and references.
 
+use crate::aggregate::dataset_io::{DatasetIo, DatasetsIo};
 use crate::analysis::{DatasetRow, Report};
 use crate::insights::{dims_elems, severity_for_share, Insight, Level};
-use crate::insights_dataset::{DatasetIo, DatasetsIo};
-use crate::render::{fmt_bytes, fmt_ns, pct};
+use crate::units::{fmt_bytes, fmt_ns, pct};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Hyperslab transfers of at least this many blocks are fragmented selections.
-pub const FRAG_BLOCKS: u64 = 16;
+pub use crate::aggregate::dataset_io::FRAG_BLOCKS;
 /// Fragmented transfers are a waste when their pieces are smaller than this on average
 /// (256 bytes: HDF5's work per piece, an offset computed and a sieve-buffer copy, then
 /// outweighs the copy; a block of 64 columns of doubles, 512 bytes a row, is the usual
@@ -747,7 +746,7 @@ fn compound_subset(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::insights_dataset::CostFacts;
+    use crate::aggregate::dataset_io::CostFacts;
 
     fn row(layout: &str, writes: u64, written: u64) -> DatasetRow {
         DatasetRow {

@@ -13,8 +13,8 @@
 use crate::aggregate::Aggregate;
 use crate::analysis::{RankRow, Report};
 use crate::insights::{below, dims_elems, ins, severity_for_share, Insight, Level, Thresholds};
-use crate::record::{OpClass, ProcKey};
-use crate::render::{fmt_bytes, fmt_ns, pct};
+use crate::read::record::{OpClass, ProcKey};
+use crate::units::{fmt_bytes, fmt_ns, pct};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Metadata calls a run needs before it can be called metadata-dominated (a program that
@@ -802,8 +802,9 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
         .filter(|s| s.op_share >= th.min_op_share)
     {
         // Waiting inside a collective call is the late arrival's doing, not this rank's.
-        let collective =
-            mpi.used() && crate::collective::Kind::of(&s.op) == crate::collective::Kind::Yes;
+        let collective = mpi.used()
+            && crate::aggregate::collective::Kind::of(&s.op)
+                == crate::aggregate::collective::Kind::Yes;
         let g = s.group.as_str();
         for o in &s.outliers {
             let who = mpi.who(o.rank, o.pid);
@@ -1045,7 +1046,10 @@ fn straggler_calls(
     for s in &rep.straggler_calls {
         // Slow calls of a collective operation are ranks waiting for the last one
         // (`collective_late_arrival`), not slow calls.
-        if mpi.used() && crate::collective::Kind::of(&s.op) == crate::collective::Kind::Yes {
+        if mpi.used()
+            && crate::aggregate::collective::Kind::of(&s.op)
+                == crate::aggregate::collective::Kind::Yes
+        {
             continue;
         }
         let Some(op) = agg.ops.get(&s.op) else {

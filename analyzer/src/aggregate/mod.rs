@@ -8,14 +8,23 @@
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
 //! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
 
-use crate::check::{self, Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
-use crate::collective::{self, Collectives, Recorder};
+pub mod asyncops;
+pub mod check;
+pub mod collective;
+pub mod dataset_io;
+pub mod sketch;
+pub mod timeline;
+
+pub use crate::read::record::{is_anonymous_label, ANONYMOUS_LABEL};
+
+use crate::aggregate::check::{Issue, MetaFacts, RecordChecks, TraceFacts, WarningKind};
+use crate::aggregate::collective::{Collectives, Recorder};
+use crate::aggregate::sketch::LogSketch;
+use crate::aggregate::timeline::{OpenBin, Timeline};
 use crate::read::objects::{read_meta_checked, read_objects, MetaError};
+use crate::read::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::read::stream_capture::{read_capture, Capture, StreamProcess, STREAM_FORMAT};
 use crate::read::{Error, FileDiag, Inputs, ReadOptions};
-use crate::record::{OpClass, ProcKey, RecordExt, RecordRef};
-use crate::sketch::LogSketch;
-use crate::timeline::{OpenBin, Timeline};
 use compact_str::CompactString;
 use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
 use rayon::prelude::*;
@@ -1153,13 +1162,13 @@ pub struct Aggregate {
     /// Collective calls of MPI ranks, for arrival skew.
     pub collectives: Collectives,
     /// What the dataset insights need: per dataset transfers and storage settings, and
-    /// time by access size ([`crate::insights_dataset`]).
-    pub datasets_io: crate::insights_dataset::DatasetsIo,
+    /// time by access size ([`crate::insights::dataset`]).
+    pub datasets_io: crate::aggregate::dataset_io::DatasetsIo,
     /// How each container file was accessed (objects files' `file` rows): driver,
     /// alignment, file system.
     pub file_access: BTreeMap<String, FileAccess>,
-    /// Asynchronous operations, issue to completion, by operation ([`crate::asyncops`]).
-    pub async_ops: BTreeMap<String, crate::asyncops::AsyncStats>,
+    /// Asynchronous operations, issue to completion, by operation ([`crate::aggregate::asyncops`]).
+    pub async_ops: BTreeMap<String, crate::aggregate::asyncops::AsyncStats>,
     /// What the report's dataflow graph needs of the objects files.
     pub dataflow: Dataflow,
 }
@@ -1265,8 +1274,8 @@ impl FileAccess {
             align,
             fs: o.fs.clone(),
             chunk_cache: (
-                crate::insights_dataset::cache_part(&o.cache, 0),
-                crate::insights_dataset::cache_part(&o.cache, 1),
+                crate::aggregate::dataset_io::cache_part(&o.cache, 0),
+                crate::aggregate::dataset_io::cache_part(&o.cache, 1),
             ),
             libver: o.libver.to_string(),
         });
@@ -1391,7 +1400,7 @@ impl FileOp {
 /// everything else is kept by operation number until [`Builder::finish`].
 pub struct Builder<'a> {
     objects: &'a mut ObjectTable<ObjStats>,
-    datasets: &'a Mutex<crate::insights_dataset::DatasetsIo>,
+    datasets: &'a Mutex<crate::aggregate::dataset_io::DatasetsIo>,
     agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
@@ -1414,19 +1423,14 @@ pub struct Builder<'a> {
     last_ns: u64,
     /// The per-record consistency checks.
     checks: RecordChecks,
-    /// The dataset insights' facts ([`crate::insights_dataset`]): the accumulator's
+    /// The dataset insights' facts ([`crate::insights::dataset`]): the accumulator's
     /// recorder, whose tables one file after another reuses.
-    dataset_io: &'a mut crate::insights_dataset::Recorder,
+    dataset_io: &'a mut crate::aggregate::dataset_io::Recorder,
     /// Asynchronous operations joined with their request rows.
-    async_ops: crate::asyncops::Joiner,
+    async_ops: crate::aggregate::asyncops::Joiner,
     /// Records of anonymous objects, held until the link that names them.
     anonymous: Anonymous,
 }
-
-/// The label the connector gives an object created without a name (`H5Dcreate_anon`,
-/// ...), `(anonymous #N of pid P)`, starts so: its records carry it in `path` until a link
-/// names the object; that link's record carries it in `anon`.
-pub const ANONYMOUS_LABEL: &str = "(anonymous #";
 
 /// At most this many records of anonymous objects are held, waiting for their names
 /// (h5py's `f[name] = x` holds two or three per dataset, for an instant). Beyond it the
@@ -1443,12 +1447,6 @@ struct Anonymous {
     count: usize,
     /// The name each named label got.
     named: FxHashMap<Box<str>, Box<str>>,
-}
-
-/// Whether `path` is an anonymous object's label.
-#[inline]
-pub fn is_anonymous_label(path: &str) -> bool {
-    path.as_bytes().first() == Some(&b'(') && path.starts_with(ANONYMOUS_LABEL)
 }
 
 impl<'a> Builder<'a> {
@@ -2253,10 +2251,10 @@ pub struct Accumulator {
     summaries: ObjectTable<SummaryStats>,
     /// The dataset rules' facts ([`Aggregate::datasets_io`]), shared like the object
     /// tables (each file's are merged in once it is read).
-    datasets: Arc<Mutex<crate::insights_dataset::DatasetsIo>>,
+    datasets: Arc<Mutex<crate::aggregate::dataset_io::DatasetsIo>>,
     /// Collects each trace file's dataset facts; kept so that its hash tables (up to
     /// 16 MB a trace file on object-heavy runs) are reused, not mapped afresh per file.
-    dataset_io: crate::insights_dataset::Recorder,
+    dataset_io: crate::aggregate::dataset_io::Recorder,
 }
 
 impl Accumulator {
@@ -2418,7 +2416,7 @@ impl Accumulator {
         read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
     ) -> Result<FileDiag, Error> {
         let summaries = &mut self.summaries;
-        let mut datasets = crate::insights_dataset::DatasetsIo::default();
+        let mut datasets = crate::aggregate::dataset_io::DatasetsIo::default();
         let dio = &mut datasets;
         let access = &mut self.agg.file_access;
         let mut flow = Dataflow::default();
@@ -2442,7 +2440,7 @@ impl Accumulator {
             // Facts of datasets the read holds already go there at once: only those new
             // to it make up this file's tree (a tree of every dataset the file shares
             // with the rest of the read held ~30 MB at the 10M-record set's peak).
-            if let Some(d) = crate::insights_dataset::DatasetIo::of_summary(o) {
+            if let Some(d) = crate::aggregate::dataset_io::DatasetIo::of_summary(o) {
                 if let Some(d) = lock(read_facts).add_existing(&o.file, &o.path, d) {
                     dio.add(&o.file, &o.path, d);
                 }
@@ -2567,7 +2565,7 @@ impl Accumulator {
         let mut agg = Aggregate::default();
         let mut objects = Vec::with_capacity(accs.len());
         let mut summaries = Vec::with_capacity(accs.len());
-        let mut datasets: Vec<Arc<Mutex<crate::insights_dataset::DatasetsIo>>> = Vec::new();
+        let mut datasets: Vec<Arc<Mutex<crate::aggregate::dataset_io::DatasetsIo>>> = Vec::new();
         for a in accs {
             agg.merge(a.agg);
             objects.push(a.objects);

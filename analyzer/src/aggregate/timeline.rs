@@ -7,7 +7,7 @@
 //! the result does not depend on the merge order: the final width is the smallest power of
 //! two (at least every part's width) at which the union of occupied bins fits.
 
-use crate::record::{OpClass, ProcKey};
+use crate::read::record::{OpClass, ProcKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

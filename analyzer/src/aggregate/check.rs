@@ -19,7 +19,7 @@
 
 use crate::aggregate::Diagnostics;
 use crate::read::input::Compression;
-use crate::record::RecordRef;
+use crate::read::record::RecordRef;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,23 +1,19 @@
-//! Dataset-level insights: chunk size against the access (`chunk_too_small`,
-//! `chunk_too_large`), chunk-cache thrashing (`chunk_cache_thrash`), datatype conversion
-//! (`datatype_conversion`), re-reading the same selection (`repeated_reads`) and small
-//! accesses (`small_io`, `contiguous_small_writes`). `docs/INSIGHTS.md` gives each rule's
-//! trigger, thresholds and references.
-//!
-//! What the rules need beyond the generic aggregate is collected here too: per dataset,
-//! from its transfers ([`Recorder`], one per trace file) and from its objects rows
-//! ([`DatasetIo::of_summary`]), merged commutatively like the rest of the aggregate
-//! ([`DatasetsIo::merge`]).
+//! What the dataset rules ([`crate::insights::dataset`]) and the cost model
+//! ([`crate::insights::costmodel`]) need beyond the generic aggregate, collected as the records go
+//! by: per dataset, from its transfers ([`Recorder`], one per trace file) and from its
+//! objects rows ([`DatasetIo::of_summary`]), merged commutatively like the rest of the
+//! aggregate ([`DatasetsIo::merge`]).
 
-use crate::aggregate::{FileAccess, SizeHist};
-use crate::analysis::Report;
-use crate::insights::{severity_for_share, Insight, Level, Thresholds};
-use crate::record::{OpClass, RecordRef};
-use crate::render::{fmt_bytes, fmt_ns, pct};
+use crate::aggregate::SizeHist;
+use crate::read::record::{OpClass, RecordRef};
 use compact_str::CompactString;
 use h5prov_format::ObjectSummary;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Hyperslab transfers of at least this many blocks are fragmented selections (the cost
+/// model's [`crate::insights::costmodel`] threshold, counted here as transfers go by).
+pub const FRAG_BLOCKS: u64 = 16;
 
 /// HDF5's default chunk cache size per dataset (`H5Pset_chunk_cache`/`H5Pset_cache`): 1 MiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 1 << 20;
@@ -102,11 +98,11 @@ pub struct DatasetIo {
     pub cache_bytes: u64,
     /// Chunk cache slots, likewise.
     pub cache_slots: u64,
-    /// The cost model's facts ([`crate::costmodel`]).
+    /// The cost model's facts ([`crate::insights::costmodel`]).
     pub cost: CostFacts,
 }
 
-/// What the cost model ([`crate::costmodel`]) needs of one dataset beyond the rules
+/// What the cost model ([`crate::insights::costmodel`]) needs of one dataset beyond the rules
 /// above: the work asked for (transfers, elements) and the calls and settings that make
 /// HDF5 do more (point and fragmented selections, extents, flushes, fill values).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -123,7 +119,7 @@ pub struct CostFacts {
     pub point_elems: u64,
     /// Time of those point transfers, ns.
     pub point_ns: u64,
-    /// Hyperslab transfers of at least [`crate::costmodel::FRAG_BLOCKS`] blocks.
+    /// Hyperslab transfers of at least [`FRAG_BLOCKS`] blocks.
     pub frag_calls: u64,
     /// Blocks of those transfers.
     pub frag_blocks: u64,
@@ -517,7 +513,7 @@ impl Recorder {
             c.point_calls += 1;
             c.point_elems += r.npoints;
             c.point_ns += r.total_ns;
-        } else if r.blocks >= crate::costmodel::FRAG_BLOCKS
+        } else if r.blocks >= FRAG_BLOCKS
             && matches!(r.sel, "hyperslab" | "irregular")
             // MPI-IO's two-phase I/O aggregates the pieces of collective transfers.
             && (if r.xfer_actual.is_empty() { r.xfer } else { r.xfer_actual }) != "collective"
@@ -525,7 +521,7 @@ impl Recorder {
             // A hyperslab that fills its bounding box is one region however HDF5 counts
             // its blocks (a row selected with count 1000 and block 1 is 1000 "blocks");
             // one with holes is split into pieces at its blocks.
-            && crate::insights::dims_elems(&shape).is_some_and(|e| r.npoints < e)
+            && dims_elems(&shape).is_some_and(|e| r.npoints < e)
         {
             c.frag_calls += 1;
             c.frag_blocks += r.blocks;
@@ -614,77 +610,15 @@ impl Recorder {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// The rules.
-
-fn dims_of(s: &str) -> Option<Vec<u64>> {
-    if s.is_empty() {
+/// The number of elements of a `dims` text (`100x10` → 1000); `None` when empty or not
+/// numeric.
+pub(crate) fn dims_elems(dims: &str) -> Option<u64> {
+    if dims.is_empty() {
         return None;
     }
-    s.split('x')
-        .map(|d| d.trim().parse::<u64>().ok().filter(|&v| v > 0))
-        .collect()
-}
-
-fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
-    Insight {
-        level,
-        code: code.into(),
-        title,
-        detail,
-        recommendation: rec.into(),
-    }
-}
-
-/// One dataset's chunk geometry against its accesses.
-struct Geometry<'a> {
-    file: &'a str,
-    path: &'a str,
-    chunk: Vec<u64>,
-    chunk_bytes: u64,
-    /// Chunks in the dataset.
-    nchunks: u64,
-    filtered: bool,
-    cache_bytes: u64,
-    cache_slots: u64,
-    io: &'a DatasetIo,
-}
-
-/// Per access shape: chunks touched by one access (at least: an access aligned to the
-/// chunk grid touches exactly this many), accesses, time and bytes.
-struct ShapeCost {
-    chunks: u64,
-    reads: u64,
-    writes: u64,
-    ns: u64,
-    read_ns: u64,
-    write_ns: u64,
-    file_bytes: u64,
-}
-
-impl Geometry<'_> {
-    fn shapes(&self) -> Vec<ShapeCost> {
-        self.io
-            .shapes
-            .iter()
-            .filter_map(|(s, v)| {
-                let e = dims_of(s)?;
-                (e.len() == self.chunk.len()).then(|| ShapeCost {
-                    chunks: e
-                        .iter()
-                        .zip(&self.chunk)
-                        .map(|(e, c)| e.div_ceil(*c))
-                        .product(),
-                    reads: v.reads,
-                    writes: v.writes,
-                    ns: v.read_ns + v.write_ns,
-                    read_ns: v.read_ns,
-                    write_ns: v.write_ns,
-                    file_bytes: v.file_bytes,
-                })
-            })
-            .collect()
-    }
+    dims.split('x')
+        .map(|d| d.trim().parse::<u64>().ok())
+        .try_fold(1u64, |a, d| d.map(|d| a.saturating_mul(d)))
 }
 
 /// Part `i` of a `cache` field (`nslots:nbytes:w0`, [`crate::aggregate::FileAccess`] and
@@ -695,421 +629,6 @@ pub fn cache_part(cache: &str, i: usize) -> u64 {
         .nth(i)
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0)
-}
-
-fn geometries<'a>(
-    rep: &'a Report,
-    dio: &'a DatasetsIo,
-    files: &BTreeMap<String, FileAccess>,
-) -> Vec<Geometry<'a>> {
-    // The rows by (file, path): their numbers, sorted (a map of references to every row
-    // was a sixth of the analyzer's peak memory on object-heavy runs).
-    let key = |i: &u32| {
-        let d = &rep.datasets[*i as usize];
-        (&*d.file, d.path.as_str())
-    };
-    let mut rows: Vec<u32> = (0..rep.datasets.len() as u32).collect();
-    rows.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
-    dio.iter()
-        .filter_map(|((f, p), io)| {
-            let chunk = dims_of(&io.chunk)?;
-            let at = rows.binary_search_by(|i| key(i).cmp(&(f, p))).ok()?;
-            let row = &rep.datasets[rows[at] as usize];
-            let dims = dims_of(&row.dims)?;
-            if dims.len() != chunk.len() || row.type_size == 0 {
-                return None;
-            }
-            let chunk_bytes = chunk.iter().product::<u64>().saturating_mul(row.type_size);
-            let file_cache = files.get(f).map_or((0, 0), |a| a.chunk_cache);
-            let nchunks = dims
-                .iter()
-                .zip(&chunk)
-                .map(|(d, c)| d.div_ceil(*c))
-                .product();
-            Some(Geometry {
-                file: f,
-                path: p,
-                chunk,
-                chunk_bytes,
-                nchunks,
-                filtered: !io.filters.is_empty(),
-                // The dataset's own (DAPL), else its file's (FAPL), else HDF5's default.
-                cache_bytes: [io.cache_bytes, file_cache.1, DEFAULT_CACHE_BYTES]
-                    .into_iter()
-                    .find(|&v| v > 0)
-                    .unwrap_or(DEFAULT_CACHE_BYTES),
-                cache_slots: [io.cache_slots, file_cache.0, DEFAULT_CACHE_SLOTS]
-                    .into_iter()
-                    .find(|&v| v > 0)
-                    .unwrap_or(DEFAULT_CACHE_SLOTS),
-                io,
-            })
-        })
-        .collect()
-}
-
-fn join_top(v: &mut [(u64, String)]) -> String {
-    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    v.iter()
-        .take(5)
-        .map(|x| x.1.as_str())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// Pushes one finding `code` for `hits` (per object: its time, its evidence) when there
-/// are any: severity from the share of HDF5 time their calls take, the five costliest as
-/// evidence, `title` given that share.
-fn push_weighed(
-    out: &mut Vec<Insight>,
-    code: &str,
-    hits: &mut [(u64, String)],
-    call_ns: f64,
-    title: impl FnOnce(f64) -> String,
-    rec: &str,
-) {
-    if hits.is_empty() {
-        return;
-    }
-    let share = hits.iter().map(|h| h.0).sum::<u64>() as f64 / call_ns;
-    out.push(ins(
-        severity_for_share(share),
-        code,
-        title(share),
-        join_top(hits),
-        rec,
-    ));
-}
-
-/// Runs the dataset rules, appending their findings to `out`.
-pub fn detect(
-    rep: &Report,
-    dio: &DatasetsIo,
-    files: &BTreeMap<String, FileAccess>,
-    th: &Thresholds,
-    out: &mut Vec<Insight>,
-) {
-    let call_ns = rep.run.call_ns.max(1) as f64;
-    let geo = geometries(rep, dio, files);
-
-    // Chunks too small for the access.
-    let mut hits: Vec<(u64, String)> = Vec::new();
-    for g in geo.iter().filter(|g| g.chunk_bytes < CHUNK_SMALL_BYTES) {
-        let shapes = g.shapes();
-        let (mut n, mut touched, mut ns, mut bytes) = (0u64, 0u64, 0u64, 0u64);
-        for s in shapes
-            .iter()
-            .filter(|s| s.chunks as f64 >= CHUNKS_PER_ACCESS)
-        {
-            n += s.reads + s.writes;
-            touched += s.chunks * (s.reads + s.writes);
-            ns += s.ns;
-            bytes += s.file_bytes;
-        }
-        if n > 0 {
-            hits.push((
-                ns,
-                format!(
-                    "{}:{} chunk {} ({}): {} access(es) of {} on average touch {} chunks each, {}",
-                    g.file,
-                    g.path,
-                    g.io.chunk,
-                    fmt_bytes(g.chunk_bytes),
-                    n,
-                    fmt_bytes(bytes / n),
-                    touched / n,
-                    fmt_ns(ns)
-                ),
-            ));
-        }
-    }
-    push_weighed(
-        out,
-        "chunk_too_small",
-        &mut hits,
-        call_ns,
-        |share| {
-            format!(
-                "Chunks below {} make each access touch many chunks ({} of HDF5 time)",
-                fmt_bytes(CHUNK_SMALL_BYTES),
-                pct(share)
-            )
-        },
-        "Choose chunks of roughly 10 KiB–1 MiB shaped like the accesses (H5Pset_chunk): \
-             every chunk costs an index lookup and a separate I/O (and a filter call when \
-             compressed). Keep chunks within the chunk cache (H5Pset_chunk_cache).",
-    );
-
-    // Chunks too large for the access: filtered chunks that do not fit the cache are read
-    // (and decompressed) whole for every access that uses part of them.
-    let mut hits: Vec<(u64, String)> = Vec::new();
-    for g in geo
-        .iter()
-        .filter(|g| g.filtered && g.chunk_bytes > g.cache_bytes)
-    {
-        let (mut n, mut touched, mut ns, mut bytes) = (0u64, 0u64, 0u64, 0u64);
-        for s in g.shapes() {
-            let used = s.file_bytes as f64
-                / ((s.reads + s.writes).max(1) * s.chunks * g.chunk_bytes) as f64;
-            if used <= CHUNK_USED_FRACTION {
-                n += s.reads + s.writes;
-                touched += s.chunks * (s.reads + s.writes);
-                ns += s.ns;
-                bytes += s.file_bytes;
-            }
-        }
-        if n > 0 {
-            hits.push((
-                ns,
-                format!(
-                    "{}:{} chunk {} ({}, {}) over a {} cache: {} access(es) of {} on average \
-                     each process whole chunks, {} in all (×{:.0} the data), {}",
-                    g.file,
-                    g.path,
-                    g.io.chunk,
-                    fmt_bytes(g.chunk_bytes),
-                    g.io.filters,
-                    fmt_bytes(g.cache_bytes),
-                    n,
-                    fmt_bytes(bytes / n),
-                    fmt_bytes(touched * g.chunk_bytes),
-                    (touched * g.chunk_bytes) as f64 / bytes.max(1) as f64,
-                    fmt_ns(ns)
-                ),
-            ));
-        }
-    }
-    push_weighed(
-        out,
-        "chunk_too_large",
-        &mut hits,
-        call_ns,
-        |share| {
-            format!(
-                "Accesses use a small part of large filtered chunks ({} of HDF5 time)",
-                pct(share)
-            )
-        },
-        "A filtered chunk is read and decompressed (and on write recompressed) whole; one \
-             larger than the chunk cache is never kept, so every access pays for all of it. \
-             Make chunks match the access (H5Pset_chunk), or give the dataset a chunk cache \
-             that holds them (H5Pset_chunk_cache on the DAPL).",
-    );
-
-    // Chunk cache thrashing: each chunk fits the cache, but the chunks one access spans do
-    // not, so chunks are evicted before the next access uses them again.
-    let mut hits: Vec<(u64, String)> = Vec::new();
-    for g in geo.iter().filter(|g| g.chunk_bytes <= g.cache_bytes) {
-        for (dir, is_read) in [("read", true), ("write", false)] {
-            let (mut n, mut touched, mut ns, mut span) = (0u64, 0u64, 0u64, 0u64);
-            let mut all_touched = 0u64;
-            for s in g.shapes() {
-                let (calls, t) = if is_read {
-                    (s.reads, s.read_ns)
-                } else {
-                    (s.writes, s.write_ns)
-                };
-                all_touched += s.chunks * calls;
-                let over = s.chunks * g.chunk_bytes > g.cache_bytes || s.chunks > g.cache_slots;
-                if over && calls > 0 {
-                    n += calls;
-                    touched += s.chunks * calls;
-                    ns += t;
-                    span = span.max(s.chunks);
-                }
-            }
-            if n > 0 && all_touched as f64 >= CHUNK_RETOUCH * g.nchunks as f64 {
-                hits.push((
-                    ns,
-                    format!(
-                        "{}:{} {dir}s: {} call(s) each span {} chunks of {} ({}) against a \
-                         cache of {} in {} slots; {} chunk loads for {} chunks (×{:.1}), {}",
-                        g.file,
-                        g.path,
-                        n,
-                        span,
-                        g.io.chunk,
-                        fmt_bytes(g.chunk_bytes),
-                        fmt_bytes(g.cache_bytes),
-                        g.cache_slots,
-                        touched,
-                        g.nchunks,
-                        all_touched as f64 / g.nchunks.max(1) as f64,
-                        fmt_ns(ns)
-                    ),
-                ));
-            }
-        }
-    }
-    push_weighed(
-        out,
-        "chunk_cache_thrash",
-        &mut hits,
-        call_ns,
-        |share| {
-            format!(
-                "The chunk cache cannot hold the chunks an access spans ({} of HDF5 time)",
-                pct(share)
-            )
-        },
-        "Chunks are evicted before the next access uses them again, so each is read (and \
-             decompressed) many times. Give the dataset a chunk cache that holds a whole row \
-             of chunks across the access (H5Pset_chunk_cache(dapl, nslots, nbytes, w0), with \
-             nslots a prime about 100 × the chunks it holds), or access along the chunks.",
-    );
-
-    // Datatype conversion.
-    let mut hits: Vec<(u64, String)> = dio
-        .iter()
-        .filter(|(_, d)| d.conv_calls > 0)
-        .map(|((f, p), d)| {
-            let mem: Vec<&str> = d.conv_mem_types.iter().map(String::as_str).collect();
-            (
-                d.conv_ns,
-                format!(
-                    "{f}:{p} ({} in the file, {} in memory): {} transfer(s), {} in memory for \
-                     {} in the file, {}",
-                    if d.ftype.is_empty() { "?" } else { &d.ftype },
-                    if mem.is_empty() {
-                        "?".to_string()
-                    } else {
-                        mem.join("/")
-                    },
-                    d.conv_calls,
-                    fmt_bytes(d.conv_bytes),
-                    fmt_bytes(d.conv_file_bytes),
-                    fmt_ns(d.conv_ns)
-                ),
-            )
-        })
-        .collect();
-    push_weighed(
-        out,
-        "datatype_conversion",
-        &mut hits,
-        call_ns,
-        |share| {
-            format!(
-                "Transfers that convert datatypes take {} of HDF5 time",
-                pct(share)
-            )
-        },
-        "Pass the file's datatype as the memory type of H5Dread/H5Dwrite (convert in your \
-             own code once, if at all): a conversion runs through HDF5's type-conversion \
-             buffer in pieces of H5Pset_buffer's size (1 MiB by default) and prevents \
-             collective MPI-IO.",
-    );
-
-    // Repeated reads of one selection.
-    let mut hits: Vec<(u64, String)> = dio
-        .iter()
-        .filter(|(_, d)| d.repeat_reads >= REPEAT_MIN)
-        .map(|((f, p), d)| {
-            (
-                d.repeat_ns,
-                format!(
-                    "{f}:{p}: {} re-read(s) of selections already read, {} in all, {}",
-                    d.repeat_reads,
-                    fmt_bytes(d.repeat_bytes),
-                    fmt_ns(d.repeat_ns)
-                ),
-            )
-        })
-        .collect();
-    push_weighed(
-        out,
-        "repeated_reads",
-        &mut hits,
-        call_ns,
-        |share| {
-            format!(
-                "The same selections are read again and again ({} of HDF5 time)",
-                pct(share)
-            )
-        },
-        "Read each selection once and keep it in memory; if re-reading is unavoidable, \
-             size the chunk cache (H5Pset_chunk_cache) or the page buffer \
-             (H5Pset_page_buffer_size) so repeats are served from memory.",
-    );
-
-    small_io(rep, dio, th, call_ns, out);
-}
-
-/// `small_io` and `contiguous_small_writes`.
-fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: &mut Vec<Insight>) {
-    let count = |v: &[u64]| v.iter().sum::<u64>();
-    let lb = SizeHist::bucket(th.small_io_bytes.next_power_of_two());
-    let small_of = |v: &[u64]| v.iter().take(lb).sum::<u64>();
-    let a = &rep.access_sizes;
-    let n = count(&a.reads) + count(&a.writes);
-    let small = small_of(&a.reads) + small_of(&a.writes);
-    if n > 0 && small >= SMALL_IO_MIN && small as f64 / n as f64 >= th.small_io_fraction {
-        let ns = dio.small_ns(th.small_io_bytes);
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "small_io",
-            format!(
-                "{} of dataset accesses are smaller than {} ({} of HDF5 time)",
-                pct(small as f64 / n as f64),
-                fmt_bytes(th.small_io_bytes),
-                pct(share)
-            ),
-            format!(
-                "{small} of {n} dataset reads/writes ({} small reads, {} small writes) take {}",
-                small_of(&a.reads),
-                small_of(&a.writes),
-                fmt_ns(ns)
-            ),
-            "Read/write larger selections per call (aggregate in memory, or use \
-             H5Dwrite_multi/H5Dread_multi); chunk datasets to match the access pattern and size \
-             the chunk cache (H5Pset_chunk_cache); under MPI use collective transfers \
-             (H5Pset_dxpl_mpio) so MPI-IO can aggregate.",
-        ));
-    }
-
-    let mut partial: Vec<(u64, String)> = rep
-        .datasets
-        .iter()
-        .filter(|d| {
-            d.layout == "contiguous"
-                && d.writes >= th.partial_writes
-                && d.bytes_written / d.writes.max(1) < th.small_io_bytes
-                // Writes of the whole dataset each time are rewrites, not partial writes:
-                // no layout merges them (deep_path's fix updates its small datasets whole).
-                && !(1..=d.bytes_written / d.writes.max(1))
-                    .contains(&crate::costmodel::dataset_bytes(d))
-        })
-        .map(|d| {
-            (
-                d.write_ns,
-                format!(
-                    "{}:{} ({} writes, avg {}, {})",
-                    d.file,
-                    d.path,
-                    d.writes,
-                    fmt_bytes(d.bytes_written / d.writes.max(1)),
-                    fmt_ns(d.write_ns)
-                ),
-            )
-        })
-        .collect();
-    if !partial.is_empty() {
-        let ns: u64 = partial.iter().map(|p| p.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "contiguous_small_writes",
-            format!(
-                "{} contiguous dataset(s) get many small partial writes ({} of HDF5 time)",
-                partial.len(),
-                pct(share)
-            ),
-            join_top(&mut partial),
-            "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
-             buffer the writes and write larger hyperslabs.",
-        ));
-    }
 }
 
 #[cfg(test)]

@@ -347,7 +347,7 @@ fn finish_unclosed(metas: &mut [(String, ProcessMeta)], file_rows: &[FileRow]) {
     let mut traces: std::collections::HashMap<String, Vec<&FileRow>> = Default::default();
     for r in file_rows.iter().filter(|r| r.role == "trace") {
         traces
-            .entry(crate::check::stem(Path::new(&r.source)))
+            .entry(crate::aggregate::check::stem(Path::new(&r.source)))
             .or_default()
             .push(r);
     }
@@ -356,7 +356,7 @@ fn finish_unclosed(metas: &mut [(String, ProcessMeta)], file_rows: &[FileRow]) {
             continue;
         }
         let Some([t]) = traces
-            .get(&crate::check::stem(Path::new(source)))
+            .get(&crate::aggregate::check::stem(Path::new(source)))
             .map(|v| &v[..])
         else {
             continue;

@@ -271,15 +271,19 @@ fn through_h5prov(app: &App) {
         e.0 += r["bytes_written"].as_u64().unwrap_or(0);
         e.1 += r["bytes_read"].as_u64().unwrap_or(0);
     }
-    // Its insights raise nothing at WARN or HIGH: a small, well-written round trip (a
-    // write and a read of each dataset, attributes, links, an extent change) has no waste
-    // worth fixing, and a finding there would be false (issue 33: the reports of the
-    // wheels' runs raise no false WARN/HIGH).
+    // Its insights raise no false WARN or HIGH (issue 33: the reports of the wheels' runs
+    // raise no false WARN/HIGH). Two findings are true of these scripts and may reach WARN
+    // when their share of a few milliseconds of HDF5 time crosses the line on a loaded
+    // machine: their chunks are small (h5py: 16x16, 64 and 16x8 elements; `chunk_too_small`), and
+    // they read the same selections again to check them (`repeated_reads`). Anything else
+    // at WARN/HIGH is false: on the old main, `metadata_time` was HIGH on both.
+    const TRUE_OF_THE_SCRIPTS: [&str; 2] = ["chunk_too_small", "repeated_reads"];
     let serious: Vec<String> = report["insights"]
         .as_array()
         .unwrap_or_else(|| panic!("report has no insights section: {report:#}"))
         .iter()
         .filter(|i| matches!(i["level"].as_str(), Some("WARN" | "HIGH")))
+        .filter(|i| !TRUE_OF_THE_SCRIPTS.contains(&i["code"].as_str().unwrap_or("")))
         .map(|i| format!("{} {}: {}", i["level"], i["code"], i["title"]))
         .collect();
     assert!(

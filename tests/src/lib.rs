@@ -821,6 +821,33 @@ pub fn start_collector(listen: &str, extra: &[&std::ffi::OsStr]) -> (KillOnDrop,
     (KillOnDrop(child), listen, metrics)
 }
 
+/// The `sample` workload traced with the connector options `opts` (a `stream=` among
+/// them), as job `job_id` (`SLURM_JOB_ID`) in `dir/<job_id>`: (trace records, stream
+/// messages sent, dropped), the last two from the processes' metadata. Proves h5prov was
+/// loaded (records exist).
+pub fn streamed_job(dir: &Path, opts: &str, job_id: &str) -> (u64, u64, u64) {
+    let (data, traces) = (
+        dir.join(job_id).join("data"),
+        dir.join(job_id).join("traces"),
+    );
+    std::fs::create_dir_all(&data).unwrap();
+    Run::with_h5prov(&workload("sample"), &["-d", "."], &data, &traces, opts)
+        .env("SLURM_JOB_ID", job_id)
+        .ok();
+    let n = read_records(&traces).len() as u64;
+    assert!(n > 0, "no trace records: h5prov was not loaded");
+    let metas = read_metas(&traces);
+    let sent = metas.iter().map(|m| m.stream_sent.unwrap_or(0)).sum();
+    let dropped = metas.iter().map(|m| m.stream_dropped.unwrap_or(0)).sum();
+    (n, sent, dropped)
+}
+
+/// The value of the collector metric `name` (with its labels, if any) in a `/metrics` text.
+pub fn metric_value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
 /// `event` messages in the `h5prov collect --out` files under `dir`.
 pub fn captured_events(dir: &Path) -> u64 {
     files_with_suffix(dir, ".jsonl")

@@ -7,8 +7,8 @@
 //! Needs Debian's `prometheus` (`scripts/test.sh` installs it) for the exposition test.
 
 use h5prov_tests::{
-    analyzer, h5prov_cmd, http_get, prometheus, prometheus_with_token, promql, read_metas,
-    read_records, scalar, scratch, shell_quote, start_collector, workload, KillOnDrop, Run,
+    analyzer, h5prov_cmd, http_get, metric_value, prometheus, prometheus_with_token, promql,
+    scalar, scratch, shell_quote, start_collector, streamed_job, KillOnDrop,
 };
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -42,32 +42,7 @@ fn send(listen: &str, lines: &[String]) {
 /// The real `sample` workload traced by h5prov, streaming as job `job_id`: its number of
 /// trace records (the traces prove h5prov was loaded).
 fn traced_job(dir: &Path, listen: &str, job_id: &str) -> u64 {
-    traced_job_with(dir, &format!("stream={listen}"), job_id).0
-}
-
-/// [`traced_job`] with the connector options `opts`, in `dir/<job_id>`: (records, the
-/// traces' stream messages sent, dropped).
-fn traced_job_with(dir: &Path, opts: &str, job_id: &str) -> (u64, u64, u64) {
-    let (data, traces) = (
-        dir.join(job_id).join("data"),
-        dir.join(job_id).join("traces"),
-    );
-    std::fs::create_dir_all(&data).unwrap();
-    Run::with_h5prov(&workload("sample"), &["-d", "."], &data, &traces, opts)
-        .env("SLURM_JOB_ID", job_id)
-        .ok();
-    let n = read_records(&traces).len() as u64;
-    assert!(n > 0, "no trace records: h5prov was not loaded");
-    let metas = read_metas(&traces);
-    let sent = metas.iter().map(|m| m.stream_sent.unwrap_or(0)).sum();
-    let dropped = metas.iter().map(|m| m.stream_dropped.unwrap_or(0)).sum();
-    (n, sent, dropped)
-}
-
-/// The value of the unlabelled collector metric `name` in a `/metrics` text.
-fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    streamed_job(dir, &format!("stream={listen}"), job_id).0
 }
 
 /// Polls `/metrics` until `ok` holds (at most `secs`); the last text.
@@ -218,16 +193,16 @@ fn long_lines_unknown_versions_and_huge_counts_are_bounded_and_counted() {
         ],
     );
     let text = wait_metrics(&metrics, 30, "the messages after the long lines", |t| {
-        metric(t, r#"h5prov_stream_messages_total{type="event"}"#)
+        metric_value(t, r#"h5prov_stream_messages_total{type="event"}"#)
             .is_some_and(|n| n as u64 == records + 4 + 2)
     });
     assert_eq!(
-        metric(&text, r#"h5prov_stream_dropped_total{reason="too_long"}"#),
+        metric_value(&text, r#"h5prov_stream_dropped_total{reason="too_long"}"#),
         Some(4.0),
         "{text}"
     );
     assert_eq!(
-        metric(&text, r#"h5prov_stream_dropped_total{reason="version"}"#),
+        metric_value(&text, r#"h5prov_stream_dropped_total{reason="version"}"#),
         Some(1.0),
         "{text}"
     );
@@ -295,7 +270,7 @@ fn connections_series_and_http_clients_are_limited_without_stalling() {
         .map(|_| TcpStream::connect(&listen).unwrap())
         .collect();
     wait_metrics(&metrics, 10, "three open connections", |t| {
-        metric(t, "h5prov_stream_connections_open") == Some(3.0)
+        metric_value(t, "h5prov_stream_connections_open") == Some(3.0)
     });
     let mut fourth = TcpStream::connect(&listen).unwrap();
     fourth
@@ -306,12 +281,15 @@ fn connections_series_and_http_clients_are_limited_without_stalling() {
         "the 4th connection was not refused"
     );
     let text = wait_metrics(&metrics, 5, "the refusal counted", |t| {
-        metric(
+        metric_value(
             t,
             r#"h5prov_stream_refused_total{reason="connection_limit"}"#,
         ) == Some(1.0)
     });
-    assert_eq!(metric(&text, "h5prov_stream_connections_open"), Some(3.0));
+    assert_eq!(
+        metric_value(&text, "h5prov_stream_connections_open"),
+        Some(3.0)
+    );
     // The silent ones are closed after the idle timeout; then new connections are served.
     for s in &mut open {
         s.set_read_timeout(Some(Duration::from_millis(200)))
@@ -319,21 +297,25 @@ fn connections_series_and_http_clients_are_limited_without_stalling() {
         assert!(closed_by_peer(s, 10), "an idle connection stayed open");
     }
     wait_metrics(&metrics, 5, "the idle closes counted", |t| {
-        metric(t, r#"h5prov_stream_refused_total{reason="idle"}"#) == Some(3.0)
-            && metric(t, "h5prov_stream_connections_open") == Some(0.0)
+        metric_value(t, r#"h5prov_stream_refused_total{reason="idle"}"#) == Some(3.0)
+            && metric_value(t, "h5prov_stream_connections_open") == Some(0.0)
     });
     let lines: Vec<String> = (0..25)
         .map(|r| event("many", r, "h", "dataset.write", "/d", 1))
         .collect();
     send(&listen, &lines);
     let text = wait_metrics(&metrics, 5, "the series cap", |t| {
-        metric(t, r#"h5prov_stream_dropped_total{reason="cardinality"}"#) == Some(5.0)
+        metric_value(t, r#"h5prov_stream_dropped_total{reason="cardinality"}"#) == Some(5.0)
     });
-    assert_eq!(metric(&text, "h5prov_collect_series"), Some(20.0), "{text}");
+    assert_eq!(
+        metric_value(&text, "h5prov_collect_series"),
+        Some(20.0),
+        "{text}"
+    );
     assert_eq!(text.matches("h5prov_ops_total{job_id=\"many\"").count(), 20);
     // The job expires: its series leave, and a new job has room again.
     let text = wait_metrics(&metrics, 10, "the job to expire", |t| {
-        metric(t, "h5prov_collect_jobs_expired_total") == Some(1.0)
+        metric_value(t, "h5prov_collect_jobs_expired_total") == Some(1.0)
     });
     assert!(!text.contains("job_id=\"many\""), "{text}");
     send(&listen, &[event("next", 0, "h", "file.open", "/", 0)]);
@@ -440,12 +422,12 @@ fn out_on_a_full_disk_says_so_once_and_counts_what_it_lost() {
         20,
         "every message taken and written or lost",
         |t| {
-            metric(t, r#"h5prov_stream_messages_total{type="event"}"#) == Some(N as f64)
-                && metric(t, "h5prov_collect_out_lost_total")
+            metric_value(t, r#"h5prov_stream_messages_total{type="event"}"#) == Some(N as f64)
+                && metric_value(t, "h5prov_collect_out_lost_total")
                     .is_some_and(|l| l as u64 + h5prov_tests::captured_events(&out) == N)
         },
     );
-    let lost = metric(&text, "h5prov_collect_out_lost_total").unwrap() as u64;
+    let lost = metric_value(&text, "h5prov_collect_out_lost_total").unwrap() as u64;
     assert!(lost > 0 && lost < N, "lost {lost} of {N}");
     for f in h5prov_tests::files_with_suffix(&out, ".jsonl") {
         let data = std::fs::read_to_string(&f).unwrap();
@@ -510,8 +492,8 @@ fn a_token_authenticates_both_ends_of_the_stream_and_the_http_side() {
     let (_coll, listen, metrics) =
         start_collector("127.0.0.1:0", &["--token-file".as_ref(), token.as_os_str()]);
     let opts = format!("stream={listen};stream_token_file={}", token.display());
-    let (a, sent_a, _) = traced_job_with(&dir, &opts, "jobA");
-    let (b, sent_b, _) = traced_job_with(&dir, &opts, "jobB");
+    let (a, sent_a, _) = streamed_job(&dir, &opts, "jobA");
+    let (b, sent_b, _) = streamed_job(&dir, &opts, "jobB");
     assert_eq!(
         (sent_a, sent_b),
         (a, b),
@@ -544,12 +526,12 @@ fn a_token_authenticates_both_ends_of_the_stream_and_the_http_side() {
     assert_eq!(jobs, ["jobA", "jobB"], "/top.json has exactly the two jobs");
     let (_, text) = get_with_token(&metrics, "/metrics", secret);
     assert_eq!(
-        metric(&text, r#"h5prov_stream_refused_total{reason="auth"}"#),
+        metric_value(&text, r#"h5prov_stream_refused_total{reason="auth"}"#),
         Some(1.0),
         "{text}"
     );
     assert_eq!(
-        metric(&text, r#"h5prov_stream_refused_total{reason="http_auth"}"#),
+        metric_value(&text, r#"h5prov_stream_refused_total{reason="http_auth"}"#),
         Some(2.0),
         "{text}"
     );
@@ -594,7 +576,7 @@ fn a_token_authenticates_both_ends_of_the_stream_and_the_http_side() {
         String::from_utf8_lossy(&all).into_owned()
     });
     let opts = format!("stream={squat_addr};stream_token_file={}", token.display());
-    let (c, sent_c, dropped_c) = traced_job_with(&dir, &opts, "jobC");
+    let (c, sent_c, dropped_c) = streamed_job(&dir, &opts, "jobC");
     let heard = heard.join().unwrap();
     assert!(heard.starts_with("h5prov-auth 1 "), "{heard:?}");
     assert_eq!(
@@ -669,11 +651,11 @@ fn unix_socket_peers_send_only_as_themselves_for_their_own_jobs() {
     s.write_all(ev.as_bytes()).unwrap();
     drop(s);
     let text = wait_metrics(&metrics, 5, "root's event and the drops", |t| {
-        metric(t, r#"h5prov_stream_dropped_total{reason="uid"}"#) == Some(2.0)
+        metric_value(t, r#"h5prov_stream_dropped_total{reason="uid"}"#) == Some(2.0)
             && t.contains(r#"h5prov_ops_total{job_id="n",rank="0",op="dataset.write"} 2"#)
     });
     assert_eq!(
-        metric(&text, r#"h5prov_stream_messages_total{type="hello"}"#),
+        metric_value(&text, r#"h5prov_stream_messages_total{type="hello"}"#),
         Some(1.0),
         "{text}"
     );

@@ -10,8 +10,8 @@
 
 use h5prov_format::tls::{client_config, rustls, server_name};
 use h5prov_tests::{
-    analyzer, h5prov_cmd, http_get, prometheus_with_auth, promql, read_metas, read_records,
-    scratch, shell_quote, start_collector, workload, Run,
+    analyzer, h5prov_cmd, http_get, metric_value, prometheus_with_auth, promql, read_records,
+    scratch, shell_quote, start_collector, streamed_job, workload, Run,
 };
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use std::io::{Read, Write};
@@ -48,25 +48,6 @@ fn make_certs(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
     paths
 }
 
-/// The `sample` workload traced with the connector options `opts`, as job `job_id` in
-/// `dir/<job_id>`: (records, stream messages sent, dropped).
-fn traced_job(dir: &Path, opts: &str, job_id: &str) -> (u64, u64, u64) {
-    let (data, traces) = (
-        dir.join(job_id).join("data"),
-        dir.join(job_id).join("traces"),
-    );
-    std::fs::create_dir_all(&data).unwrap();
-    Run::with_h5prov(&workload("sample"), &["-d", "."], &data, &traces, opts)
-        .env("SLURM_JOB_ID", job_id)
-        .ok();
-    let n = read_records(&traces).len() as u64;
-    assert!(n > 0, "no trace records: h5prov was not loaded");
-    let metas = read_metas(&traces);
-    let sent = metas.iter().map(|m| m.stream_sent.unwrap_or(0)).sum();
-    let dropped = metas.iter().map(|m| m.stream_dropped.unwrap_or(0)).sum();
-    (n, sent, dropped)
-}
-
 /// A TLS connection to `addr` trusting `ca`.
 fn tls_connect(addr: &str, ca: &Path) -> rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
     let cfg: Arc<rustls::ClientConfig> = client_config(ca).unwrap();
@@ -89,12 +70,6 @@ fn get_tls(addr: &str, ca: &Path, path: &str, token: &str) -> (String, String) {
     s.read_to_string(&mut resp).unwrap();
     let (head, body) = resp.split_once("\r\n\r\n").unwrap();
     (head.lines().next().unwrap().to_string(), body.to_string())
-}
-
-/// The value of the collector metric `name` (with its labels) in a `/metrics` text.
-fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 
 fn tmux(server: &str, args: &[&str]) -> Output {
@@ -161,8 +136,8 @@ fn a_collector_with_tls_and_a_token_serves_two_jobs_to_top_and_prometheus_only()
         token.display(),
         ca.display()
     );
-    let (a, sent_a, _) = traced_job(&dir, &opts, "jobA");
-    let (b, sent_b, _) = traced_job(&dir, &opts, "jobB");
+    let (a, sent_a, _) = streamed_job(&dir, &opts, "jobA");
+    let (b, sent_b, _) = streamed_job(&dir, &opts, "jobB");
     assert_eq!(
         (sent_a, sent_b),
         (a, b),
@@ -175,7 +150,7 @@ fn a_collector_with_tls_and_a_token_serves_two_jobs_to_top_and_prometheus_only()
         token.display(),
         other_ca.display()
     );
-    let (c, sent_c, dropped_c) = traced_job(&dir, &opts_other, "jobC");
+    let (c, sent_c, dropped_c) = streamed_job(&dir, &opts_other, "jobC");
     assert_eq!(
         (sent_c, dropped_c),
         (0, c),
@@ -184,7 +159,7 @@ fn a_collector_with_tls_and_a_token_serves_two_jobs_to_top_and_prometheus_only()
 
     let refused = || {
         let (_, text) = get_tls(&metrics, &ca, "/metrics", secret);
-        metric(&text, r#"h5prov_stream_refused_total{reason="auth"}"#).unwrap_or(0.0)
+        metric_value(&text, r#"h5prov_stream_refused_total{reason="auth"}"#).unwrap_or(0.0)
     };
     let before = refused();
     // A CA file that is not PEM: the job runs, traced, with a warning naming the file.

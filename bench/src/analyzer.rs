@@ -358,6 +358,11 @@ impl Tool {
             Tool::ExportProv => "h5prov export --prov",
         }
     }
+
+    /// The file in `runs_dir` that holds this tool's stderr of round `round`.
+    fn err_log(self, runs_dir: &Path, round: usize) -> PathBuf {
+        runs_dir.join(format!("{}-r{round}.err", self.name().replace(' ', "_")))
+    }
 }
 
 fn loadavg() -> String {
@@ -575,17 +580,13 @@ pub fn run(
     let prov = ProvSummary {
         bytes: fs::metadata(runs_dir.join("prov.json")).map_or(0, |m| m.len()),
         // run_tool's stderr log of the one run (round `s.rounds`); the line ends " to OUT".
-        graph: fs::read_to_string(runs_dir.join(format!(
-            "{}-r{}.err",
-            Tool::ExportProv.name().replace(' ', "_"),
-            s.rounds
-        )))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("wrote "))
-        .map_or_else(String::new, |l| {
-            l.rsplit_once(" to ").map_or(l, |(g, _)| g).to_string()
-        }),
+        graph: fs::read_to_string(Tool::ExportProv.err_log(&runs_dir, s.rounds))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("wrote "))
+            .map_or_else(String::new, |l| {
+                l.rsplit_once(" to ").map_or(l, |(g, _)| g).to_string()
+            }),
     };
     let _ = fs::remove_file(runs_dir.join("prov.json"));
     let agreement = if python.is_some() {
@@ -912,9 +913,7 @@ fn run_tool(
     round: usize,
     slot: usize,
 ) -> Result<RawTiming, BenchError> {
-    let err_log = f
-        .runs_dir
-        .join(format!("{}-r{round}.err", tool.name().replace(' ', "_")));
+    let err_log = tool.err_log(f.runs_dir, round);
     let mut cmd = match tool {
         Tool::Report | Tool::ReportJson => {
             let mut c = Command::new(f.h5prov);

@@ -1,0 +1,173 @@
+//! Issue 35, defect 4: the collector at the thread limit. It serves each stream connection
+//! on a thread of its own (up to `--max-connections`); when the system refuses a thread
+//! (`RLIMIT_NPROC`, `ulimit -u`), that connection must be closed and counted, and the
+//! listener must go on accepting once threads are free again. The old collector's listener
+//! died there: the port refused everything while `/metrics` still looked healthy.
+//!
+//! `RLIMIT_NPROC` does not bind root, so the collector runs as `nobody` (uid 65534, through
+//! util-linux's `setpriv` and `prlimit`), from a copy of the binary that uid can read.
+
+use h5prov_tests::{analyzer, http_get, metric_value, KillOnDrop};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The unprivileged uid the collector runs as.
+const NOBODY: &str = "65534";
+
+/// A copy of the `h5prov` binary in a fresh directory under the system temp dir that
+/// `nobody` can read and run (the build tree may sit under a mode-700 home).
+fn binary_for_nobody() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("h5prov-nproc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.join("h5prov");
+    std::fs::copy(analyzer(), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Starts `bin collect` as `nobody` with at most `nproc` processes and threads of that uid
+/// (no limit when `None`): (the process, the stream and the metrics address).
+fn collector_as_nobody(bin: &Path, nproc: Option<u32>) -> (KillOnDrop, String, String) {
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        &format!("--reuid={NOBODY}"),
+        &format!("--regid={NOBODY}"),
+        "--clear-groups",
+        "prlimit",
+    ]);
+    if let Some(n) = nproc {
+        cmd.arg(format!("--nproc={n}:{n}"));
+    }
+    let mut child = cmd
+        .arg("--")
+        .arg(bin)
+        .args([
+            "collect",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics",
+            "127.0.0.1:0",
+        ])
+        .current_dir(bin.parent().unwrap())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("setpriv and prlimit (util-linux)");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = |prefix: &str| {
+        let l = lines
+            .next()
+            .expect("the collector printed nothing")
+            .unwrap();
+        l.strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("h5prov collect printed {l:?}, not {prefix}ADDR"))
+            .to_string()
+    };
+    let (listen, metrics) = (next("listen "), next("metrics "));
+    std::thread::spawn(move || for _ in lines {});
+    (KillOnDrop(child), listen, metrics)
+}
+
+/// The number of threads of process `pid`.
+fn threads(pid: u32) -> u32 {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    st.lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap()
+}
+
+/// Waits (at most `secs`) until `ok` holds.
+fn wait_for(secs: u64, what: &str, ok: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !ok() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "waited {secs} s for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether the peer closed `s` within `secs`.
+fn closed_by_peer(s: &mut TcpStream, secs: u64) -> bool {
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let t0 = Instant::now();
+    let mut b = [0u8; 16];
+    while t0.elapsed() < Duration::from_secs(secs) {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// One `event` line of job `job`.
+fn event(job: &str) -> String {
+    format!(
+        "{{\"v\":1,\"type\":\"event\",\"job_id\":\"{job}\",\"rank\":0,\"pid\":7,\"host\":\"h\",\
+         \"seq\":0,\"tid\":1,\"start_ns\":1,\"dur_ns\":5000,\"op\":\"dataset.write\",\
+         \"kind\":\"dataset\",\"file\":\"/x.h5\",\"path\":\"/d\",\"bytes\":8,\"xfer\":\"\",\
+         \"status\":0}}\n"
+    )
+}
+
+/// With two threads to spare, four idle stream connections: two are served, the other two
+/// are closed at once and counted as `no_thread`. Once the served ones leave, the listener
+/// accepts again: a new sender's events reach `/metrics`.
+#[test]
+fn the_listener_outlives_the_thread_limit_and_counts_what_it_refused() {
+    let bin = binary_for_nobody();
+    // The collector's own threads, unlimited (nobody runs nothing else here).
+    let base = {
+        let (c, _, metrics) = collector_as_nobody(&bin, None);
+        assert!(http_get(&metrics, "/metrics").is_some());
+        threads(c.0.id())
+    };
+    let (coll, listen, metrics) = collector_as_nobody(&bin, Some(base + 2));
+    let pid = coll.0.id();
+    let mut conns: Vec<TcpStream> = Vec::new();
+    for _ in 0..4 {
+        conns.push(TcpStream::connect(&listen).expect("the listener accepts"));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let refused: Vec<bool> = conns.iter_mut().map(|s| closed_by_peer(s, 2)).collect();
+    assert_eq!(
+        refused.iter().filter(|r| **r).count(),
+        2,
+        "with {} threads allowed and {base} in use, which connections were closed: {refused:?}",
+        base + 2
+    );
+    drop(conns);
+    wait_for(10, "the served connections' threads to end", || {
+        threads(pid) <= base
+    });
+    let text = http_get(&metrics, "/metrics").expect("/metrics answers").1;
+    assert_eq!(
+        metric_value(&text, r#"h5prov_stream_refused_total{reason="no_thread"}"#),
+        Some(2.0),
+        "{text}"
+    );
+    // The listener is alive: a new sender is served.
+    let mut s = TcpStream::connect(&listen).expect("the listener accepts after the limit");
+    s.write_all(event("after").as_bytes()).unwrap();
+    drop(s);
+    wait_for(10, "the new sender's event in /metrics", || {
+        http_get(&metrics, "/metrics")
+            .is_some_and(|r| r.1.contains("h5prov_ops_total{job_id=\"after\""))
+    });
+    let _ = std::fs::remove_dir_all(bin.parent().unwrap());
+}

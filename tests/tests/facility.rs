@@ -1,8 +1,9 @@
 //! `h5prov collect` as a facility runs it: TLS on the stream and HTTP ports (a CA and the
 //! collector's certificate made by `rcgen` at test time, no key committed) and a token. Two
-//! jobs of the real `sample` workload, traced by the real `libh5prov.so`, stream to it
-//! (both as this test's uid: HDF5 and the workloads live under /root, out of reach of
-//! another user). A TLS client without the token is refused; a traced job that does not
+//! jobs of the real `sample` workload, traced by the real `libh5prov.so`, stream to it: one
+//! as this test's uid, one as `nobody` (uid 65534) from copies of the program, HDF5 and the
+//! plugin that uid can read, with its own token file (mode 600, its own). A TLS client
+//! without the token is refused; a traced job that does not
 //! trust the collector's CA sends nothing and counts its drops. `h5prov top` (in tmux) and
 //! Debian's Prometheus (`tls_config`, `authorization`) both see both jobs.
 //!
@@ -10,8 +11,9 @@
 
 use h5prov_format::tls::{client_config, rustls, server_name};
 use h5prov_tests::{
-    analyzer, h5prov_cmd, http_get, metric_value, prometheus_with_auth, promql, read_records,
-    scratch, shell_quote, start_collector, streamed_job, workload, Run,
+    analyzer, h5prov_cmd, hdf5_dir, http_get, metric_value, plugin_dir, prometheus_with_auth,
+    promql, read_metas, read_records, scratch, shell_quote, start_collector, streamed_job,
+    workload, Run,
 };
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use std::io::{Read, Write};
@@ -70,6 +72,93 @@ fn get_tls(addr: &str, ca: &Path, path: &str, token: &str) -> (String, String) {
     s.read_to_string(&mut resp).unwrap();
     let (head, body) = resp.split_once("\r\n\r\n").unwrap();
     (head.lines().next().unwrap().to_string(), body.to_string())
+}
+
+/// The uid of the second job.
+const NOBODY: u32 = 65534;
+
+/// The `sample` workload traced by h5prov and streaming to `listen` as job `job_id`, run as
+/// uid and gid `uid` (`setpriv`): the program, HDF5's libraries and `libh5prov.so` are
+/// copied to a directory that uid can read, and `token` and `ca` to files of its own (the
+/// token mode 600, owned by it, as the connector requires). Returns (trace records, stream
+/// messages sent, dropped) and checks that the process ran as `uid`.
+fn streamed_job_as(
+    uid: u32,
+    listen: &str,
+    token: &Path,
+    ca: &Path,
+    job_id: &str,
+) -> (u64, u64, u64) {
+    let base = std::env::temp_dir().join(format!("h5prov-facility-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (lib, plugin, run) = (base.join("lib"), base.join("plugin"), base.join("run"));
+    for d in [&base, &lib, &plugin, &run] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for e in std::fs::read_dir(hdf5_dir().join("lib")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("lib") && name.contains(".so") {
+            std::fs::copy(&p, lib.join(&name)).unwrap();
+        }
+    }
+    std::fs::copy(
+        plugin_dir().join("libh5prov.so"),
+        plugin.join("libh5prov.so"),
+    )
+    .unwrap();
+    let program = base.join("sample");
+    std::fs::copy(workload("sample"), &program).unwrap();
+    let (data, traces) = (run.join("data"), run.join("traces"));
+    std::fs::create_dir_all(&data).unwrap();
+    let (own_token, own_ca) = (run.join("token"), base.join("ca.pem"));
+    std::fs::copy(token, &own_token).unwrap();
+    std::fs::copy(ca, &own_ca).unwrap();
+    for p in [&run, &data, &own_token] {
+        std::os::unix::fs::chown(p, Some(uid), Some(uid)).unwrap();
+    }
+    let conn = format!(
+        "h5prov under_vol=0;under_info={{}};path={};stream={listen};stream_token_file={};stream_tls_ca={}",
+        traces.display(),
+        own_token.display(),
+        own_ca.display()
+    );
+    let out = Command::new("setpriv")
+        .args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+        ])
+        .arg(&program)
+        .args(["-d", "."])
+        .current_dir(&data)
+        .env("LD_LIBRARY_PATH", &lib)
+        .env("HDF5_PLUGIN_PATH", &plugin)
+        .env("HDF5_VOL_CONNECTOR", conn)
+        .env("SLURM_JOB_ID", job_id)
+        .env("HOME", &run)
+        .output()
+        .expect("setpriv (util-linux)");
+    assert!(
+        out.status.success(),
+        "the job as uid {uid}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n = read_records(&traces).len() as u64;
+    assert!(
+        n > 0,
+        "no trace records as uid {uid}: h5prov was not loaded"
+    );
+    let metas = read_metas(&traces);
+    assert!(
+        metas.iter().all(|m| m.uid == uid),
+        "the job did not run as uid {uid}"
+    );
+    let sent = metas.iter().map(|m| m.stream_sent.unwrap_or(0)).sum();
+    let dropped = metas.iter().map(|m| m.stream_dropped.unwrap_or(0)).sum();
+    let _ = std::fs::remove_dir_all(&base);
+    (n, sent, dropped)
 }
 
 fn tmux(server: &str, args: &[&str]) -> Output {
@@ -137,7 +226,10 @@ fn a_collector_with_tls_and_a_token_serves_two_jobs_to_top_and_prometheus_only()
         ca.display()
     );
     let (a, sent_a, _) = streamed_job(&dir, &opts, "jobA");
-    let (b, sent_b, _) = streamed_job(&dir, &opts, "jobB");
+    assert!(read_metas(&dir.join("jobA/traces"))
+        .iter()
+        .all(|m| m.uid != NOBODY));
+    let (b, sent_b, _) = streamed_job_as(NOBODY, &listen, &token, &ca, "jobB");
     assert_eq!(
         (sent_a, sent_b),
         (a, b),

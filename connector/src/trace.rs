@@ -1614,6 +1614,9 @@ fn emit(
 
 /// Writes the summary row of a state node whose last holder went ([`crate::tree::release`]).
 pub fn object_summary(n: &Node) {
+    // Before the row reads the node, and whatever the level: the deferred work also lets
+    // go of what it holds (a property list).
+    n.describe_deferred();
     if level() == Level::Off {
         return;
     }

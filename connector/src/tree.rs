@@ -450,9 +450,26 @@ pub struct Node {
     /// For files: objects of this file whose last handle closed, most recent first, kept
     /// alive so that a reopen finds them ([`release`]); at most [`PARKED`].
     pub parked: Mutex<Vec<Arc<Node>>>,
+    /// For files created or opened asynchronously: the description of the file (its
+    /// FAPL's properties, `statfs`, identity) left for later, off the call's issue path
+    /// ([`Node::defer_description`]).
+    deferred: Mutex<DeferredSlot>,
     /// Set by [`release`] before the node is dropped: a node dropped without it was let go
     /// outside the close path and had no summary written ([`unreleased_nodes`]).
     released: bool,
+}
+
+/// Work on a node left for later by [`Node::defer_description`].
+pub type Deferred = Box<dyn FnOnce(&Node) + Send>;
+
+/// A node's [`Deferred`] work, if any.
+#[derive(Default)]
+struct DeferredSlot(Option<Deferred>);
+
+impl std::fmt::Debug for DeferredSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
 }
 
 /// How many closed objects a file keeps parked. A program that reopens an object right
@@ -666,6 +683,7 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         shape: Mutex::new(None),
         shapes: Mutex::new(HashMap::default()),
         parked: Mutex::new(Vec::new()),
+        deferred: Mutex::new(DeferredSlot::default()),
         released: false,
     });
     LIVE.fetch_add(1, Ordering::Relaxed);
@@ -714,6 +732,27 @@ pub fn join_path(parent: &str, name: &str) -> String {
 }
 
 impl Node {
+    /// Leaves `f` to describe this node later: when the asynchronous operation that made
+    /// it completes, or at the latest before its summary row is written
+    /// ([`Node::describe_deferred`]). A second deferral replaces nothing: it runs at once.
+    pub fn defer_description(&self, f: Deferred) {
+        let mut d = self.deferred.lock();
+        if d.0.is_none() {
+            d.0 = Some(f);
+        } else {
+            drop(d);
+            f(self);
+        }
+    }
+
+    /// Runs the work left by [`Node::defer_description`], once; nothing when none is left.
+    pub fn describe_deferred(&self) {
+        let f = self.deferred.lock().0.take();
+        if let Some(f) = f {
+            f(self);
+        }
+    }
+
     /// The object's path: the first one it was reached through; for an object created
     /// without a name, its label until its first link and then that link's path.
     #[inline]
@@ -1136,6 +1175,7 @@ mod tests {
                 shape: Mutex::new(None),
                 shapes: Mutex::new(HashMap::default()),
                 parked: Mutex::new(Vec::new()),
+                deferred: Mutex::new(DeferredSlot::default()),
                 released: true,
             };
             LIVE.fetch_add(1, Ordering::Relaxed); // dropping `node` counts it out

@@ -22,8 +22,8 @@
 //! `async` column on the native connector).
 
 use h5prov_tests::{
-    compile_c, describe_output, files_with_suffix, h5prov_ok, plugin_dir, read_records, repo,
-    scratch, Run,
+    compile_c, describe_output, files_with_suffix, h5prov_ok, plugin_dir, read_objects,
+    read_records, repo, scratch, Run,
 };
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -609,6 +609,41 @@ fn h5prov_over_vol_async_runs_nothing_early() {
         assert_eq!(value(&out, "exists_after_issue"), 0.0, "{stack:?}:\n{out}");
         assert!(out.contains("read_back=ok"), "{stack:?}:\n{out}");
     }
+}
+
+/// h5prov describes a file created asynchronously (its FAPL's alignment and library
+/// bounds, its file system, its identity) when the create has completed, not when it was
+/// issued: the five property queries, the `statfs` and the `stat` were a third of h5prov's
+/// own issue time of `H5Fcreate_async` (docs/ASYNC.md). With `HDF5_ASYNC_EXE_FCLOSE=1` the
+/// file does not exist yet when the calls return, so the file's row has a file system and
+/// an identity only if they were taken after the create ran (at issue, as before, a
+/// `statfs` and a `stat` of the missing file found nothing).
+#[test]
+fn an_async_created_file_is_described_at_its_completion_not_at_its_issue() {
+    let env = [("HDF5_ASYNC_EXE_FCLOSE", "1")];
+    let dir = scratch("async-describe-late");
+    let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
+    assert_eq!(value(&out, "exists_after_issue"), 0.0, "{out}");
+    let objects = read_objects(&dir.join("traces"));
+    let created: Vec<_> = objects
+        .iter()
+        .filter(|o| o.kind == "file" && o.intent == "create")
+        .collect();
+    assert_eq!(created.len(), 1, "{objects:?}");
+    let f = created[0];
+    assert!(f.file.ends_with("w.h5"), "{f:?}");
+    assert!(f.dev != 0 && f.ino != 0, "no identity: {f:?}");
+    let meta = std::fs::metadata(dir.join("w.h5")).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((f.dev, f.ino), (meta.dev(), meta.ino()), "{f:?}");
+    assert!(!f.fs.is_empty(), "no file system: {f:?}");
+    assert!(
+        !f.libver.is_empty() && !f.align.is_empty(),
+        "no FAPL properties: {f:?}"
+    );
+    // A new file: found with no size, closed with the data in it.
+    assert_eq!(f.open_size, 0, "{f:?}");
+    assert!(f.close_size >= 1 << 20, "{f:?}");
 }
 
 /// h5prov sets up its trace session (creates the trace files, compresses their headers,

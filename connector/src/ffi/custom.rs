@@ -337,6 +337,18 @@ unsafe fn under_fapl(fapl: hid_t, info: &Info) -> Result<hid_t, Error> {
     }
 }
 
+/// An under FAPL ([`under_fapl`]) kept past its call, closed when dropped.
+struct UnderFapl(hid_t);
+
+impl Drop for UnderFapl {
+    fn drop(&mut self) {
+        let f = self.0;
+        // SAFETY: our own copy, closed once; a failure (HDF5 shutting down) is not the
+        // application's error.
+        quietly(|| unsafe { b::H5Pclose(f) });
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Life cycle and introspection
 
@@ -567,13 +579,56 @@ const H5F_ACC_TRUNC: u32 = 0x0002;
 
 /// The `stat(2)` of the file named by the C string `name` (null: `None`).
 fn file_stat(name: *const c_char) -> Option<tree::FileStat> {
-    use std::os::unix::ffi::OsStrExt;
     if name.is_null() {
         return None;
     }
     // SAFETY: HDF5's NUL-terminated file name, valid for the callback.
-    let bytes = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
-    tree::FileStat::of(std::path::Path::new(std::ffi::OsStr::from_bytes(bytes)))
+    file_stat_of(unsafe { std::ffi::CStr::from_ptr(name) })
+}
+
+/// The `stat(2)` of the file `name`.
+fn file_stat_of(name: &std::ffi::CStr) -> Option<tree::FileStat> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::path::Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    tree::FileStat::of(p)
+}
+
+/// Describes a file just created or opened on its node: the FAPL's alignment, library
+/// version bounds and chunk cache, the file system, and the file's identity after the open
+/// (`found`: its `stat` before; size and mtime are those, 0 for a new file). `fapl` is the
+/// application's FAPL or the under FAPL copied from it (the same properties but the VOL).
+fn describe_file(
+    node: &Node,
+    fapl: hid_t,
+    name: Option<&std::ffi::CStr>,
+    found: Option<tree::FileStat>,
+) {
+    let (align, fs_magic, libver) = (
+        fapl_alignment(fapl),
+        name.and_then(fs_magic),
+        fapl_libver(fapl),
+    );
+    let at_open = if node.stats.lock().at_open.is_none() {
+        name.and_then(file_stat_of)
+            .or(found)
+            .map(|now| tree::FileStat {
+                size: found.map_or(0, |f| f.size),
+                mtime_ns: found.map_or(0, |f| f.mtime_ns),
+                ..now
+            })
+    } else {
+        None
+    };
+    // SAFETY: a FAPL valid for this call (the application's, or our copy of it).
+    let cache = unsafe { query::chunk_cache(fapl) };
+    let mut st = node.stats.lock();
+    st.align = st.align.or(align);
+    st.libver = st.libver.or(libver);
+    st.fs_magic = st.fs_magic.or(fs_magic);
+    st.at_open = st.at_open.or(at_open);
+    if st.chunk_cache.is_none() && !cache.is_empty() {
+        st.chunk_cache = Some(cache);
+    }
 }
 
 /// `flags` are the create or open flags (`created`: of `H5Fcreate`), which with whether
@@ -615,8 +670,12 @@ unsafe fn file_open_common(
     let mut span = Span::begin(op, NONE);
     let under = call(ufapl);
     span.under_end();
-    // SAFETY: closing our copy, without touching the error stack of a failed open.
-    quietly(|| unsafe { b::H5Pclose(ufapl) });
+    // SAFETY: req per the VOL contract.
+    let pending = !under.is_null() && unsafe { super::request_returned(req) };
+    if !pending {
+        // SAFETY: closing our copy, without touching the error stack of a failed open.
+        quietly(|| unsafe { b::H5Pclose(ufapl) });
+    }
     // SAFETY: HDF5 passes the file name as a C string.
     let fname = unsafe { cstr(name) };
     if under.is_null() {
@@ -628,37 +687,34 @@ unsafe fn file_open_common(
         });
         return Ok(std::ptr::null_mut());
     }
-    // SAFETY: req per the VOL contract.
-    let pending = unsafe { super::request_returned(req) };
     let node = file_node(under, info.under.id(), &fname, dxpl, created, pending);
-    let (align, fs_magic, libver) = (fapl_alignment(fapl), fs_magic(name), fapl_libver(fapl));
-    // The identity from a stat after the open (a created file has none before); size and
-    // mtime as found, 0 for a new file.
-    let at_open = if node.stats.lock().at_open.is_none() {
-        file_stat(name).or(found).map(|now| tree::FileStat {
-            size: found.map_or(0, |f| f.size),
-            mtime_ns: found.map_or(0, |f| f.mtime_ns),
-            ..now
-        })
-    } else {
-        None
-    };
-    // SAFETY: the application's FAPL, valid for this call.
-    let cache = unsafe { query::chunk_cache(fapl) };
     {
         let mut st = node.stats.lock();
         st.mpio |= mpio;
-        st.align = st.align.or(align);
-        st.libver = st.libver.or(libver);
-        st.fs_magic = st.fs_magic.or(fs_magic);
-        st.at_open = st.at_open.or(at_open);
         st.intent = st.intent.max(intent);
-        if st.chunk_cache.is_none() && !cache.is_empty() {
-            st.chunk_cache = Some(cache);
-        }
     }
+    // SAFETY: HDF5's NUL-terminated file name, valid for the callback.
+    let cname = (!name.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(name) });
+    let holder = if pending {
+        // In flight: the description (five property queries, a statfs and a stat) is left
+        // for the operation's completion, off the call's issue path (`docs/ASYNC.md`), on
+        // the under FAPL, which has the application's properties and lives until then. The
+        // request holds the file's node until it is freed, so the file's row (and its
+        // stat at close) comes after the operation completed.
+        let (ufapl, cname) = (UnderFapl(ufapl), cname.map(|c| c.to_owned()));
+        node.defer_description(Box::new(move |n| {
+            describe_file(n, ufapl.0, cname.as_deref(), found);
+            drop(ufapl);
+        }));
+        Some(node.clone())
+    } else {
+        describe_file(&node, fapl, cname, found);
+        None
+    };
     // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &info.under, op, span.start()) });
+    span.set_in_flight(unsafe {
+        super::wrap_req_holding(req, &info.under, op, span.start(), holder)
+    });
     span.finish(&Event {
         node: Some(&node),
         ..Event::default()
@@ -1060,15 +1116,12 @@ fn fapl_alignment(fapl: hid_t) -> Option<(u64, u64)> {
     (r >= 0).then_some((threshold, alignment))
 }
 
-/// The `statfs` magic of the file system holding the file `name` (a C string, or null).
-fn fs_magic(name: *const c_char) -> Option<i64> {
-    if name.is_null() {
-        return None;
-    }
-    // SAFETY: statfs fills a zeroed struct; name is HDF5's NUL-terminated file name.
+/// The `statfs` magic of the file system holding the file `name`.
+fn fs_magic(name: &std::ffi::CStr) -> Option<i64> {
+    // SAFETY: statfs fills a zeroed struct; name is NUL-terminated.
     unsafe {
         let mut st: libc::statfs = std::mem::zeroed();
-        (libc::statfs(name, &mut st) == 0).then_some(st.f_type as i64)
+        (libc::statfs(name.as_ptr(), &mut st) == 0).then_some(st.f_type as i64)
     }
 }
 
@@ -1857,6 +1910,12 @@ unsafe fn request_end(
     } else {
         0
     };
+    if done != 0 {
+        // A file create or open finished: its description, left for now.
+        if let Some(n) = &o.node {
+            n.describe_deferred();
+        }
+    }
     span.set_request(o.req_id, done, exec_ns);
     if free && r >= 0 {
         // SAFETY: HDF5 frees a request once and does not use it afterwards.

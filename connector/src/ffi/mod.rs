@@ -148,7 +148,8 @@ pub struct VolObj {
     pub under: *mut c_void,
     /// The under connector.
     pub vol: UnderVol,
-    /// Shared state node (none for requests).
+    /// Shared state node (for requests: the file of an asynchronous file create or open,
+    /// held until the request is freed; none for the others).
     pub node: Option<Arc<Node>>,
     /// For requests: the operation that created it.
     pub req_op: Option<Op>,
@@ -283,6 +284,23 @@ pub unsafe fn wrap_req(
     op: Op,
     t0: crate::clock::Tick,
 ) -> u64 {
+    // SAFETY: per the contract.
+    unsafe { wrap_req_holding(req, vol, op, t0, None) }
+}
+
+/// [`wrap_req`], the request holding `node` (a holder of it, let go when the request is
+/// freed, [`VolObj::free`]); `node` is let go at once when there is no request. At the
+/// request's completion the node's deferred description runs (`request_end`).
+///
+/// # Safety
+/// `req` is null or a valid `void **`.
+pub unsafe fn wrap_req_holding(
+    req: *mut *mut c_void,
+    vol: &UnderVol,
+    op: Op,
+    t0: crate::clock::Tick,
+    node: Option<Arc<Node>>,
+) -> u64 {
     // SAFETY: req is null or valid per the VOL contract.
     if let Some(slot) = unsafe { req.as_mut() } {
         if !slot.is_null() {
@@ -291,7 +309,7 @@ pub unsafe fn wrap_req(
                 magic: VolObj::MAGIC,
                 under: *slot,
                 vol: vol.clone(),
-                node: None,
+                node,
                 req_op: Some(op),
                 req_id: id,
                 req_done: std::sync::atomic::AtomicBool::new(false),
@@ -300,6 +318,9 @@ pub unsafe fn wrap_req(
             *slot = Box::into_raw(w).cast();
             return id;
         }
+    }
+    if let Some(n) = node {
+        release(n);
     }
     0
 }

@@ -176,6 +176,7 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
             close_mtime_ns: r.total_ns,
             intent: r.sel.clone(),
             libver: r.xfer.clone(),
+            stored_bytes: r.bytes,
         })
         .collect();
     let mut csv = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();

@@ -1821,6 +1821,7 @@ fn write_summary(
         close_size: d.at_close.size,
         close_mtime_ns: d.at_close.mtime_ns,
         intent: st.intent.name(),
+        stored_bytes: st.stored_bytes,
     };
     let mut g = objects.lock();
     let Objects { buf: out, bin, .. } = &mut *g;
@@ -1938,6 +1939,7 @@ mod tests {
             close_mtime_ns: 0,
             intent: "",
             libver: "",
+            stored_bytes: 0,
         };
         let mut out = format!("{}\n", OBJECT_COLUMNS.join(",")).into_bytes();
         row.write_csv(&mut out);

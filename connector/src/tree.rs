@@ -186,6 +186,9 @@ pub struct Stats {
     pub at_open: Option<FileStat>,
     /// For files: the strongest intent of the process's opens.
     pub intent: Intent,
+    /// For filtered datasets: the storage size (`H5Dget_storage_size`) at the last close,
+    /// bytes; 0 when not asked.
+    pub stored_bytes: u64,
 }
 
 /// What `stat(2)` says of a file: its identity (device, inode), size and modification time.

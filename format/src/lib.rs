@@ -248,6 +248,11 @@ table::record_table! {
         /// `earliest` (HDF5's default) object headers are version 1: attributes stay in
         /// the header, never in dense storage.
         libver "libver": str = "", opt;
+        /// Datasets with a filter pipeline: the bytes their storage takes in the file
+        /// (`H5Dget_storage_size`: the stored, filtered chunks), asked once per dataset close
+        /// of the process; 0 when not filtered or not known. Against `dims` × `type_size`
+        /// it is the compression ratio the filters reach.
+        stored_bytes "stored_bytes": u64 = 0, opt;
     }
 }
 

@@ -140,7 +140,7 @@ fn awkward_summary() -> ObjectSummary {
 /// `tid` u64::MAX), then the awkward summary as CSV and as JSONL. The columns added since
 /// (issue 17: `mem_type` ... `bbox`, `chunk` ... `file_bytes_written`, `mpio`, `align`, `fs`;
 /// issue 33: `fill`; issue 31: `anon`; issue 32: `req`, `req_done`, `exec_ns`; issue 34:
-/// `dev` ... `intent`; issue 33: `libver`) come last: with
+/// `dev` ... `intent`; issue 33: `libver`, `stored_bytes`) come last: with
 /// their empty values, each line is the old one plus exactly those columns.
 #[test]
 fn encoders_write_the_bytes_of_format_v1() {
@@ -148,13 +148,13 @@ fn encoders_write_the_bytes_of_format_v1() {
     const TRACE_NEW_JSON: &[u8] =
         b",\"mem_type\":\"\",\"conv\":0,\"file_bytes\":0,\"blocks\":0,\"bbox\":\"\",\"anon\":\"\",\
         \"req\":0,\"req_done\":0,\"exec_ns\":0}\n";
-    const OBJECT_NEW_CSV: &[u8] = b",,,,,,,0,0,0,,,,0,0,0,0,0,0,,\n";
+    const OBJECT_NEW_CSV: &[u8] = b",,,,,,,0,0,0,,,,0,0,0,0,0,0,,,0\n";
     const OBJECT_NEW_JSON: &[u8] =
         b",\"chunk\":\"\",\"ftype\":\"\",\"filters\":\"\",\"fill_time\":\"\",\
         \"alloc_time\":\"\",\"cache\":\"\",\"file_bytes_read\":0,\"file_bytes_written\":0,\
         \"mpio\":0,\"align\":\"\",\"fs\":\"\",\"fill\":\"\",\"dev\":0,\"ino\":0,\"open_size\":0,\
         \"open_mtime_ns\":0,\"close_size\":0,\"close_mtime_ns\":0,\"intent\":\"\",\
-        \"libver\":\"\"}\n";
+        \"libver\":\"\",\"stored_bytes\":0}\n";
     // Encodes with `enc`, then puts back the old line end in place of the new columns.
     fn old(enc: impl FnOnce(&mut Vec<u8>), new: &[u8], end: &[u8], out: &mut Vec<u8>) {
         let mut line = Vec::new();

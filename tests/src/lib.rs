@@ -380,7 +380,8 @@ pub fn wheels_requirements() -> PathBuf {
 }
 
 /// The Python interpreter of a virtual environment holding the pinned wheels of
-/// [`wheels_requirements`] (h5py and netCDF4, each bundling its own HDF5 2.x), created
+/// [`wheels_requirements`] (h5py and netCDF4, each bundling its own HDF5 2.x, and PyTables,
+/// bundling HDF5 1.14.6), created
 /// once with `$H5PROV_PYTHON -m venv` (default `python3`) and
 /// `pip install --only-binary=:all:` (nothing is compiled) under
 /// `target/py-wheels-venv/<key>`. The key hashes the requirements file and the base
@@ -394,7 +395,7 @@ pub fn wheels_python() -> PathBuf {
             &wheels_requirements(),
             "py-wheels-venv",
             &[],
-            "import h5py, netCDF4",
+            "import h5py, netCDF4, tables",
         )
     })
     .clone()

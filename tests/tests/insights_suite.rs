@@ -34,6 +34,9 @@ struct Entry {
     fixed_also: Vec<String>,
     report_args: Vec<String>,
     held_out: bool,
+    /// Part of the fresh blind held-out set (h21): committed with its expert text before
+    /// h5prov ever ran on it.
+    blind: bool,
     new: bool,
     source: String,
     expert: String,
@@ -136,6 +139,7 @@ fn parse_manifest(text: &str) -> Result<Vec<Entry>, String> {
             ("ranks", Value::Int(i)) => e.ranks = i,
             ("held_out", Value::Bool(b)) => e.held_out = b,
             ("new", Value::Bool(b)) => e.new = b,
+            ("blind", Value::Bool(b)) => e.blind = b,
             ("also", Value::List(l)) => e.also = l,
             ("fixed_also", Value::List(l)) => e.fixed_also = l,
             ("report_args", Value::List(l)) => e.report_args = l,
@@ -182,6 +186,14 @@ fn manifest_is_complete() {
     assert!(
         problems.iter().all(|e| e.new || !e.held_out),
         "only new problems are held out"
+    );
+    assert!(
+        problems.iter().all(|e| e.held_out || !e.blind),
+        "the blind set is held out"
+    );
+    assert!(
+        problems.iter().filter(|e| e.blind).count() >= 10,
+        "a blind set of 10"
     );
     let mut ids = BTreeSet::new();
     let docs = std::fs::read_to_string(repo().join("docs/INSIGHTS-SUITE.md")).unwrap();
@@ -469,6 +481,8 @@ fn planted_problem_suite() {
     let held: Vec<&&Scored> = problems.iter().filter(|s| s.entry.held_out).collect();
     let named = problems.iter().filter(|s| s.named()).count();
     let held_named = held.iter().filter(|s| s.named()).count();
+    let blind: Vec<&&Scored> = problems.iter().filter(|s| s.entry.blind).collect();
+    let blind_named = blind.iter().filter(|s| s.named()).count();
     let sum = |serious_only: bool| {
         scored
             .iter()
@@ -516,7 +530,13 @@ fn planted_problem_suite() {
                 String::new()
             },
             s.entry.key,
-            if s.entry.held_out { "yes" } else { "" },
+            if s.entry.blind {
+                "blind"
+            } else if s.entry.held_out {
+                "yes"
+            } else {
+                ""
+            },
             s.named_runs(),
             s.runs.len(),
             summary(&s.runs),
@@ -551,6 +571,12 @@ fn planted_problem_suite() {
             pct(held_named, held.len()),
             "≥ 75 %",
             at_least(held_named, held.len(), 0.75),
+        ),
+        (
+            "recall, fresh blind set (h21)",
+            pct(blind_named, blind.len()),
+            "≥ 75 %",
+            at_least(blind_named, blind.len(), 0.75),
         ),
         (
             "precision at WARN/HIGH",
@@ -607,6 +633,7 @@ fn planted_problem_suite() {
     let values = [
         frac(named, problems.len()),
         frac(held_named, held.len()),
+        frac(blind_named, blind.len()),
         frac(ps_t, ps_n),
         frac(pa_t, pa_n),
         frac(quiet, problems.len()),
@@ -624,19 +651,16 @@ fn planted_problem_suite() {
 }
 
 /// The floor of each measure of the table, in its order (1.0 = all): a little under what
-/// the rules reach (h15, 3 runs: recall 95 %, held-out 88 %, precision 100 % at WARN/HIGH
-/// and 98 % overall, every fix quiet, both controls empty, every entry stable; the issue's
-/// thresholds are met but for precision's 100 %, which one finding at a threshold on a
-/// loaded machine can break), so that one problem lost to scheduling noise does not fail
-/// the suite but a rule that stops working does: recall may lose two problems (36/40), the
-/// held-out part one (6/8, the 75 %), precision a few findings in 3 × 82 runs,
-/// stability two entries. A second pass of 3 runs gave recall 92 %, held-out 75 % and 2
-/// entries unstable: `irregular_union`'s HDF5 time is ~5 ms, so one 15 ms `H5Fcreate` on
-/// the loaded machine puts its fragmented reads under 10 %. That pass sat exactly on the
-/// held-out and stability floors, so CI (two cores, often loaded) keeps one more problem of
-/// margin on each of recall, held-out and stability: 35/40, 5/8, 38/42. The issue's own
-/// thresholds (90 %, 75 %) are what the note reports, measured over 3 runs.
-const FLOORS: [f64; 7] = [0.87, 0.62, 0.98, 0.95, 1.0, 1.0, 0.90];
+/// the rules reach. h21 (3 runs at 15:11 UTC, with the fresh blind set of 10 in the
+/// suite): recall 88 % (44/50), held-out 67 % (12/18), the blind set 50 % (5/10),
+/// precision 91 % at WARN/HIGH (207/228: the blind set's findings that name a neighbour of
+/// its key) and 90 % overall, every fix quiet about its key, both controls empty, every
+/// entry stable. The floors keep the margin the h15 ones kept for a loaded CI machine:
+/// recall may lose two problems (42/50), the held-out part one (11/18) and the blind set
+/// one (4/10), precision a few findings, stability four entries (48/52). The issue's own
+/// thresholds (90 %, 75 %, 100 %) are what the note reports: with the blind set they are
+/// not met, and the floors say what is, not what is wanted.
+const FLOORS: [f64; 8] = [0.84, 0.61, 0.4, 0.88, 0.87, 1.0, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

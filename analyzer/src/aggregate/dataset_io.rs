@@ -91,6 +91,9 @@ pub struct DatasetIo {
     pub chunk: CompactString,
     /// Filter pipeline (smallest non-empty).
     pub filters: CompactString,
+    /// The filtered dataset's storage size (`stored_bytes` of its objects rows, the
+    /// largest), bytes; 0 when not recorded.
+    pub stored_bytes: u64,
     /// File datatype (smallest non-empty).
     pub ftype: CompactString,
     /// Chunk cache bytes in force: the largest over opens, HDF5's default for an open
@@ -245,6 +248,7 @@ impl DatasetIo {
         let mut d = DatasetIo {
             chunk: o.chunk.as_str().into(),
             filters: o.filters.as_str().into(),
+            stored_bytes: o.stored_bytes,
             ftype: o.ftype.as_str().into(),
             cost: CostFacts {
                 fill_time: o.fill_time.as_str().into(),
@@ -276,6 +280,7 @@ impl DatasetIo {
         self.shapes.merge(o.shapes);
         keep_smallest(&mut self.chunk, &o.chunk);
         keep_smallest(&mut self.filters, &o.filters);
+        self.stored_bytes = self.stored_bytes.max(o.stored_bytes);
         keep_smallest(&mut self.ftype, &o.ftype);
         self.cache_bytes = self.cache_bytes.max(o.cache_bytes);
         self.cache_slots = self.cache_slots.max(o.cache_slots);

@@ -47,6 +47,11 @@ pub const EXTEND_WRITES_PER: u64 = 2;
 pub const FLUSH_MIN: u64 = 10;
 /// Elements transferred of a variable-length dataset before it is judged.
 pub const VLEN_MIN_ELEMS: u64 = 1000;
+/// A filtered dataset whose data take at most this many times their stored size gains
+/// nothing from its filters (ratio under 1.1: less than a tenth saved).
+pub const FILTER_MIN_RATIO: f64 = 1.1;
+/// Bytes of a filtered dataset before its filters are judged (1 MiB).
+pub const FILTER_MIN_BYTES: u64 = 1 << 20;
 /// Bytes written, as a fraction of the dataset's size, above which fill values written at
 /// allocation were overwritten (wasted).
 pub const FILL_OVERWRITTEN: f64 = 0.5;
@@ -570,6 +575,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          shown.",
     );
     compound_subset(dio, call_ns, out);
+    filters_without_gain(&rows, call_ns, out);
     implicit_file_opens(rep, call_ns, out);
     links_by_index(rep, call_ns, out);
 }
@@ -689,6 +695,53 @@ pub const SUBSET_MIN_RATIO: u64 = 2;
 /// type-conversion path whole (`conv_file_bytes`, in the file's type) to deliver a subset
 /// of their members (`conv_bytes`, in the memory type). The waste is the discarded part:
 /// its estimated time is the conversions' time times the discarded fraction.
+/// Filtered datasets whose filters do not shrink them (`filter_no_gain`): the stored size
+/// (`H5Dget_storage_size`, recorded at close) against the bytes of the extent. Every byte
+/// still went through the filter pipeline both ways, so the transfers' time is the cost.
+fn filters_without_gain(rows: &[(&DatasetRow, &DatasetIo)], call_ns: f64, out: &mut Vec<Insight>) {
+    let hits = rows
+        .iter()
+        .filter_map(|(r, io)| {
+            let size = dataset_bytes(r);
+            let stored = io.stored_bytes;
+            if io.filters.is_empty() || stored == 0 || size < FILTER_MIN_BYTES {
+                return None;
+            }
+            let ratio = size as f64 / stored as f64;
+            if ratio >= FILTER_MIN_RATIO {
+                return None;
+            }
+            let ns = r.read_ns + r.write_ns;
+            Some((
+                ns,
+                format!(
+                    "{}:{} ({}): {} of data stored in {} (ratio {ratio:.2}), {} in its {}                      transfer(s) through the filters",
+                    r.file,
+                    r.path,
+                    io.filters,
+                    fmt_bytes(size),
+                    fmt_bytes(stored),
+                    fmt_ns(ns),
+                    r.reads + r.writes
+                ),
+            ))
+        })
+        .collect();
+    push(
+        out,
+        "filter_no_gain",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Filters that do not compress: the data pass through the filter pipeline and                  are stored at their own size ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Every chunk goes through the filters on each write and read, and the stored size          shows they save less than a tenth: the data (random or already compressed) do not          compress. Create the dataset without the filter (no H5Pset_deflate / H5Pset_filter          on its DCPL; h5py compression=None), or with H5Pset_shuffle before deflate if the          values are typed numbers that shuffle makes compressible: the expected gain is          most of the time shown.",
+    );
+}
+
 fn compound_subset(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
     let hits = dio
         .iter()
@@ -785,6 +838,38 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn filters_are_judged_by_the_stored_size() {
+        // 8 MiB of data, 1000 ns of writes (of 2000 ns of HDF5 time), deflated.
+        let r = row("chunked", 4, 8 << 20);
+        let filtered = |stored: u64| DatasetIo {
+            filters: "deflate(4)".into(),
+            stored_bytes: stored,
+            ..Default::default()
+        };
+        let run = |io: &DatasetIo| {
+            let mut out = Vec::new();
+            filters_without_gain(&[(&r, io)], 2000.0, &mut out);
+            out
+        };
+        // Stored at 98 % of its size: no gain, the writes' time is the waste.
+        let found = run(&filtered((8 << 20) * 98 / 100));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, "filter_no_gain");
+        assert_eq!(found[0].level, Level::High, "{found:?}");
+        assert!(found[0].detail.contains("ratio 1.02"), "{found:?}");
+        // Stored at half its size: the filter earns its time.
+        assert!(run(&filtered(4 << 20)).is_empty());
+        // Stored size not recorded (an older trace, or not asked): not judged.
+        assert!(run(&filtered(0)).is_empty());
+        // Not filtered: not judged, whatever the size.
+        let plain = DatasetIo {
+            stored_bytes: 8 << 20,
+            ..Default::default()
+        };
+        assert!(run(&plain).is_empty());
     }
 
     #[test]

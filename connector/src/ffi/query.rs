@@ -480,6 +480,35 @@ unsafe fn allocated_contiguous(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> b
     r >= 0 && addr != UNDEF
 }
 
+/// Asks the under connector for a dataset's storage size (`H5Dget_storage_size`); None
+/// when it does not answer.
+///
+/// # Safety
+/// `under` is a live dataset of connector `vol`.
+pub unsafe fn storage_size(under: *mut c_void, vol: hid_t) -> Option<u64> {
+    quietly(|| {
+        let mut size: b::hsize_t = 0;
+        let mut args = b::H5VL_dataset_get_args_t {
+            op_type: b::H5VL_DATASET_GET_STORAGE_SIZE,
+            ..Default::default()
+        };
+        args.args.get_storage_size = b::H5VL_dataset_get_args_t__bindgen_ty_1__bindgen_ty_5 {
+            storage_size: &mut size,
+        };
+        // SAFETY: valid args for the storage-size get; `size` outlives the call.
+        let r = unsafe {
+            b::H5VLdataset_get(
+                under,
+                vol,
+                &mut args,
+                b::H5P_DEFAULT_ID,
+                std::ptr::null_mut(),
+            )
+        };
+        (r >= 0).then_some(size)
+    })
+}
+
 /// Asks the under connector for a dataset's space, type and layout.
 ///
 /// # Safety

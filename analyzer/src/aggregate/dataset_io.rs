@@ -7,7 +7,7 @@
 use crate::aggregate::SizeHist;
 use crate::read::record::{OpClass, RecordRef};
 use compact_str::CompactString;
-use h5prov_format::ObjectSummary;
+use h5prov_format::ObjectSummaryRef;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -238,25 +238,25 @@ impl Shapes {
 impl DatasetIo {
     /// What an objects row says about its dataset's storage; `None` for other kinds and
     /// for rows without chunk or datatype.
-    pub fn of_summary(o: &ObjectSummary) -> Option<DatasetIo> {
+    pub fn of_summary(o: &ObjectSummaryRef<'_>) -> Option<DatasetIo> {
         if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
             return None;
         }
         let mut d = DatasetIo {
-            chunk: o.chunk.as_str().into(),
-            filters: o.filters.as_str().into(),
-            ftype: o.ftype.as_str().into(),
+            chunk: o.chunk.into(),
+            filters: o.filters.into(),
+            ftype: o.ftype.into(),
             cost: CostFacts {
-                fill_time: o.fill_time.as_str().into(),
-                alloc_time: o.alloc_time.as_str().into(),
-                fill: o.fill.as_str().into(),
+                fill_time: o.fill_time.into(),
+                alloc_time: o.alloc_time.into(),
+                fill: o.fill.into(),
                 ..Default::default()
             },
             ..Default::default()
         };
         if !o.chunk.is_empty() {
-            d.cache_slots = cache_part(&o.cache, 0);
-            d.cache_bytes = cache_part(&o.cache, 1);
+            d.cache_slots = cache_part(o.cache, 0);
+            d.cache_bytes = cache_part(o.cache, 1);
         }
         Some(d)
     }

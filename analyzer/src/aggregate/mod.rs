@@ -26,7 +26,7 @@ use crate::read::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::read::stream_capture::{read_capture, Capture, StreamProcess, STREAM_FORMAT};
 use crate::read::{Error, FileDiag, Inputs, ReadOptions};
 use compact_str::CompactString;
-use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
+use h5prov_format::{Encoding, ObjectSummaryRef, ProcessMeta};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -505,7 +505,7 @@ impl ObjStats {
     }
 }
 
-/// The summed columns of an object's summary rows (see [`ObjectSummary`] for their
+/// The summed columns of an object's summary rows (see [`h5prov_format::ObjectSummary`] for their
 /// meaning); dims and layout keep the smallest non-empty value, type size the largest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SummarySum {
@@ -563,12 +563,12 @@ macro_rules! add_summary_fields {
         s.bytes_written += o.bytes_written;
         s.read_ns += o.read_ns;
         s.write_ns += o.write_ns;
-        if s.dims.is_empty() || (!o.dims.is_empty() && o.dims.as_str() < s.dims.as_str()) {
-            s.dims = CompactString::from(o.dims.as_str());
+        if s.dims.is_empty() || (!o.dims.is_empty() && &*o.dims < &*s.dims) {
+            s.dims = CompactString::from(&*o.dims);
         }
         s.type_size = s.type_size.max(o.type_size);
-        if s.layout.is_empty() || (!o.layout.is_empty() && o.layout.as_str() < s.layout.as_str()) {
-            s.layout = CompactString::from(o.layout.as_str());
+        if s.layout.is_empty() || (!o.layout.is_empty() && &*o.layout < &*s.layout) {
+            s.layout = CompactString::from(&*o.layout);
         }
         s.ind_io += o.ind_io;
         s.coll_io += o.coll_io;
@@ -598,7 +598,7 @@ pub struct SummaryStats {
 }
 
 impl SummaryStats {
-    fn add(&mut self, o: &ObjectSummary) {
+    fn add(&mut self, o: &ObjectSummaryRef<'_>) {
         self.rows += 1;
         add_summary_fields!(&mut self.sum, o);
         self.first_ns = min_nonzero(self.first_ns, o.first_ns);
@@ -1194,8 +1194,8 @@ pub struct Dataflow {
 }
 
 impl Dataflow {
-    fn add(&mut self, o: &ObjectSummary) {
-        if o.kind == "file" && o.ino != 0 && !self.identity.contains_key(o.file.as_str()) {
+    fn add(&mut self, o: &ObjectSummaryRef<'_>) {
+        if o.kind == "file" && o.ino != 0 && !self.identity.contains_key(o.file) {
             self.identity.insert(o.file.to_string(), (o.dev, o.ino));
         }
         if o.kind == "dataset" && (o.bytes_read > 0 || o.bytes_written > 0) {
@@ -1259,7 +1259,7 @@ pub struct FileAccess {
 }
 
 impl FileAccess {
-    fn add(&mut self, o: &ObjectSummary) {
+    fn add(&mut self, o: &ObjectSummaryRef<'_>) {
         if o.mpio != 0 {
             self.mpio_procs.insert(ProcKey {
                 rank: o.rank,
@@ -1272,7 +1272,7 @@ impl FileAccess {
         self.merge(FileAccess {
             mpio_procs: BTreeSet::new(),
             align,
-            fs: o.fs.clone(),
+            fs: o.fs.to_string(),
             chunk_cache: (
                 crate::aggregate::dataset_io::cache_part(&o.cache, 0),
                 crate::aggregate::dataset_io::cache_part(&o.cache, 1),
@@ -2282,7 +2282,7 @@ impl Accumulator {
         let d = self.add_object_rows(|sink| {
             let mut d = FileDiag::default();
             for o in rebuild.into_rows() {
-                sink(&o);
+                sink(&o.borrowed());
                 d.rows += 1;
             }
             Ok(d)
@@ -2401,7 +2401,7 @@ impl Accumulator {
     pub fn add_objects_with(
         &mut self,
         path: &Path,
-        read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
+        read: impl FnOnce(&mut dyn FnMut(&ObjectSummaryRef<'_>)) -> Result<FileDiag, Error>,
     ) -> Result<(), Error> {
         let d = self.add_object_rows(read)?;
         self.agg.diag.objects_files += 1;
@@ -2413,7 +2413,7 @@ impl Accumulator {
     /// Adds objects rows into the summaries, file access facts and dataset facts.
     fn add_object_rows(
         &mut self,
-        read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
+        read: impl FnOnce(&mut dyn FnMut(&ObjectSummaryRef<'_>)) -> Result<FileDiag, Error>,
     ) -> Result<FileDiag, Error> {
         let summaries = &mut self.summaries;
         let mut datasets = crate::aggregate::dataset_io::DatasetsIo::default();
@@ -2421,10 +2421,10 @@ impl Accumulator {
         let access = &mut self.agg.file_access;
         let mut flow = Dataflow::default();
         let read_facts = &self.datasets;
-        let d = read(&mut |o: &ObjectSummary| {
+        let d = read(&mut |o: &ObjectSummaryRef<'_>| {
             flow.add(o);
             if o.kind == "file" {
-                match access.get_mut(o.file.as_str()) {
+                match access.get_mut(o.file) {
                     Some(a) => a.add(o),
                     None => {
                         let mut a = FileAccess::default();
@@ -2433,7 +2433,7 @@ impl Accumulator {
                     }
                 }
             }
-            if SUMMARY_KINDS.contains(&o.kind.as_str()) {
+            if SUMMARY_KINDS.contains(&o.kind) {
                 let f = summaries.file(&o.file);
                 summaries.update(f, &o.kind, &o.path, |s| s.add(o));
             }

@@ -598,8 +598,28 @@ impl Recorder {
         // order (random) keeps about a third of its room empty, and these trees hold
         // every dataset of a read.
         let files = std::mem::take(&mut self.files);
+        // Sorted by moving 16-byte (key, index) pairs, not whole entries: `collect` into a
+        // tree sorts its (path, DatasetIo) pairs of a few hundred bytes each, and that sort
+        // was ~7 % of a report's CPU on the 10M-record set. Paths are unique (hash keys),
+        // so an unstable sort gives one order; the tree is then built from sorted input.
         for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
-            datasets.insert(f.into(), by_path.drain().map(|(p, l)| (p, l.io)).collect());
+            let mut entries: Vec<(CompactString, Option<DatasetIo>)> =
+                by_path.drain().map(|(p, l)| (p, Some(l.io))).collect();
+            let mut order: Vec<(&str, u32)> = entries
+                .iter()
+                .enumerate()
+                .map(|(i, (p, _))| (p.as_str(), i as u32))
+                .collect();
+            order.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
+            let tree = order
+                .into_iter()
+                .map(|i| {
+                    let e = &mut entries[i as usize];
+                    (std::mem::take(&mut e.0), e.1.take().unwrap_or_default())
+                })
+                .collect();
+            datasets.insert(f.into(), tree);
             self.spare.push(by_path);
         }
         self.last_file = 0;

@@ -571,8 +571,7 @@ fn cat_cmd(a: CatArgs) -> Result<(), Error> {
                 put(&mut buf, &mut out);
             })?;
         } else {
-            read_objects(f, enc, &opts, |o| {
-                let r = o.borrowed();
+            read_objects(f, enc, &opts, |r| {
                 match a.format {
                     CatFormat::Csv => r.write_csv(&mut buf),
                     CatFormat::Jsonl => r.write_jsonl(&mut buf),

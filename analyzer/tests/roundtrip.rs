@@ -200,7 +200,7 @@ fn object_summaries_round_trip_through_the_encoders_and_the_readers() {
     ] {
         let p = write(&tmp, name, body);
         let mut got = Vec::new();
-        objects::read_objects(&p, enc, &opts, |o| got.push(o.clone())).unwrap();
+        objects::read_objects(&p, enc, &opts, |o| got.push(o.to_owned_record())).unwrap();
         assert_eq!(got, rows, "{name}");
     }
 }

@@ -26,7 +26,7 @@ use crate::read::record::{OpClass, ProcKey, RecordExt, RecordRef};
 use crate::read::stream_capture::{read_capture, Capture, StreamProcess, STREAM_FORMAT};
 use crate::read::{Error, FileDiag, Inputs, ReadOptions};
 use compact_str::CompactString;
-use h5prov_format::{Encoding, ObjectSummary, ProcessMeta};
+use h5prov_format::{Encoding, ObjectSummaryRef, ProcessMeta};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -505,7 +505,7 @@ impl ObjStats {
     }
 }
 
-/// The summed columns of an object's summary rows (see [`ObjectSummary`] for their
+/// The summed columns of an object's summary rows (see [`h5prov_format::ObjectSummary`] for their
 /// meaning); dims and layout keep the smallest non-empty value, type size the largest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SummarySum {
@@ -563,12 +563,12 @@ macro_rules! add_summary_fields {
         s.bytes_written += o.bytes_written;
         s.read_ns += o.read_ns;
         s.write_ns += o.write_ns;
-        if s.dims.is_empty() || (!o.dims.is_empty() && o.dims.as_str() < s.dims.as_str()) {
-            s.dims = CompactString::from(o.dims.as_str());
+        if s.dims.is_empty() || (!o.dims.is_empty() && &*o.dims < &*s.dims) {
+            s.dims = CompactString::from(&*o.dims);
         }
         s.type_size = s.type_size.max(o.type_size);
-        if s.layout.is_empty() || (!o.layout.is_empty() && o.layout.as_str() < s.layout.as_str()) {
-            s.layout = CompactString::from(o.layout.as_str());
+        if s.layout.is_empty() || (!o.layout.is_empty() && &*o.layout < &*s.layout) {
+            s.layout = CompactString::from(&*o.layout);
         }
         s.ind_io += o.ind_io;
         s.coll_io += o.coll_io;
@@ -598,7 +598,7 @@ pub struct SummaryStats {
 }
 
 impl SummaryStats {
-    fn add(&mut self, o: &ObjectSummary) {
+    fn add(&mut self, o: &ObjectSummaryRef<'_>) {
         self.rows += 1;
         add_summary_fields!(&mut self.sum, o);
         self.first_ns = min_nonzero(self.first_ns, o.first_ns);
@@ -1193,41 +1193,79 @@ pub struct Dataflow {
     pub identity: BTreeMap<String, (u64, u64)>,
 }
 
-impl Dataflow {
-    fn add(&mut self, o: &ObjectSummary) {
-        if o.kind == "file" && o.ino != 0 && !self.identity.contains_key(o.file.as_str()) {
+/// A dataset of [`FlowRows::finish`]: (bytes moved, file, path, (read, written)).
+type FlowEntry<'a> = (u64, &'a str, &'a str, (u64, u64));
+
+/// [`FlowRows`]' bytes by `(rank, pid, file number)`, then path: `(read, written)`.
+type FlowBytes = FxHashMap<(i64, u32, u32), FxHashMap<Box<str>, (u64, u64)>>;
+
+/// One objects file's part of the [`Dataflow`] as its rows go by: dataset bytes by process
+/// and file number, then path, looked up with the row's borrowed texts (a row of a dataset
+/// seen before allocates nothing; a new one, its path once). Owned names are made only for
+/// the datasets [`FlowRows::finish`] keeps: a tree keyed by two `String`s per row, and its
+/// long-prefix comparisons, were ~5 % of a report's CPU on the 10M-record set.
+#[derive(Default)]
+struct FlowRows {
+    files: Numbering,
+    bytes: FlowBytes,
+    identity: BTreeMap<String, (u64, u64)>,
+}
+
+impl FlowRows {
+    fn add(&mut self, o: &ObjectSummaryRef<'_>) {
+        if o.kind == "file" && o.ino != 0 && !self.identity.contains_key(o.file) {
             self.identity.insert(o.file.to_string(), (o.dev, o.ino));
         }
         if o.kind == "dataset" && (o.bytes_read > 0 || o.bytes_written > 0) {
-            let e = self
-                .bytes
-                .entry((o.rank, o.pid))
-                .or_default()
-                .entry((o.file.to_string(), o.path.to_string()))
-                .or_default();
-            e.0 += o.bytes_read;
-            e.1 += o.bytes_written;
-        }
-    }
-
-    /// Keeps, of each process, its [`DATAFLOW_PER_PROCESS`] datasets that moved the most
-    /// bytes: what a process's objects file adds is bounded, however many datasets it
-    /// touched (the 10M-record benchmark set has 24 000 a process).
-    fn keep_top(&mut self) {
-        for sets in self.bytes.values_mut() {
-            if sets.len() > DATAFLOW_PER_PROCESS {
-                let mut all: Vec<_> = std::mem::take(sets).into_iter().collect();
-                all.sort_by(|a, b| {
-                    (b.1 .0 + b.1 .1)
-                        .cmp(&(a.1 .0 + a.1 .1))
-                        .then(a.0.cmp(&b.0))
-                });
-                all.truncate(DATAFLOW_PER_PROCESS);
-                *sets = all.into_iter().collect();
+            let file = self.files.number(o.file).0 as u32;
+            let by_path = self.bytes.entry((o.rank, o.pid, file)).or_default();
+            match by_path.get_mut(o.path) {
+                Some(e) => {
+                    e.0 += o.bytes_read;
+                    e.1 += o.bytes_written;
+                }
+                None => {
+                    by_path.insert(o.path.into(), (o.bytes_read, o.bytes_written));
+                }
             }
         }
     }
 
+    /// Keeps, of each process, its [`DATAFLOW_PER_PROCESS`] datasets that moved the most
+    /// bytes (ties by file, then path): what a process's objects file adds is bounded,
+    /// however many datasets it touched (the 10M-record benchmark set has 24 000 a
+    /// process).
+    fn finish(self) -> Dataflow {
+        let mut procs: BTreeMap<(i64, u32), Vec<FlowEntry<'_>>> = BTreeMap::new();
+        for ((rank, pid, file), by_path) in &self.bytes {
+            let name = &*self.files.names[*file as usize];
+            let v = procs.entry((*rank, *pid)).or_default();
+            v.extend(
+                by_path
+                    .iter()
+                    .map(|(p, &(r, w))| (r + w, name, &**p, (r, w))),
+            );
+        }
+        let bytes = procs
+            .into_iter()
+            .map(|(p, mut all)| {
+                all.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)).then(a.2.cmp(b.2)));
+                all.truncate(DATAFLOW_PER_PROCESS);
+                let sets = all
+                    .into_iter()
+                    .map(|(_, f, path, rw)| ((f.to_string(), path.to_string()), rw))
+                    .collect();
+                (p, sets)
+            })
+            .collect();
+        Dataflow {
+            bytes,
+            identity: self.identity,
+        }
+    }
+}
+
+impl Dataflow {
     fn merge(&mut self, o: Dataflow) {
         merge_maps(&mut self.bytes, o.bytes, |a, b| {
             merge_maps(a, b, |x, y| {
@@ -1259,7 +1297,7 @@ pub struct FileAccess {
 }
 
 impl FileAccess {
-    fn add(&mut self, o: &ObjectSummary) {
+    fn add(&mut self, o: &ObjectSummaryRef<'_>) {
         if o.mpio != 0 {
             self.mpio_procs.insert(ProcKey {
                 rank: o.rank,
@@ -1272,10 +1310,10 @@ impl FileAccess {
         self.merge(FileAccess {
             mpio_procs: BTreeSet::new(),
             align,
-            fs: o.fs.clone(),
+            fs: o.fs.to_string(),
             chunk_cache: (
-                crate::aggregate::dataset_io::cache_part(&o.cache, 0),
-                crate::aggregate::dataset_io::cache_part(&o.cache, 1),
+                crate::aggregate::dataset_io::cache_part(o.cache, 0),
+                crate::aggregate::dataset_io::cache_part(o.cache, 1),
             ),
             libver: o.libver.to_string(),
         });
@@ -2282,7 +2320,7 @@ impl Accumulator {
         let d = self.add_object_rows(|sink| {
             let mut d = FileDiag::default();
             for o in rebuild.into_rows() {
-                sink(&o);
+                sink(&o.borrowed());
                 d.rows += 1;
             }
             Ok(d)
@@ -2401,7 +2439,7 @@ impl Accumulator {
     pub fn add_objects_with(
         &mut self,
         path: &Path,
-        read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
+        read: impl FnOnce(&mut dyn FnMut(&ObjectSummaryRef<'_>)) -> Result<FileDiag, Error>,
     ) -> Result<(), Error> {
         let d = self.add_object_rows(read)?;
         self.agg.diag.objects_files += 1;
@@ -2413,18 +2451,18 @@ impl Accumulator {
     /// Adds objects rows into the summaries, file access facts and dataset facts.
     fn add_object_rows(
         &mut self,
-        read: impl FnOnce(&mut dyn FnMut(&ObjectSummary)) -> Result<FileDiag, Error>,
+        read: impl FnOnce(&mut dyn FnMut(&ObjectSummaryRef<'_>)) -> Result<FileDiag, Error>,
     ) -> Result<FileDiag, Error> {
         let summaries = &mut self.summaries;
         let mut datasets = crate::aggregate::dataset_io::DatasetsIo::default();
         let dio = &mut datasets;
         let access = &mut self.agg.file_access;
-        let mut flow = Dataflow::default();
+        let mut flow = FlowRows::default();
         let read_facts = &self.datasets;
-        let d = read(&mut |o: &ObjectSummary| {
+        let d = read(&mut |o: &ObjectSummaryRef<'_>| {
             flow.add(o);
             if o.kind == "file" {
-                match access.get_mut(o.file.as_str()) {
+                match access.get_mut(o.file) {
                     Some(a) => a.add(o),
                     None => {
                         let mut a = FileAccess::default();
@@ -2433,22 +2471,21 @@ impl Accumulator {
                     }
                 }
             }
-            if SUMMARY_KINDS.contains(&o.kind.as_str()) {
-                let f = summaries.file(&o.file);
-                summaries.update(f, &o.kind, &o.path, |s| s.add(o));
+            if SUMMARY_KINDS.contains(&o.kind) {
+                let f = summaries.file(o.file);
+                summaries.update(f, o.kind, o.path, |s| s.add(o));
             }
             // Facts of datasets the read holds already go there at once: only those new
             // to it make up this file's tree (a tree of every dataset the file shares
             // with the rest of the read held ~30 MB at the 10M-record set's peak).
             if let Some(d) = crate::aggregate::dataset_io::DatasetIo::of_summary(o) {
-                if let Some(d) = lock(read_facts).add_existing(&o.file, &o.path, d) {
-                    dio.add(&o.file, &o.path, d);
+                if let Some(d) = lock(read_facts).add_existing(o.file, o.path, d) {
+                    dio.add(o.file, o.path, d);
                 }
             }
         })?;
         lock(&self.datasets).merge(datasets.packed());
-        flow.keep_top();
-        self.agg.dataflow.merge(flow);
+        self.agg.dataflow.merge(flow.finish());
         Ok(d)
     }
 
@@ -2793,6 +2830,66 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// An objects file's dataflow keeps, per process, the DATAFLOW_PER_PROCESS datasets
+    /// that moved the most bytes, rows of one dataset added up first, ties by file then
+    /// path; other processes' rows and kinds are kept apart.
+    #[test]
+    fn dataflow_keeps_each_process_top_datasets_with_rows_summed() {
+        let mut rows: Vec<h5prov_format::ObjectSummary> = Vec::new();
+        let row = |rank: i64, kind: &str, file: &str, path: &str, r: u64, w: u64| {
+            h5prov_format::ObjectSummary {
+                rank,
+                pid: 7,
+                kind: kind.into(),
+                file: file.into(),
+                path: path.into(),
+                bytes_read: r,
+                bytes_written: w,
+                ..Default::default()
+            }
+        };
+        // Rank 0: /d00../d19 of a.h5 move 100 + i bytes; /d00 has a second row of 1000
+        // (it becomes the largest); /t1 and /t0 of b.h5 tie at 110 with a.h5's /d10.
+        for i in 0..20u64 {
+            rows.push(row(0, "dataset", "a.h5", &format!("/d{i:02}"), 100 + i, 0));
+        }
+        rows.push(row(0, "dataset", "a.h5", "/d00", 0, 1000));
+        rows.push(row(0, "dataset", "b.h5", "/t1", 10, 100));
+        rows.push(row(0, "dataset", "b.h5", "/t0", 110, 0));
+        rows.push(row(0, "group", "a.h5", "/g", 5000, 0));
+        rows.push(row(0, "dataset", "a.h5", "/none", 0, 0));
+        rows.push(row(1, "dataset", "a.h5", "/d05", 3, 4));
+        let mut acc = Accumulator::default();
+        acc.add_objects_with(Path::new("o.objects.csv"), |sink| {
+            for r in &rows {
+                sink(&r.borrowed());
+            }
+            Ok(FileDiag::default())
+        })
+        .unwrap();
+        let flow = acc.finish().dataflow;
+        let of = |rank: i64| -> Vec<(String, String, u64, u64)> {
+            flow.bytes[&(rank, 7)]
+                .iter()
+                .map(|((f, p), &(r, w))| (f.clone(), p.clone(), r, w))
+                .collect()
+        };
+        let zero = of(0);
+        assert_eq!(zero.len(), DATAFLOW_PER_PROCESS);
+        let mut want: Vec<(String, String, u64, u64)> =
+            vec![("a.h5".into(), "/d00".into(), 100, 1000)];
+        // /d19../d11 (119..111), then the three at 110 by file, path: a.h5 /d10, b.h5
+        // /t0, b.h5 /t1, then /d09../d07: 16 in all.
+        want.extend((11..20).map(|i| ("a.h5".into(), format!("/d{i:02}"), 100 + i, 0)));
+        want.push(("a.h5".into(), "/d10".into(), 110, 0));
+        want.push(("b.h5".into(), "/t0".into(), 110, 0));
+        want.push(("b.h5".into(), "/t1".into(), 10, 100));
+        want.extend((7..10).map(|i| ("a.h5".into(), format!("/d{i:02}"), 100 + i, 0)));
+        want.sort();
+        assert_eq!(zero, want);
+        assert_eq!(of(1), vec![("a.h5".into(), "/d05".into(), 3, 4)]);
     }
 
     #[test]

@@ -5,27 +5,25 @@ use super::csv_records::Fields;
 use super::csv_trace::drive_csv;
 use super::jsonl_trace::drive_jsonl;
 use super::{input, Error, FileDiag, ReadOptions};
-use h5prov_format::{Encoding, ObjectSummary, ObjectSummaryJson, ObjectSummaryRef, ProcessMeta};
+use h5prov_format::{Encoding, ObjectSummaryJson, ObjectSummaryRef, ProcessMeta};
 use std::path::Path;
 
 /// Reads every summary row of an objects file with the record table's parser (columns by
-/// name in CSV and binary files). The sink borrows one summary that the reader refills for each row
-/// (no allocation per row once its strings have grown); clone it to keep it.
+/// name in CSV and binary files). The sink borrows each row in place, its texts in the
+/// reader's buffer (no copy, no allocation per row); `to_owned_record` keeps one.
 pub fn read_objects(
     path: &Path,
     enc: Encoding,
     opts: &ReadOptions,
-    mut sink: impl FnMut(&ObjectSummary),
+    mut sink: impl FnMut(&ObjectSummaryRef<'_>),
 ) -> Result<FileDiag, Error> {
-    let mut o = ObjectSummary::default();
     match enc {
         Encoding::Csv => drive_csv(
             path,
             opts,
             |h| ObjectSummaryRef::csv_header(h.iter()),
             |header, r| {
-                o.set_from(&ObjectSummaryRef::from_csv(header, &Fields::new(*r))?);
-                sink(&o);
+                sink(&ObjectSummaryRef::from_csv(header, &Fields::new(*r))?);
                 Ok(())
             },
         ),
@@ -34,8 +32,7 @@ pub fn read_objects(
             opts,
             |h| Ok(((), ObjectSummaryRef::bin_decoder(h)?)),
             |_, header, _, vals| {
-                o.set_from(&ObjectSummaryRef::from_bin(header, vals)?);
-                sink(&o);
+                sink(&ObjectSummaryRef::from_bin(header, vals)?);
                 Ok(())
             },
         ),
@@ -43,8 +40,7 @@ pub fn read_objects(
             // Missing keys read as "not known" (rank -1).
             let j: ObjectSummaryJson<'_> =
                 serde_json::from_slice(body).map_err(|e| e.to_string())?;
-            o.set_from(&j.record()?);
-            sink(&o);
+            sink(&j.record()?);
             Ok(())
         }),
     }

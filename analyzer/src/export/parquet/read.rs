@@ -10,8 +10,7 @@ use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
 };
 use h5prov_format::{
-    ColumnKind, FieldSource, ObjectSummary, ObjectSummaryRef, TraceRecordRef, OBJECT_COLUMNS,
-    TRACE_COLUMNS,
+    ColumnKind, FieldSource, ObjectSummaryRef, TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS,
 };
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use std::collections::{BTreeMap, BTreeSet};
@@ -363,9 +362,8 @@ fn each_source_objects(
 ) -> Result<BTreeSet<String>, Error> {
     let mut cur = Cursor::open(path)?;
     let mut seen = BTreeSet::new();
-    let mut o = ObjectSummary::default();
     while let Some(source) = cur.source()? {
-        let mut rows = |sink: &mut dyn FnMut(&ObjectSummary)| -> Result<(), Error> {
+        let mut rows = |sink: &mut dyn FnMut(&ObjectSummaryRef<'_>)| -> Result<(), Error> {
             while let Some(batch) = cur.batch()? {
                 let cols = table_cols(
                     &batch,
@@ -379,8 +377,7 @@ fn each_source_objects(
                 while row < batch.num_rows() && src.value(row) == source {
                     let s = RowSource { cols: &cols, row };
                     let r = ObjectSummaryRef::from_source(&s).map_err(|e| cur.malformed(row, e))?;
-                    o.set_from(&r);
-                    sink(&o);
+                    sink(&r);
                     row += 1;
                 }
                 cur.row = row;
@@ -397,7 +394,7 @@ fn each_source_objects(
 }
 
 /// What [`each_source_objects`] hands over for one source: a reader of its rows.
-type RowsOf<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&ObjectSummary)) -> Result<(), Error>;
+type RowsOf<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&ObjectSummaryRef<'_>)) -> Result<(), Error>;
 
 /// Reads one `objects` Parquet file into `acc`; returns the sources it held.
 fn read_objects(
@@ -421,7 +418,7 @@ fn read_objects(
 pub fn lineage_rows(
     dir: &Path,
     job: &str,
-    each: &mut dyn FnMut(&str, &ObjectSummary),
+    each: &mut dyn FnMut(&str, &ObjectSummaryRef<'_>),
 ) -> Result<Vec<(String, h5prov_format::ProcessMeta)>, Error> {
     let mut metas = Vec::new();
     for (source, v) in read_processes(dir, job)? {

@@ -295,7 +295,7 @@ fn worker(
         } else {
             read_objects(&f.path, *enc, opts, |o| {
                 if werr.is_none() {
-                    o.borrowed().write_fields(&mut obj);
+                    o.write_fields(&mut obj);
                     if let Err(e) = obj.end_row(&source, None) {
                         werr = Some(e);
                     }

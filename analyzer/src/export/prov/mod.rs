@@ -27,7 +27,7 @@ pub mod turtle;
 
 use crate::read::objects::{read_meta, read_objects};
 use crate::read::{discover, Error, ReadOptions};
-use h5prov_format::{ObjectSummary, ProcessMeta};
+use h5prov_format::{ObjectSummaryRef, ProcessMeta};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -351,22 +351,22 @@ struct Row {
 
 impl Row {
     /// The row of a file or dataset, `None` for other kinds.
-    fn of(o: &ObjectSummary) -> Option<Row> {
-        let kind = match o.kind.as_str() {
+    fn of(o: &ObjectSummaryRef<'_>) -> Option<Row> {
+        let kind = match o.kind {
             "file" => "file",
             "dataset" => "dataset",
             _ => return None,
         };
         Some(Row {
             kind,
-            file: o.file.clone(),
+            file: o.file.to_string(),
             path: if kind == "dataset" {
-                o.path.clone()
+                o.path.to_string()
             } else {
                 String::new()
             },
-            token: o.token.clone(),
-            intent: o.intent.clone(),
+            token: o.token.to_string(),
+            intent: o.intent.to_string(),
             dev: o.dev,
             ino: o.ino,
             open_size: o.open_size,

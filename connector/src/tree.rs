@@ -445,7 +445,9 @@ pub struct Node {
     /// Dataset shape, when known.
     pub shape: Mutex<Option<Shape>>,
     /// For files: shapes of the datasets seen in this file, by token, so reopening a
-    /// dataset costs no shape query (bounded by the datasets of the file; freed with it).
+    /// dataset costs no shape query (bounded by the datasets of the file; freed with it,
+    /// and emptied whenever its parked objects are let go for a delete: see
+    /// `ffi::drain_parked`).
     pub shapes: Mutex<HashMap<[u8; 16], Shape>>,
     /// For files: objects of this file whose last handle closed, most recent first, kept
     /// alive so that a reopen finds them ([`release`]); at most [`PARKED`].

@@ -240,6 +240,10 @@ pub fn drain_parked(node: &Node) {
     };
     if let Some(f) = file {
         crate::tree::drain(f, &mut crate::trace::object_summary);
+        // A deleted dataset's token may be given to the next object, one h5prov does not
+        // see created (`H5Ocopy`'s copy, a dataset created by another handle): its reopen
+        // must not find the deleted one's shape.
+        f.shapes.lock().clear();
     }
 }
 

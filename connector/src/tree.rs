@@ -448,7 +448,9 @@ pub struct Node {
     /// Dataset shape, when known.
     pub shape: Mutex<Option<Shape>>,
     /// For files: shapes of the datasets seen in this file, by token, so reopening a
-    /// dataset costs no shape query (bounded by the datasets of the file; freed with it).
+    /// dataset costs no shape query (bounded by the datasets of the file; freed with it,
+    /// and emptied whenever its parked objects are let go for a delete: see
+    /// `ffi::drain_parked`).
     pub shapes: Mutex<HashMap<[u8; 16], Shape>>,
     /// For files: objects of this file whose last handle closed, most recent first, kept
     /// alive so that a reopen finds them ([`release`]); at most [`PARKED`].
@@ -491,10 +493,108 @@ static ANONYMOUS: AtomicU64 = AtomicU64::new(1);
 static UNRELEASED: AtomicU64 = AtomicU64::new(0);
 static LIVE: AtomicU64 = AtomicU64::new(0);
 
+/// An object's file number and token.
+type Identity = (u64, [u8; 16]);
+
+/// What names resolve to: for each (location object, name) an open by name went through,
+/// the file number and token it found. An open of a name found here, in the same
+/// generation, takes its identity from it instead of asking the under connector (an
+/// `H5VLobject_get` of the object's info, ~1,700-2,100 instructions with the object
+/// header's cache lookup, on every reopen of `/data` in a loop).
+///
+/// It is right only while no name can have changed. Every callback that may change what a
+/// name resolves to (links created, copied, moved or deleted, objects copied, reference
+/// counts, mounts, file open/close, refreshes, and every `optional` callback of files,
+/// groups, links and objects: see `ffi::may_rename` and `ffi::specific_may_rename`) calls
+/// [`names_changed`] before and after it, which empties the whole table; an open reads [`names_generation`] before its under call and
+/// uses or fills the table only if that generation is still current after it. Only
+/// results in the location's own file are kept: a name through an external link or a
+/// mount point reaches a file that may be closed and reopened under a new file number
+/// without any callback of ours. Names changed outside h5prov (another process writing
+/// the file, which HDF5 itself does not see either while the file is open, or a second
+/// handle on the same file opened without h5prov in this process) are not seen.
+struct Names {
+    /// The generation the entries belong to.
+    generation: u64,
+    /// By location object, then by name.
+    map: HashMap<Key, HashMap<Box<str>, Identity>>,
+    /// Names held, over all locations.
+    len: usize,
+}
+
+/// At most this many names are remembered; the table is emptied when it is full (bounded
+/// memory for a program that opens millions of names once each).
+const NAMES_MAX: usize = 4096;
+
+static NAMES_GENERATION: AtomicU64 = AtomicU64::new(0);
+static NAMES: LazyLock<Mutex<Names>> = LazyLock::new(|| {
+    Mutex::new(Names {
+        generation: 0,
+        map: HashMap::default(),
+        len: 0,
+    })
+});
+
+/// The current generation of [`Names`]: read before the under call of an open by name.
+pub fn names_generation() -> u64 {
+    NAMES_GENERATION.load(Ordering::Acquire)
+}
+
+/// Some name may change, or may have changed: every remembered name is forgotten.
+pub fn names_changed() {
+    NAMES_GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The names table of `generation`, emptied if it held an older one; `None` if a name may
+/// have changed since `generation` was read, or the table is busy (another thread, or a
+/// thread that held it at `fork()`: never wait for it).
+fn names_at(generation: u64) -> Option<parking_lot::MutexGuard<'static, Names>> {
+    let mut names = NAMES.try_lock()?;
+    if names_generation() != generation {
+        return None;
+    }
+    if names.generation != generation {
+        names.generation = generation;
+        names.map.clear();
+        names.len = 0;
+    }
+    Some(names)
+}
+
+/// The file number and token that `name`, opened at the object `at`, resolved to in
+/// `generation` (see [`Names`]).
+pub fn resolved_name(generation: u64, at: &Key, name: &str) -> Option<Identity> {
+    let names = names_at(generation)?;
+    names.map.get(at)?.get(name).copied()
+}
+
+/// Remembers that `name`, opened at the object `at` (a file or an object with a token),
+/// resolved to `identity` in `generation`. Results in another file are not kept.
+pub fn remember_name(generation: u64, at: &Key, name: &str, identity: Identity) {
+    let same_file = match at {
+        Key::File(f) | Key::Object(f, _) => *f == identity.0,
+        _ => false,
+    };
+    if !same_file {
+        return;
+    }
+    if let Some(mut names) = names_at(generation) {
+        if names.len >= NAMES_MAX {
+            names.map.clear();
+            names.len = 0;
+        }
+        let at_names = names.map.entry(at.clone()).or_default();
+        let added = at_names.insert(Box::from(name), identity).is_none();
+        names.len += usize::from(added);
+    }
+}
+
 /// In a forked child: every object's counters start again at zero, so the child's summary
 /// rows count only the child's accesses (the parent writes its own). Nodes whose lock another
 /// thread held at `fork()` (a lock that thread can never release in the child) are skipped.
 pub fn forget_counts_after_fork() {
+    // The parent goes on with the same files and may change their names.
+    names_changed();
     let Some(reg) = REGISTRY.try_lock() else {
         return;
     };

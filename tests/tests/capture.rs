@@ -331,6 +331,47 @@ fn a_deleted_or_renamed_object_is_not_found_again() {
     );
 }
 
+/// A reopen of a name reaches the object the name now links to, after each way a link can
+/// change between two opens: moved, deleted and hard-linked again, a soft link replaced,
+/// copied, an object copied, a move inside a group reopened through the group, `H5Oopen`,
+/// an anonymous dataset linked with `H5Olink`, deleted and created again, and the file
+/// changed by the native connector alone between two opens of it. h5prov remembers what a
+/// name resolved to, so that reopening it needs no identity query: remembered past any of
+/// these changes, the reopens would be counted in the old object's row (its token, its
+/// shape), not the new one's.
+#[test]
+fn a_reopened_name_reaches_the_object_it_links_to_now() {
+    let dir = scratch("relinked");
+    let traces = dir.join("t");
+    let out = Run::with_h5prov(&c_program("reopen_relinked"), &["f.h5"], &dir, &traces, "").ok();
+    let objs = read_objects(&traces);
+    // Each dataset's length says which object it is; each was created once and opened
+    // twice (the copy of "j" only opened twice, "j" itself created once).
+    let mut opens: BTreeMap<u64, u64> = BTreeMap::new();
+    for o in objs.iter().filter(|o| o.kind == "dataset") {
+        *opens.entry(o.dims.parse().unwrap()).or_default() += o.opens;
+    }
+    let want: BTreeMap<u64, u64> = (1..=20).map(|n| (n, 3)).collect();
+    assert_eq!(opens, want, "opens by dataset length\n{objs:#?}\n{out}");
+    // And by token: every row of one object carries its token (the address part: the
+    // file number changes when the file is reopened), so a length has one token, but 10:
+    // "j" and its copy.
+    let mut tokens: BTreeMap<u64, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for o in objs.iter().filter(|o| o.kind == "dataset") {
+        let address = o.token.split_once(':').map_or(o.token.as_str(), |(_, a)| a);
+        tokens
+            .entry(o.dims.parse().unwrap())
+            .or_default()
+            .insert(address);
+    }
+    let counts: BTreeMap<u64, usize> = tokens.iter().map(|(d, t)| (*d, t.len())).collect();
+    let want: BTreeMap<u64, usize> = (1..=20).map(|n| (n, 1 + usize::from(n == 10))).collect();
+    assert_eq!(
+        counts, want,
+        "tokens by dataset length: {tokens:?}\n{objs:#?}"
+    );
+}
+
 #[test]
 fn two_concurrent_opens_share_one_summary_row() {
     let dir = scratch("twoopens");

@@ -1746,6 +1746,7 @@ pub unsafe extern "C" fn object_open(
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj) }?;
         let mut span = Span::begin(Op::ObjectOpen, NONE);
+        let generation = crate::tree::names_generation();
         // SAFETY: forwarded.
         let under = unsafe { b::H5VLobject_open(o.under, loc, o.vol.id(), opened_type, dxpl, req) };
         span.under_end();
@@ -1768,7 +1769,7 @@ pub unsafe extern "C" fn object_open(
         // SAFETY: req per the VOL contract.
         let pending = unsafe { super::request_returned(req) };
         // SAFETY: under is the new object; loc valid.
-        let node = unsafe { query::attach(o, under, &open, pending) };
+        let node = unsafe { query::attach(o, under, &open, pending, generation) };
         // SAFETY: req per the VOL contract.
         span.set_in_flight(unsafe { wrap_req(req, &o.vol, Op::ObjectOpen, span.start()) });
         record_simple(&mut span, Some(&node), 0, None);

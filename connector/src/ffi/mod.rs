@@ -45,10 +45,18 @@ impl<T: Into<String>> From<T> for Error {
 /// error class and `fail` is returned. Nothing unwinds into C.
 #[inline]
 pub fn guard<R>(fail: R, op: Op, f: impl FnOnce() -> Result<R, Error>) -> R {
-    match catch_unwind(AssertUnwindSafe(|| {
+    let renames = may_rename(op);
+    if renames {
+        crate::tree::names_changed();
+    }
+    let result = catch_unwind(AssertUnwindSafe(|| {
         error::maybe_test_panic(op);
         f()
-    })) {
+    }));
+    if renames {
+        crate::tree::names_changed();
+    }
+    match result {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             error::push(op, &e.0);
@@ -241,6 +249,57 @@ pub fn drain_parked(node: &Node) {
     };
     if let Some(f) = file {
         crate::tree::drain(f, &mut crate::trace::object_summary);
+        // A deleted dataset's token may be given to the next object, one h5prov does not
+        // see created (`H5Ocopy`'s copy, a dataset created by another handle): its reopen
+        // must not find the deleted one's shape.
+        f.shapes.lock().clear();
+    }
+}
+
+/// Whether `op` may change what a name resolves to, so that [`guard`] forgets every
+/// remembered name before and after it (`tree::resolved_name`): links created, copied or
+/// moved; objects copied; files opened, closed, mounted or refreshed; and, not to have to
+/// tell their sub-operations apart, every `specific` and `optional` callback of files and
+/// groups, the `optional` ones of links and objects, and the generic `optional`. The
+/// `specific` callbacks of links and objects are told apart by [`specific_may_rename`].
+/// Dataset, datatype and attribute callbacks change no link (an attribute is known by its
+/// holder's token and its own name, not by a remembered name).
+fn may_rename(op: Op) -> bool {
+    matches!(
+        op,
+        Op::LinkCreate
+            | Op::LinkCopy
+            | Op::LinkMove
+            | Op::LinkOptional
+            | Op::ObjectCopy
+            | Op::ObjectOptional
+            | Op::FileCreate
+            | Op::FileOpen
+            | Op::FileClose
+            | Op::FileSpecific
+            | Op::FileOptional
+            | Op::GroupSpecific
+            | Op::GroupOptional
+            | Op::GenericOptional
+    )
+}
+
+/// Whether the link or object `specific` callback `op` with sub-operation `sub` may change
+/// what a name resolves to ([`may_rename`]): all but the ones that only look (`H5Lexists`,
+/// iteration, `H5Oexists_by_name`, lookups, visits and flushes). A link deleted, an
+/// object's reference count changed (to 0: deleted) and a refresh (SWMR) do.
+fn specific_may_rename(op: Op, sub: u32) -> bool {
+    use h5prov_bindings::abi::common as c;
+    match op {
+        Op::LinkSpecific => !matches!(sub, c::H5VL_LINK_EXISTS | c::H5VL_LINK_ITER),
+        Op::ObjectSpecific => !matches!(
+            sub,
+            c::H5VL_OBJECT_EXISTS
+                | c::H5VL_OBJECT_LOOKUP
+                | c::H5VL_OBJECT_VISIT
+                | c::H5VL_OBJECT_FLUSH
+        ),
+        _ => false,
     }
 }
 
@@ -373,9 +432,16 @@ pub unsafe fn shape_call(
     // its under connector first for the same reason). Seen under `pass_through` as a
     // garbage allocation and a hang in HDF5's swmr test.
     let (under, vol, node) = (o.under, o.vol.clone(), o.node.clone());
+    let renames = specific_may_rename(op, sub);
+    if renames {
+        crate::tree::names_changed();
+    }
     let mut span = Span::begin(op, sub);
     let r = call(under, vol.id());
     span.under_end();
+    if renames {
+        crate::tree::names_changed();
+    }
     // SAFETY: req per the VOL contract.
     span.set_in_flight(unsafe { wrap_req(req, &vol, op, span.start()) });
     span.finish(&Event {
@@ -509,6 +575,7 @@ pub unsafe fn shape_open(
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
     let mut span = Span::begin(op, crate::subops::NONE);
+    let generation = crate::tree::names_generation();
     let under = call(o.under, o.vol.id());
     span.under_end();
     if under.is_null() {
@@ -523,7 +590,7 @@ pub unsafe fn shape_open(
     // SAFETY: req per the VOL contract.
     let pending = unsafe { request_returned(req) };
     // SAFETY: under is the under connector's new object; name/loc per the contract.
-    let node = unsafe { query::attach(o, under, &open, pending) };
+    let node = unsafe { query::attach(o, under, &open, pending, generation) };
     // SAFETY: req per the VOL contract.
     span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
     span.finish(&Event {

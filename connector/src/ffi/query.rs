@@ -639,6 +639,8 @@ fn file_node_for(fileno: u64, fallback: Option<&Arc<Node>>) -> Option<Arc<Node>>
 /// nothing is asked about the object (its identity, a dataset's or attribute's shape when
 /// not given by the create's arguments): the under connector would have to wait for the
 /// operation to answer. Such an object gets a node of its own.
+/// `generation`: [`tree::names_generation`] read before the under call: an object opened by
+/// name takes its identity from [`tree::resolved_name`] when that name is remembered.
 ///
 /// # Safety
 /// `under` is the under connector's new object; the pointers in `open` are valid or null.
@@ -647,6 +649,7 @@ pub unsafe fn attach(
     under: *mut c_void,
     open: &Opening<'_>,
     pending: bool,
+    generation: u64,
 ) -> Arc<Node> {
     let vol = parent.vol.id();
     let pnode = parent.node.as_ref();
@@ -697,14 +700,37 @@ pub unsafe fn attach(
             (key, parent_file)
         }
         _ if pending => (tree::unique_key(), parent_file),
-        // SAFETY: under is a live object of connector vol.
-        kind => match unsafe { object_identity(under, vol, kind, open.dxpl) } {
-            Some((fileno, token)) => (
-                Key::Object(fileno, token),
-                file_node_for(fileno, parent_file.as_ref()),
-            ),
-            None => (tree::unique_key(), parent_file),
-        },
+        kind => {
+            // An open (not a create) of a name at a location object with an identity: the
+            // name may be remembered (the location and the name say which object it is
+            // as long as no name changed: see `tree::resolved_name`).
+            // SAFETY: checked non-null.
+            let by_name = open.loc.is_null()
+                || matches!(
+                    unsafe { (*open.loc).type_ },
+                    b::H5VL_OBJECT_BY_SELF | b::H5VL_OBJECT_BY_NAME
+                );
+            let at = pnode
+                .map(|p| &p.key)
+                .filter(|k| matches!(k, Key::File(_) | Key::Object(..)));
+            let named = at.filter(|_| !open.created && by_name && !name.is_empty());
+            let remembered = named.and_then(|at| tree::resolved_name(generation, at, &name));
+            let identity = remembered.or_else(|| {
+                // SAFETY: under is a live object of connector vol.
+                let found = unsafe { object_identity(under, vol, kind, open.dxpl) };
+                if let (Some(at), Some(id)) = (named, found) {
+                    tree::remember_name(generation, at, &name, id);
+                }
+                found
+            });
+            match identity {
+                Some((fileno, token)) => (
+                    Key::Object(fileno, token),
+                    file_node_for(fileno, parent_file.as_ref()),
+                ),
+                None => (tree::unique_key(), parent_file),
+            }
+        }
     };
     let file_name = file
         .as_ref()

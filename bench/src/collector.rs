@@ -2,7 +2,9 @@
 //! its memory with many label sets (issue 35).
 //!
 //! 1. Ingest: `--events` event messages (as the connector writes them, one job of
-//!    `--senders` ranks) sent over `--senders` loopback connections to a collector started
+//!    `--senders` ranks: JSON lines, or with `binary` the binary frames of
+//!    `stream_format=bin`, 16 KiB each as the connector hands them off) sent over
+//!    `--senders` loopback connections to a collector started
 //!    under `taskset -c CPU`; the rate is the events over the time from the first byte sent
 //!    to the collector's `h5prov_stream_messages_total{type="event"}` reaching them all.
 //! 2. Cardinality: `--series` distinct (job, rank, operation) label sets, one message
@@ -146,19 +148,72 @@ fn rss(pid: u32) -> Result<(u64, u64), String> {
     Ok((kib("VmRSS:"), kib("VmHWM:")))
 }
 
-/// Runs both phases against `h5prov` (a collector binary) with the collector on `cpu`.
+/// One process's binary stream (`stream_format=bin`): its preface, `hello` and columns,
+/// then its `per` events in frames of about 16 KiB, as the connector sends them.
+fn binary_stream(rank: u64, per: u64) -> Vec<u8> {
+    use h5prov_format::stream::{self as wire, FRAME_HEADER, FRAME_HELLO, FRAME_RECORDS};
+    use h5prov_format::{BinEncoder, TraceRecordRef};
+    let hello = format!(
+        "{{\"v\":1,\"type\":\"hello\",\"job_id\":\"bench\",\"rank\":{rank},\"pid\":{},\
+         \"host\":\"node{:04}\",\"world_size\":-1,\"uid\":0,\"exe\":\"/bin/b\",\
+         \"level\":\"dataset\",\"stream_level\":\"event\"}}\n",
+        10_000 + rank,
+        rank / 32
+    );
+    let mut out = wire::stream_preface().to_vec();
+    out.extend_from_slice(&wire::frame(FRAME_HELLO, hello.as_bytes()));
+    out.extend_from_slice(&wire::frame(FRAME_HEADER, &wire::trace_header_body()));
+    let mut enc = BinEncoder::default();
+    let mut at = None;
+    for seq in 0..per {
+        let f = *at.get_or_insert_with(|| {
+            enc.new_block();
+            wire::begin_frame(&mut out, FRAME_RECORDS)
+        });
+        let path = format!("/Timestep_{}/x", seq % 50);
+        TraceRecordRef {
+            seq,
+            tid: 10_000 + rank,
+            start_ns: 1_764_000_000_000_000_000u64 + seq * 1000,
+            total_ns: 1500 + seq % 977,
+            op: "dataset.write",
+            kind: "dataset",
+            file: "/scratch/run/out.h5",
+            path: &path,
+            bytes: 4096 * (seq % 7 + 1),
+            xfer: "independent",
+            ..TraceRecordRef::default()
+        }
+        .write_bin(&mut out, &mut enc);
+        if out.len() - f >= 16 << 10 {
+            wire::end_frame(&mut out, f);
+            at = None;
+        }
+    }
+    if let Some(f) = at {
+        wire::end_frame(&mut out, f);
+    }
+    out
+}
+
+/// Runs both phases against `h5prov` (a collector binary) with the collector on `cpu`;
+/// the ingest phase in binary frames when `binary`, else JSON lines.
 pub fn run(
     h5prov: &Path,
     cpu: usize,
     events: u64,
     senders: u64,
     series: u64,
+    binary: bool,
 ) -> Result<CollectorResult, String> {
     let c = start(h5prov, cpu)?;
     // Ingest: the messages are made before the clock starts.
     let per = events / senders;
     let batches: Vec<Vec<u8>> = (0..senders)
         .map(|r| {
+            if binary {
+                return binary_stream(r, per);
+            }
             (0..per)
                 .flat_map(|i| event("bench", r, i, "dataset.write").into_bytes())
                 .collect()

@@ -356,18 +356,20 @@ fn run_collector(a: &CollectorArgs) -> Result<(), BenchError> {
         .h5prov
         .clone()
         .unwrap_or_else(|| repo_root().join("target/release/h5prov"));
-    println!("| binary | events | events/s (1 core) | label sets | RSS MiB | peak MiB | /metrics MB | /metrics s |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for (name, bin) in a
+    println!("| binary | wire | events | events/s (1 core) | label sets | RSS MiB | peak MiB | /metrics MB | /metrics s |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    // The baseline (a collector before the binary framing) reads JSON lines only.
+    for (name, bin, binary) in a
         .baseline
         .iter()
-        .map(|b| ("baseline", b))
-        .chain([("h5prov", &mine)])
+        .map(|b| ("baseline", b, false))
+        .chain([("h5prov", &mine, false), ("h5prov", &mine, true)])
     {
-        let r = h5prov_bench::collector::run(bin, a.cpu, a.events, a.senders, a.series)
+        let r = h5prov_bench::collector::run(bin, a.cpu, a.events, a.senders, a.series, binary)
             .map_err(|e| BenchError::new(format!("{name} ({}): {e}", bin.display())))?;
         println!(
-            "| {name} | {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.3} |",
+            "| {name} | {} | {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.3} |",
+            if binary { "bin" } else { "jsonl" },
             r.events,
             r.events_per_s,
             r.series,

@@ -12,6 +12,7 @@
 //! | `max_size` | cap on each process's trace file (`512M`, `2G`, ...; at least 64K); later records are dropped and counted, per-object summaries stay complete | none |
 //! | `stream` | also stream events while the job runs to a collector (`h5prov collect`): `HOST:PORT`, `[V6]:PORT` or `unix:PATH` (docs/STREAMING.md) | none |
 //! | `stream_level` | `event` (one message per record) or `interval` (per-op summaries every `stream_interval`) | `event` |
+//! | `stream_format` | `bin` (trace records in the binary trace encoding, many to a frame) or `jsonl` (one JSON line per event, for LDMS relays); `stream_level=interval` always sends JSON lines | `bin` |
 //! | `stream_interval` | interval of the summaries and of the hand-off to the sender thread, in ms (10..=3600000) | `1000` |
 //! | `stream_tls_ca` | a PEM CA (or the collector's self-signed certificate): the stream to a TCP collector runs in TLS, the collector verified before anything is sent (docs/STREAMING.md) | none |
 //! | `stream_token_file` | a file (mode 600) holding the collector's shared-secret token: the collector must prove it holds it before anything is sent (docs/STREAMING.md) | none |
@@ -72,6 +73,15 @@ pub enum StreamTarget {
     Tcp(String),
     /// A Unix stream socket.
     Unix(PathBuf),
+}
+
+/// How `stream_level=event` messages go on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFormat {
+    /// Frames of trace records in the binary trace encoding (`h5prov_format::stream`).
+    Bin,
+    /// One JSON line per event.
+    Jsonl,
 }
 
 /// What `stream=` sends.
@@ -135,6 +145,8 @@ pub struct Config {
     pub stream: Option<StreamTarget>,
     /// Events or interval summaries.
     pub stream_level: StreamLevel,
+    /// Wire form of events.
+    pub stream_format: StreamFormat,
     /// Summary and hand-off interval, ms.
     pub stream_interval_ms: u64,
     /// The shared-secret token's file (read when streaming starts).
@@ -159,6 +171,7 @@ impl Default for Config {
             max_size: None,
             stream: None,
             stream_level: StreamLevel::Event,
+            stream_format: StreamFormat::Bin,
             stream_interval_ms: 1000,
             stream_token_file: None,
             stream_tls_ca: None,
@@ -297,6 +310,13 @@ impl Config {
                         _ => return Err(bad(k, v, "expected event or interval")),
                     }
                 }
+                "stream_format" => {
+                    c.stream_format = match v {
+                        "bin" => StreamFormat::Bin,
+                        "jsonl" => StreamFormat::Jsonl,
+                        _ => return Err(bad(k, v, "expected bin or jsonl")),
+                    }
+                }
                 "stream_interval" => {
                     c.stream_interval_ms = v
                         .trim_end_matches("ms")
@@ -321,7 +341,7 @@ impl Config {
                     return Err(ParseError {
                         key: k.to_string(),
                         message: "unknown option (known: path, level, format, name, dirs, mode, \
-                                  buffer, max_size, stream, stream_level, stream_interval, \
+                                  buffer, max_size, stream, stream_level, stream_format, stream_interval, \
                                   stream_token_file, stream_tls_ca)"
                             .into(),
                     })
@@ -410,14 +430,15 @@ mod tests {
             ("max_size", "2G"),
             ("stream", "[::1]:9099"),
             ("stream_level", "interval"),
+            ("stream_format", "jsonl"),
             ("stream_interval", "250"),
         ]))
         .unwrap();
         assert_eq!(c.max_size, Some(2 << 30));
         assert_eq!(c.stream, Some(StreamTarget::Tcp("[::1]:9099".into())));
         assert_eq!(
-            (c.stream_level, c.stream_interval_ms),
-            (StreamLevel::Interval, 250)
+            (c.stream_level, c.stream_format, c.stream_interval_ms),
+            (StreamLevel::Interval, StreamFormat::Jsonl, 250)
         );
         let u = Config::from_options(&opts(&[("stream", "unix:/tmp/s")])).unwrap();
         assert_eq!(u.stream, Some(StreamTarget::Unix("/tmp/s".into())));
@@ -463,6 +484,7 @@ mod tests {
             ("stream", "::1:9099"),
             ("stream", "unix:"),
             ("stream_level", "all"),
+            ("stream_format", "json"),
             ("stream_interval", "5"),
         ] {
             let e = Config::from_options(&opts(&[(k, v)])).expect_err(k);

@@ -1,5 +1,7 @@
-//! `stream=`: messages to a collector (`h5prov collect`) while the job runs, as JSON lines
-//! (schema in `docs/STREAMING.md`).
+//! `stream=`: messages to a collector (`h5prov collect`) while the job runs (schema in
+//! `docs/STREAMING.md`): at `stream_level=event`, frames of trace records in the binary
+//! trace encoding (`stream_format=bin`, [`h5prov_format::stream`]) or JSON lines
+//! (`stream_format=jsonl`); at `stream_level=interval`, JSON lines.
 //!
 //! The application is never slowed or harmed by the stream:
 //! - the hot path encodes an event into the calling thread's own buffer (no allocation, no
@@ -18,10 +20,11 @@
 //!   `hello` (uid, executable) or any path is sent; a peer that cannot is dropped like an
 //!   absent collector.
 
-use crate::config::{StreamLevel, StreamTarget};
+use crate::config::{StreamFormat, StreamLevel, StreamTarget};
 use crate::ffi::sys;
+use h5prov_format::stream::{self as wire, FRAME_HEADER, FRAME_HELLO, FRAME_RECORDS};
 use h5prov_format::tls::rustls::{self, ClientConfig, ClientConnection};
-use h5prov_format::{auth, write_json_fields, JsonValue, TraceRecordRef};
+use h5prov_format::{auth, write_json_fields, BinEncoder, JsonValue, TraceRecordRef};
 use parking_lot::{Condvar, Mutex};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -55,12 +58,28 @@ struct OpSum {
     max_ns: u64,
 }
 
-/// A thread's pending stream messages: encoded events, or interval sums.
+/// A thread's pending stream messages: encoded events (JSON lines, or one frame of
+/// binary records), or interval sums.
 #[derive(Default)]
 pub struct ThreadBuf {
     lines: Vec<u8>,
     n: u64,
     sums: Vec<OpSum>,
+    /// The binary encoder of the frame being built (made at the first binary event).
+    enc: Option<Box<BinEncoder>>,
+    /// `lines` holds a frame whose length is not written yet.
+    framed: bool,
+}
+
+impl ThreadBuf {
+    /// Takes the pending events (a binary frame with its length written) and their count.
+    fn take_events(&mut self) -> (Vec<u8>, u64) {
+        let mut lines = std::mem::take(&mut self.lines);
+        if std::mem::take(&mut self.framed) {
+            wire::end_frame(&mut lines, 0);
+        }
+        (lines, std::mem::take(&mut self.n))
+    }
 }
 
 /// What the sender thread is sent.
@@ -89,6 +108,8 @@ pub type ForEachThread = Box<dyn Fn(&mut dyn FnMut(&mut ThreadBuf)) + Send + Syn
 /// One process's stream: the encoder's constant prefix, the queue and the counters.
 pub struct Stream {
     level: StreamLevel,
+    /// Events as binary frames (`stream_format=bin` at `stream_level=event`).
+    bin: bool,
     /// `{"v":1,"type":"event","job_id":..,"rank":..,"pid":..,"host":..`
     event_prefix: Box<str>,
     tx: SyncSender<Msg>,
@@ -123,6 +144,7 @@ impl Stream {
     pub fn start(
         target: &StreamTarget,
         level: StreamLevel,
+        format: StreamFormat,
         interval: Duration,
         id: &Identity<'_>,
         token: Option<Vec<u8>>,
@@ -130,7 +152,15 @@ impl Stream {
         threads: ForEachThread,
     ) -> io::Result<Stream> {
         let ident = ident_json(id);
-        let hello = hello_line(&ident, id, level);
+        let bin = level == StreamLevel::Event && format == StreamFormat::Bin;
+        let mut hello = hello_line(&ident, id, level);
+        if bin {
+            // The binary connection: its preface, the identity once, the record columns.
+            let mut h = wire::stream_preface().to_vec();
+            h.extend_from_slice(&wire::frame(FRAME_HELLO, &hello));
+            h.extend_from_slice(&wire::frame(FRAME_HEADER, &wire::trace_header_body()));
+            hello = h;
+        }
         let (tx, rx) = mpsc::sync_channel(QUEUE);
         let shared = Arc::new(Shared::default());
         let sender = Sender {
@@ -153,6 +183,7 @@ impl Stream {
             .spawn(move || sender.run(rx))?;
         Ok(Stream {
             level,
+            bin,
             event_prefix: format!("{{\"v\":1,\"type\":\"event\",{ident}").into_boxed_str(),
             tx,
             shared,
@@ -168,7 +199,18 @@ impl Stream {
                 if tb.lines.capacity() == 0 {
                     tb.lines.reserve(HANDOFF + 1024);
                 }
-                encode_event(&mut tb.lines, &self.event_prefix, r);
+                if self.bin {
+                    let enc = tb.enc.get_or_insert_with(Box::default);
+                    if !tb.framed {
+                        // A frame is one block: it decodes on its own.
+                        tb.framed = true;
+                        enc.new_block();
+                        wire::begin_frame(&mut tb.lines, FRAME_RECORDS);
+                    }
+                    r.write_bin(&mut tb.lines, enc);
+                } else {
+                    encode_event(&mut tb.lines, &self.event_prefix, r);
+                }
                 tb.n += 1;
                 if tb.lines.len() >= HANDOFF {
                     self.hand_off(tb);
@@ -218,9 +260,9 @@ impl Stream {
         if tb.n == 0 {
             return;
         }
-        let n = std::mem::take(&mut tb.n);
+        let (lines, n) = tb.take_events();
+        tb.lines = Vec::with_capacity(HANDOFF + 1024);
         self.shared.made.fetch_add(n, Ordering::Relaxed);
-        let lines = std::mem::replace(&mut tb.lines, Vec::with_capacity(HANDOFF + 1024));
         // A full queue or a stopped sender: the batch is dropped (made but never sent).
         let _ = self.tx.try_send(Msg::Batch(lines, n));
     }
@@ -257,19 +299,7 @@ impl Stream {
 
 /// `"job_id":..,"rank":..,"pid":..,"host":..` (no braces): every message's start.
 fn ident_json(id: &Identity<'_>) -> String {
-    let mut ident = Vec::new();
-    write_json_fields(
-        &mut ident,
-        b"",
-        &[
-            (b"\"job_id\":", JsonValue::Text(id.job_id)),
-            (b",\"rank\":", JsonValue::Signed(id.rank)),
-            (b",\"pid\":", JsonValue::Unsigned(id.pid.into())),
-            (b",\"host\":", JsonValue::Text(id.host)),
-        ],
-        b"",
-    );
-    String::from_utf8(ident).unwrap_or_default()
+    wire::ident_json(id.job_id, id.rank, id.pid, id.host)
 }
 
 /// The `hello` line.
@@ -303,24 +333,11 @@ fn wall_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// One event line: the record's fields after the process's `prefix`, written by the
-/// format's JSON writer (the JSONL traces' word-at-a-time text writer), in straight-line
-/// code.
+/// One event line: the record's fields after the process's `prefix`
+/// ([`wire::write_event_json`], the collector's `--out` writes the same).
 #[inline]
 fn encode_event(out: &mut Vec<u8>, prefix: &str, r: &TraceRecordRef<'_>) {
-    h5prov_format::write_json_line!(out, prefix.as_bytes(), {
-        seq = r.seq,
-        tid = r.tid,
-        start_ns = r.start_ns,
-        dur_ns = r.total_ns,
-        op = r.op,
-        kind = r.kind,
-        file = r.file,
-        path = r.path,
-        bytes = r.bytes,
-        xfer = r.xfer,
-        status = r.status,
-    }, b"}\n");
+    wire::write_event_json(out, prefix.as_bytes(), r);
 }
 
 enum Conn {
@@ -522,7 +539,7 @@ impl Sender {
         let mut orphans = Some(orphans);
         let mut visit = |tb: &mut ThreadBuf| {
             if tb.n > 0 {
-                events.push((std::mem::take(&mut tb.lines), std::mem::take(&mut tb.n)));
+                events.push(tb.take_events());
             }
             for s in tb.sums.drain(..) {
                 match sums.iter_mut().find(|t| std::ptr::eq(t.op, s.op)) {

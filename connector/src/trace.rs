@@ -846,7 +846,16 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
         token
             .and_then(|t| Ok((t, tls?)))
             .and_then(|(t, tls)| {
-                Stream::start(target, cfg.stream_level, interval, &id, t, tls, threads)
+                Stream::start(
+                    target,
+                    cfg.stream_level,
+                    cfg.stream_format,
+                    interval,
+                    &id,
+                    t,
+                    tls,
+                    threads,
+                )
             })
             .map_err(|e| stream_err = Some(e))
             .ok()

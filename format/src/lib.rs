@@ -14,6 +14,7 @@ mod bin;
 mod bin_read;
 mod field;
 mod pending;
+pub mod stream;
 mod table;
 pub mod tls;
 

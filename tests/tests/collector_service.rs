@@ -660,3 +660,186 @@ fn unix_socket_peers_send_only_as_themselves_for_their_own_jobs() {
         "{text}"
     );
 }
+
+/// A binary stream connection's frames (`h5prov_format::stream`): the preface, the
+/// `hello` of job `job_id` (rank 0), the trace columns, and one frame of `n` records of
+/// `dataset.write`, each of 1000 bytes.
+fn binary_conn(job_id: &str, n: u64) -> (Vec<u8>, Vec<u8>) {
+    use h5prov_format::stream::{
+        frame, stream_preface, trace_header_body, FRAME_HEADER, FRAME_HELLO, FRAME_RECORDS,
+    };
+    use h5prov_format::{BinEncoder, TraceRecordRef};
+    let hello = serde_json::json!({
+        "v": 1, "type": "hello", "job_id": job_id, "rank": 0, "pid": 77, "host": "h",
+        "world_size": 1, "uid": 1000, "exe": "/bin/x", "level": "dataset",
+        "stream_level": "event"
+    })
+    .to_string()
+        + "\n";
+    let mut head = stream_preface().to_vec();
+    head.extend_from_slice(&frame(FRAME_HELLO, hello.as_bytes()));
+    head.extend_from_slice(&frame(FRAME_HEADER, &trace_header_body()));
+    let (mut block, mut enc) = (Vec::new(), BinEncoder::default());
+    for i in 0..n {
+        TraceRecordRef {
+            seq: i,
+            start_ns: 1_700_000_000_000_000_000 + i,
+            total_ns: 5000,
+            op: "dataset.write",
+            kind: "dataset",
+            file: "/x.h5",
+            path: "/d",
+            bytes: 1000,
+            ..TraceRecordRef::default()
+        }
+        .write_bin(&mut block, &mut enc);
+    }
+    (head, frame(FRAME_RECORDS, &block))
+}
+
+/// Issue 35 item 7: at `stream_level=event` the connector sends its trace records in
+/// binary frames (the default `stream_format=bin`), and every one of a real traced
+/// program's records reaches the collector: `/metrics`, `/top.json` and the `--out`
+/// capture each count exactly the trace's records, the frames are counted, and the
+/// process dropped nothing. (Before, the stream was one JSON line per event: no frames.)
+#[test]
+fn a_traced_job_streams_every_record_in_binary_frames() {
+    let dir = scratch("collector-binary");
+    let out = dir.join("capture");
+    let (_coll, listen, metrics) =
+        start_collector("127.0.0.1:0", &["--out".as_ref(), out.as_os_str()]);
+    let job = format!("bin{}", std::process::id());
+    let (records, sent, dropped) = streamed_job(&dir, &format!("stream={listen}"), &job);
+    assert_eq!(
+        (sent, dropped),
+        (records, 0),
+        "the process sent every record"
+    );
+    let text = wait_metrics(&metrics, 30, "every record", |t| {
+        metric_value(t, r#"h5prov_stream_messages_total{type="event"}"#)
+            .is_some_and(|n| n as u64 == records)
+    });
+    let frames = metric_value(&text, "h5prov_stream_frames_total").unwrap_or(0.0);
+    assert!(frames >= 1.0, "no binary frames were taken:\n{text}");
+    let ops: f64 = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("h5prov_ops_total{{job_id=\"{job}\"")))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(ops as u64, records, "{text}");
+    assert!(!text.contains("h5prov_stream_malformed_total 1"), "{text}");
+    let top: serde_json::Value =
+        serde_json::from_str(&http_get(&metrics, "/top.json").unwrap().1).unwrap();
+    let j = top["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job_id"] == job.as_str())
+        .expect("the job in /top.json");
+    let calls: u64 = j["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(calls, records, "{j}");
+    // The capture has every event as a JSON line (flushed each second).
+    let t0 = Instant::now();
+    while h5prov_tests::captured_events(&out) < records && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(h5prov_tests::captured_events(&out), records);
+}
+
+/// Issue 35 item 7, hostile binary peers: a frame over the 1 MiB cap is read past without
+/// being kept (`too_long`) and the connection's next frame is taken; a wrong framing
+/// version is refused (`version`); a frame cut by the end of the connection and a frame of
+/// an unknown kind after a valid handshake are malformed, the latter closing the
+/// connection. A traced job streaming at the same time loses nothing.
+#[test]
+fn hostile_binary_peers_are_refused_and_counted_while_a_job_streams() {
+    let dir = scratch("collector-binary-hostile");
+    let (coll, listen, metrics) = start_collector("127.0.0.1:0", &[]);
+    let job = format!("good{}", std::process::id());
+    let hostile = std::thread::spawn({
+        let listen = listen.clone();
+        move || {
+            // An oversized frame (64 MiB announced and sent), then a valid one.
+            let (head, records) = binary_conn("big", 3);
+            let mut s = TcpStream::connect(&listen).unwrap();
+            s.write_all(&head).unwrap();
+            s.write_all(&(64u32 << 20).to_le_bytes()).unwrap();
+            s.write_all(b"r").unwrap();
+            let chunk = vec![0xffu8; 1 << 20];
+            for _ in 0..64 {
+                s.write_all(&chunk).unwrap();
+            }
+            s.write_all(&records).unwrap();
+            drop(s);
+            // A wrong framing version.
+            let mut s = TcpStream::connect(&listen).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            s.write_all(b"H5PROVS\x09").unwrap();
+            s.write_all(&records).unwrap();
+            assert!(closed_by_peer(&mut s, 10), "a wrong version was not closed");
+            // A frame cut short.
+            let (head, records) = binary_conn("cut", 3);
+            let mut s = TcpStream::connect(&listen).unwrap();
+            s.write_all(&head).unwrap();
+            s.write_all(&records[..records.len() - 2]).unwrap();
+            drop(s);
+            // Garbage after a valid handshake.
+            let (head, _) = binary_conn("junk", 1);
+            let mut s = TcpStream::connect(&listen).unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            s.write_all(&head).unwrap();
+            s.write_all(&[4, 0, 0, 0, b'Z', 1, 2, 3, 4]).unwrap();
+            assert!(closed_by_peer(&mut s, 10), "garbage was not closed");
+        }
+    });
+    let (records, _, dropped) = streamed_job(&dir, &format!("stream={listen}"), &job);
+    hostile.join().unwrap();
+    assert_eq!(dropped, 0);
+    let text = wait_metrics(&metrics, 30, "the job's records and the valid frame", |t| {
+        metric_value(t, r#"h5prov_stream_messages_total{type="event"}"#)
+            .is_some_and(|n| n as u64 == records + 3)
+            && metric_value(t, "h5prov_stream_malformed_total").is_some_and(|n| n >= 2.0)
+    });
+    for (reason, n) in [("too_long", 1.0), ("version", 1.0)] {
+        assert_eq!(
+            metric_value(
+                &text,
+                &format!("h5prov_stream_dropped_total{{reason=\"{reason}\"}}")
+            ),
+            Some(n),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        metric_value(&text, "h5prov_stream_malformed_total"),
+        Some(2.0),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"h5prov_ops_total{job_id="big",rank="0",op="dataset.write"} 3"#),
+        "{text}"
+    );
+    assert!(
+        !text.contains("job_id=\"cut\",rank=\"0\",op=\"dataset.write\""),
+        "{text}"
+    );
+    assert!(!text.contains("job_id=\"junk\",rank=\"0\",op=\""), "{text}");
+    let ops: f64 = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("h5prov_ops_total{{job_id=\"{job}\"")))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(ops as u64, records, "{text}");
+    let peak = peak_kib(coll.0.id());
+    assert!(
+        peak < 40 << 10,
+        "the collector's peak memory is {peak} KiB after a 64 MiB frame"
+    );
+}

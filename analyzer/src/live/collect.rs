@@ -29,9 +29,12 @@
 //! restarts (Prometheus handles the reset) and the connectors reconnect within a second.
 
 use crate::live::{Call, Live, Sent};
-use h5prov_format::auth;
+use h5prov_format::stream::{
+    FRAME_HEAD, FRAME_HEADER, FRAME_HELLO, FRAME_RECORDS, STREAM_MAGIC, STREAM_VERSION,
+};
 use h5prov_format::tls;
 use h5prov_format::tls::rustls::{ServerConfig, ServerConnection, StreamOwned};
+use h5prov_format::{auth, BinDecoder, BinValue, TraceRecordRef};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -195,7 +198,10 @@ pub struct Metrics {
     series_held: Gauge,
     expired: Counter,
     out_lost: Counter,
+    frames: Counter,
     series: Mutex<Series>,
+    /// Bumped when jobs expire: a binary connection's cached series handles are stale.
+    generation: AtomicU64,
     max_series: usize,
     registry: Registry,
 }
@@ -244,7 +250,9 @@ impl Metrics {
             series_held: Gauge::default(),
             expired: Counter::default(),
             out_lost: Counter::default(),
+            frames: Counter::default(),
             series: Mutex::default(),
+            generation: AtomicU64::new(0),
             max_series,
             registry: Registry::default(),
         };
@@ -318,6 +326,11 @@ impl Metrics {
             "Accepted messages that could not be written to --out",
             m.out_lost.clone(),
         );
+        r.register(
+            "h5prov_stream_frames",
+            "Binary frames of trace records taken (stream_format=bin)",
+            m.frames.clone(),
+        );
         m
     }
 
@@ -374,38 +387,7 @@ impl Metrics {
             return Err(Rejected::Uid);
         }
         let l = p.labels(op);
-        let mut guard = self.series.lock().unwrap_or_else(|e| e.into_inner());
-        let series = &mut *guard;
-        let owner = series.jobs.get(&p.job_id).and_then(|j| j.owner);
-        if peer.is_some() && owner.is_some() && owner != peer {
-            drop(guard);
-            self.drop_for("uid");
-            return Err(Rejected::Uid);
-        }
-        let known = series
-            .jobs
-            .get(&p.job_id)
-            .is_some_and(|j| j.sets.contains(&l));
-        if !known {
-            if series.count >= self.max_series {
-                drop(guard);
-                self.drop_for("cardinality");
-                return Err(Rejected::Cardinality);
-            }
-            series.count += 1;
-            self.series_held.set(series.count as i64);
-            if !series.jobs.contains_key(&p.job_id) {
-                series.jobs.insert(p.job_id.clone(), JobSeries::default());
-            }
-        }
-        let job = series.jobs.get_mut(&p.job_id).expect("inserted above");
-        job.last_s = now_s;
-        if job.owner.is_none() {
-            job.owner = peer;
-        }
-        if !known {
-            job.sets.insert(l.clone());
-        }
+        let _guard = self.admit(&l, now_s, peer)?;
         let who = who(&l, &p.host);
         let kind = match kind {
             Kind::Hello => {
@@ -466,6 +448,217 @@ impl Metrics {
         Ok(())
     }
 
+    /// Holds label set `l` (its job's owner checked against `peer`, the cap against a new
+    /// set), its job seen at `now_s`; the series lock, held, or why not (counted).
+    fn admit(
+        &self,
+        l: &OpLabels,
+        now_s: u64,
+        peer: Option<u32>,
+    ) -> Result<std::sync::MutexGuard<'_, Series>, Rejected> {
+        let mut guard = self.series.lock().unwrap_or_else(|e| e.into_inner());
+        let series = &mut *guard;
+        let owner = series.jobs.get(&l.job_id.0).and_then(|j| j.owner);
+        if peer.is_some() && owner.is_some() && owner != peer {
+            drop(guard);
+            self.drop_for("uid");
+            return Err(Rejected::Uid);
+        }
+        let known = series
+            .jobs
+            .get(&l.job_id.0)
+            .is_some_and(|j| j.sets.contains(l));
+        if !known {
+            if series.count >= self.max_series {
+                drop(guard);
+                self.drop_for("cardinality");
+                return Err(Rejected::Cardinality);
+            }
+            series.count += 1;
+            self.series_held.set(series.count as i64);
+            if !series.jobs.contains_key(&l.job_id.0) {
+                series.jobs.insert(l.job_id.0.clone(), JobSeries::default());
+            }
+        }
+        let job = series.jobs.get_mut(&l.job_id.0).expect("inserted above");
+        job.last_s = now_s;
+        if job.owner.is_none() {
+            job.owner = peer;
+        }
+        if !known {
+            job.sets.insert(l.clone());
+        }
+        Ok(guard)
+    }
+
+    /// Takes one binary frame's records (a block of the binary trace encoding, decoded by
+    /// `c`'s decoder) from the process `c` said `hello` for: per operation, the counters
+    /// are added once a frame and the live view is told once; each record's duration goes
+    /// to the histogram. A bad record is counted as malformed and ends the frame (what came
+    /// before it is taken). Returns the accepted records as event JSON lines for `--out`
+    /// when `out` is given.
+    fn take_records(
+        &self,
+        c: &mut BinConn,
+        body: &[u8],
+        live: &Live,
+        now_s: u64,
+        mut out: Option<&mut Vec<u8>>,
+    ) -> u64 {
+        let gen = self.generation.load(Ordering::Acquire);
+        if c.generation != gen {
+            c.ops.clear();
+            c.generation = gen;
+        }
+        let (Some(ident), Some(dec)) = (&c.ident, &mut c.decoder) else {
+            self.malformed.inc();
+            return 0;
+        };
+        dec.new_block();
+        let mut p = 0;
+        let mut taken = 0u64;
+        let mut last = 0usize;
+        while p < body.len() {
+            let Some(len) = body.get(p..p + 4) else {
+                self.malformed.inc();
+                break;
+            };
+            let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+            p += 4;
+            if len == 0 {
+                dec.new_block();
+                continue;
+            }
+            let Some(rec) = body.get(p..p.saturating_add(len)) else {
+                self.malformed.inc();
+                break;
+            };
+            p += len;
+            if dec.decode(rec, &mut c.vals).is_err() {
+                self.malformed.inc();
+                break;
+            }
+            let r = match TraceRecordRef::from_bin(dec, &c.vals) {
+                Ok(r) => r,
+                Err(_) => {
+                    self.malformed.inc();
+                    break;
+                }
+            };
+            if r.op.len() > MAX_LABEL {
+                self.drop_for("label_too_long");
+                continue;
+            }
+            let i = if c.ops.get(last).is_some_and(|e| e.op == r.op) {
+                last
+            } else if let Some(i) = c.ops.iter().position(|e| e.op == r.op) {
+                i
+            } else {
+                let labels = OpLabels {
+                    job_id: ident.labels.job_id.clone(),
+                    rank: ident.labels.rank.clone(),
+                    op: LabelValue(r.op.to_string()),
+                };
+                let handles = match self.admit(&labels, now_s, c.peer) {
+                    Ok(_guard) => Ok(Handles {
+                        ops: self.ops.get_or_create(&labels).clone(),
+                        bytes: self.bytes.get_or_create(&labels).clone(),
+                        seconds: self.seconds.get_or_create(&labels).clone(),
+                        latency: self
+                            .latency
+                            .get_or_create(&JobOpLabels {
+                                job_id: labels.job_id.clone(),
+                                op: labels.op.clone(),
+                            })
+                            .clone(),
+                    }),
+                    Err(e) => Err(match e {
+                        Rejected::Uid => "uid",
+                        _ => "cardinality",
+                    }),
+                };
+                c.ops.push(OpEntry {
+                    op: r.op.to_string(),
+                    labels,
+                    handles,
+                    sums: FrameSums::default(),
+                });
+                c.ops.len() - 1
+            };
+            last = i;
+            let e = &mut c.ops[i];
+            let h = match &e.handles {
+                Ok(h) => h,
+                Err(reason) => {
+                    self.drop_for(reason);
+                    continue;
+                }
+            };
+            h.latency.observe(r.total_ns as f64 * 1e-9);
+            let s = &mut e.sums;
+            s.count += 1;
+            s.bytes = s.bytes.saturating_add(r.bytes);
+            s.dur_ns = s.dur_ns.saturating_add(r.total_ns);
+            if s.count == 1 || r.total_ns > s.slow_ns {
+                s.slow_ns = r.total_ns;
+                s.slow_file.clear();
+                s.slow_file.push_str(r.file);
+                s.slow_path.clear();
+                s.slow_path.push_str(r.path);
+            }
+            if let Some(o) = out.as_deref_mut() {
+                h5prov_format::stream::write_event_json(o, ident.event_prefix.as_bytes(), &r);
+            }
+            taken += 1;
+        }
+        // The frame's sums: the counters under the series lock (saturating adds), the
+        // job seen now, the live view once per operation.
+        let mut series = self.series.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(j) = series.jobs.get_mut(&ident.labels.job_id.0) {
+            j.last_s = now_s;
+        }
+        for e in &mut c.ops {
+            let s = std::mem::take(&mut e.sums);
+            let Ok(h) = &e.handles else { continue };
+            if s.count == 0 {
+                e.sums = s;
+                continue;
+            }
+            add_saturating(&h.ops, s.count);
+            add_saturating(&h.bytes, s.bytes);
+            h.seconds.inc_by(s.dur_ns as f64 * 1e-9);
+            let call = Call {
+                dur_ns: s.slow_ns,
+                file: &s.slow_file,
+                path: &s.slow_path,
+                interval: false,
+            };
+            live.add(
+                &who(&e.labels, &ident.host),
+                &e.op,
+                s.count,
+                s.bytes,
+                s.dur_ns,
+                Some(call),
+                now_s,
+            );
+            // Keep the strings' buffers for the next frame.
+            e.sums = FrameSums {
+                slow_file: s.slow_file,
+                slow_path: s.slow_path,
+                ..FrameSums::default()
+            };
+        }
+        drop(series);
+        self.messages
+            .get_or_create(&TypeLabels {
+                r#type: "event".into(),
+            })
+            .inc_by(taken);
+        self.frames.inc();
+        taken
+    }
+
     /// Forgets the jobs whose last message is older than `max_idle_s` at second `now_s`:
     /// their series here and in `live`.
     pub fn expire(&self, live: &Live, now_s: u64, max_idle_s: u64) {
@@ -490,6 +683,7 @@ impl Metrics {
             }
             live.remove(&id);
             self.expired.inc();
+            self.generation.fetch_add(1, Ordering::AcqRel);
         }
         self.series_held.set(series.count as i64);
     }
@@ -610,6 +804,55 @@ impl Message<'_> {
     }
 }
 
+/// What a binary connection said once: its process, and its labels.
+struct Ident {
+    /// Job and rank labels (`op` empty).
+    labels: OpLabels,
+    host: String,
+    /// `{"v":1,"type":"event",` and the identity: the start of its events' `--out` lines.
+    event_prefix: String,
+}
+
+/// The series handles of one operation of a binary connection's process.
+struct Handles {
+    ops: Counter,
+    bytes: Counter,
+    seconds: Counter<f64, AtomicU64>,
+    latency: Histogram,
+}
+
+/// One operation's sums over a frame.
+#[derive(Default)]
+struct FrameSums {
+    count: u64,
+    bytes: u64,
+    dur_ns: u64,
+    slow_ns: u64,
+    slow_file: String,
+    slow_path: String,
+}
+
+/// An operation a binary connection sent: its series, or the reason its records are
+/// dropped (`cardinality`, `uid`).
+struct OpEntry {
+    op: String,
+    labels: OpLabels,
+    handles: Result<Handles, &'static str>,
+    sums: FrameSums,
+}
+
+/// The state of one binary connection (`stream_format=bin`).
+#[derive(Default)]
+struct BinConn {
+    peer: Option<u32>,
+    ident: Option<Ident>,
+    decoder: Option<BinDecoder>,
+    vals: Vec<BinValue>,
+    /// Per operation, its series handles (cleared when jobs expired: [`Metrics::expire`]).
+    ops: Vec<OpEntry>,
+    generation: u64,
+}
+
 /// The live view's key of the process (borrowed from the labels).
 fn who<'a>(l: &'a OpLabels, host: &'a str) -> Sent<'a> {
     Sent {
@@ -665,8 +908,13 @@ impl Rolling {
     /// Appends one line (with its newline): `Ok(true)` when lines went to the file,
     /// `Ok(false)` when it was only buffered, `Err` when lines were lost.
     pub fn write(&mut self, line: &[u8]) -> io::Result<bool> {
-        self.buf.extend_from_slice(line);
-        self.buf_lines += 1;
+        self.write_lines(line, 1)
+    }
+
+    /// Appends `n` whole lines, as [`Rolling::write`].
+    pub fn write_lines(&mut self, lines: &[u8], n: u64) -> io::Result<bool> {
+        self.buf.extend_from_slice(lines);
+        self.buf_lines += n;
         if self.buf.len() >= OUT_BUF {
             return self.flush();
         }
@@ -1001,6 +1249,23 @@ impl Collector {
                 return;
             }
         }
+        match r.fill_buf() {
+            Ok(b) if b.first() == Some(&STREAM_MAGIC[0]) => self.serve_bin(&mut r, peer),
+            Ok(_) => self.serve_lines(&mut r, peer),
+            Err(e) => {
+                if timed_out(&e) {
+                    self.metrics.refuse_for("idle");
+                }
+            }
+        }
+        // The sender is done: what it sent is in the files now, not at the next periodic
+        // flush.
+        self.out_do(Rolling::flush);
+        self.metrics.open.dec();
+    }
+
+    /// Reads a JSON-line connection (`stream_format=jsonl`, and `stream_level=interval`).
+    fn serve_lines(&self, r: &mut BufReader<StreamConn>, peer: Option<u32>) {
         let mut line = Vec::with_capacity(1024);
         loop {
             line.clear();
@@ -1020,7 +1285,7 @@ impl Collector {
             if line.last() != Some(&b'\n') {
                 if line.len() as u64 >= MAX_LINE {
                     self.metrics.drop_for("too_long");
-                    match skip_line(&mut r) {
+                    match skip_line(r) {
                         Ok(true) => continue,
                         Ok(false) => break,
                         Err(e) => {
@@ -1043,10 +1308,108 @@ impl Collector {
                 self.out_do(|o| o.write(&line));
             }
         }
-        // The sender is done: what it sent is in the files now, not at the next periodic
-        // flush.
-        self.out_do(Rolling::flush);
-        self.metrics.open.dec();
+    }
+
+    /// Reads a binary connection (`stream_format=bin`, [`h5prov_format::stream`]): its
+    /// preface, then frames of at most [`MAX_LINE`] bytes. A longer frame is read past
+    /// without being kept (`too_long`); another framing version ends the connection
+    /// (`version`); a frame cut by the end of the connection, of an unknown kind, or
+    /// records before the `hello` and the header, are malformed and end it.
+    fn serve_bin(&self, r: &mut BufReader<StreamConn>, peer: Option<u32>) {
+        // How a read that failed ends the connection: silent too long, or cut short.
+        let fail = |e: io::Error| {
+            if timed_out(&e) {
+                self.metrics.refuse_for("idle");
+            } else if e.kind() == io::ErrorKind::UnexpectedEof {
+                self.metrics.malformed.inc();
+            }
+        };
+        let bad = || {
+            self.metrics.malformed.inc();
+        };
+        let mut pre = [0u8; 8];
+        if let Err(e) = r.read_exact(&mut pre) {
+            return fail(e);
+        }
+        if pre[..7] != STREAM_MAGIC[..] {
+            return bad();
+        }
+        if pre[7] != STREAM_VERSION {
+            self.metrics.drop_for("version");
+            return;
+        }
+        let mut c = BinConn {
+            peer,
+            ..BinConn::default()
+        };
+        let mut body = Vec::new();
+        let mut out = self.out.is_some().then(Vec::new);
+        loop {
+            let mut head = [0u8; FRAME_HEAD];
+            match r.fill_buf() {
+                Ok([]) => return, // ended between frames
+                Ok(_) => {}
+                Err(e) => return fail(e),
+            }
+            if let Err(e) = r.read_exact(&mut head) {
+                return fail(e);
+            }
+            let len = u64::from(u32::from_le_bytes(head[..4].try_into().expect("4 bytes")));
+            if len > MAX_LINE {
+                self.metrics.drop_for("too_long");
+                match io::copy(&mut r.by_ref().take(len), &mut io::sink()) {
+                    Ok(n) if n == len => continue,
+                    Ok(_) => return bad(),
+                    Err(e) => return fail(e),
+                }
+            }
+            body.clear();
+            if body.capacity() > 64 << 10 {
+                body.shrink_to(64 << 10);
+            }
+            body.resize(len as usize, 0);
+            if let Err(e) = r.read_exact(&mut body) {
+                return fail(e);
+            }
+            let now_s = now_ns() / 1_000_000_000;
+            match head[4] {
+                FRAME_HELLO if c.ident.is_none() => {
+                    if self.metrics.take(&body, &self.live, now_s, peer).is_err() {
+                        return; // counted by `take`
+                    }
+                    let Ok(m) = serde_json::from_slice::<Message<'_>>(&body) else {
+                        return;
+                    };
+                    if m.kind != "hello" {
+                        return bad();
+                    }
+                    let ident =
+                        h5prov_format::stream::ident_json(&m.job_id, m.rank, m.pid, &m.host);
+                    c.ident = Some(Ident {
+                        labels: m.labels(""),
+                        host: m.host.to_string(),
+                        event_prefix: format!("{{\"v\":1,\"type\":\"event\",{ident}"),
+                    });
+                    self.out_do(|o| o.write(&body));
+                }
+                FRAME_HEADER if c.decoder.is_none() => match TraceRecordRef::bin_decoder(&body) {
+                    Ok(d) => c.decoder = Some(d),
+                    Err(_) => return bad(),
+                },
+                FRAME_RECORDS if c.ident.is_some() && c.decoder.is_some() => {
+                    if let Some(o) = &mut out {
+                        o.clear();
+                    }
+                    let n =
+                        self.metrics
+                            .take_records(&mut c, &body, &self.live, now_s, out.as_mut());
+                    if let Some(o) = out.as_ref().filter(|_| n > 0) {
+                        self.out_do(|f| f.write_lines(o, n));
+                    }
+                }
+                _ => return bad(),
+            }
+        }
     }
 
     /// Serves one accepted stream connection on a thread of its own, or closes it at once

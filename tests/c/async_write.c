@@ -24,6 +24,11 @@
  *                     whether it existed after the library started (H5EScreate) and
  *                     before the first H5Fcreate_async (h5prov's trace directory: made
  *                     when its session starts)
+ *   trace_growth_at_close_issue=B  also only then: how many bytes the regular files in
+ *                     that directory (and its subdirectories) grew by while
+ *                     H5Dclose_async + H5Fclose_async were issued (h5prov drains its record
+ *                     buffers to the trace at a file close, which an asynchronous close
+ *                     leaves for the close's completion)
  * Exit status 0 when every call succeeded and every value read back is right; 1 otherwise
  * (the reason on stderr). */
 #define _POSIX_C_SOURCE 200809L
@@ -31,8 +36,35 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The bytes of the regular files under DIR (0 when it cannot be read). */
+static long long dir_bytes(const char *dir) {
+    long long sum = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            sum += dir_bytes(path);
+        else if (S_ISREG(st.st_mode))
+            sum += (long long)st.st_size;
+    }
+    closedir(d);
+    return sum;
+}
 
 static double now_us(void) {
     struct timespec ts;
@@ -101,8 +133,10 @@ int main(int argc, char **argv) {
     CHECK(H5ESget_err_status(es, &err) >= 0, "H5ESget_err_status");
     CHECK(!failed && !err && in_progress == 0, "the asynchronous operations");
 
+    long long before_close = traces != NULL ? dir_bytes(traces) : 0;
     CHECK(H5Dclose_async(d, es) >= 0, "H5Dclose_async");
     CHECK(H5Fclose_async(f, es) >= 0, "H5Fclose_async");
+    long long after_close = traces != NULL ? dir_bytes(traces) : 0;
     CHECK(H5ESwait(es, H5ES_WAIT_FOREVER, &in_progress, &failed) >= 0 && !failed,
           "the second H5ESwait");
     CHECK(H5ESclose(es) >= 0, "H5ESclose");
@@ -114,8 +148,10 @@ int main(int argc, char **argv) {
     printf("issue_write_us=%.0f\n", t2 - t1);
     printf("wait_us=%.0f\n", t4 - t3);
     printf("err=%d\n", (int)err);
-    if (traces != NULL)
+    if (traces != NULL) {
         printf("traces_before_create=%d\n", traces_before);
+        printf("trace_growth_at_close_issue=%lld\n", after_close - before_close);
+    }
 
     for (hsize_t i = 0; i < n; i++)
         buf[i] = -1.0;

@@ -670,6 +670,47 @@ fn h5prov_sets_up_its_trace_session_before_the_first_async_create() {
     );
 }
 
+/// h5prov leaves the work of an asynchronous file close (the rows of the file and of the
+/// objects parked in it, the drain of the record buffers to the trace) for the close's
+/// request to be freed, after it ran: that work was most of h5prov's own issue time of
+/// `H5Fclose_async` (docs/ASYNC.md). Observable: the trace files do not grow while
+/// `H5Dclose_async` + `H5Fclose_async` are issued (before, the close drained every
+/// buffer into them), and after the wait every row and record is there.
+#[test]
+fn an_async_file_close_drains_the_trace_at_its_completion_not_at_its_issue() {
+    let dir = scratch("async-close-late");
+    let traces = dir.join("traces");
+    let env = [("ASYNC_WRITE_TRACES", traces.to_str().unwrap())];
+    let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
+    assert!(out.contains("read_back=ok"), "{out}");
+    assert_eq!(value(&out, "trace_growth_at_close_issue"), 0.0, "{out}");
+    // Nothing lost: the close left in flight, its completion, and the file's row (with its
+    // size at close, taken after the close ran) and the dataset's.
+    let recs = read_records(&traces);
+    let close = recs
+        .iter()
+        .find(|r| r.op == "file.close" && r.is_async == 1 && r.req != 0)
+        .unwrap_or_else(|| panic!("no file.close left in flight: {recs:?}"));
+    assert!(
+        recs.iter()
+            .any(|r| r.op == "request.free" && r.req == close.req),
+        "{recs:?}"
+    );
+    let objects = read_objects(&traces);
+    let created: Vec<_> = objects
+        .iter()
+        .filter(|o| o.kind == "file" && o.intent == "create")
+        .collect();
+    assert_eq!(created.len(), 1, "{objects:?}");
+    assert!(created[0].close_size >= 1 << 20, "{:?}", created[0]);
+    assert!(
+        objects
+            .iter()
+            .any(|o| o.kind == "dataset" && o.file.ends_with("w.h5")),
+        "{objects:?}"
+    );
+}
+
 #[test]
 fn the_async_column_is_0_on_the_native_connector_even_with_an_event_set() {
     let dir = scratch("async-native");

@@ -864,11 +864,17 @@ pub unsafe extern "C" fn file_close(obj: *mut c_void, dxpl: hid_t, req: Req) -> 
                 b::H5VLfile_close(o, v, dxpl, req)
             })
         }?;
+        // Left in flight, the close's request drains the buffers when it is freed
+        // (`request_end`), not this call.
+        // SAFETY: req per the VOL contract.
+        let pending = r >= 0 && unsafe { super::request_returned(req) };
         // The flush has a guard of its own whose failure value is the close's status: after
         // a successful close HDF5 must not keep (and close again) the freed wrapper.
         Ok(guard(r, Op::FileClose, || {
             super::error::maybe_test_panic_after(Op::FileClose);
-            trace::flush();
+            if !pending {
+                trace::flush();
+            }
             Ok(r)
         }))
     })
@@ -1918,6 +1924,16 @@ unsafe fn request_end(
         }
     }
     span.set_request(o.req_id, done, exec_ns);
+    // The request of a file close left in flight holds the file's node (`shape_close`): the
+    // close's deferred work is done when the request goes, off the close's issue path.
+    let closed_file = free && r >= 0 && origin == Some(Op::FileClose) && o.node.is_some();
+    if closed_file {
+        if let Some(n) = &o.node {
+            // The objects parked in the file go first: their rows, then the file's (when
+            // the free below lets go of its last holder).
+            super::drain_parked(n);
+        }
+    }
     if free && r >= 0 {
         // SAFETY: HDF5 frees a request once and does not use it afterwards.
         unsafe { VolObj::free(req) };
@@ -1928,6 +1944,13 @@ unsafe fn request_end(
         detail: origin.map_or("", |o| o.name()),
         ..Event::default()
     });
+    if closed_file {
+        // A guard of its own whose failure value is the free's status: the request is gone.
+        return Ok(guard(r, Op::RequestFree, || {
+            trace::flush();
+            Ok(r)
+        }));
+    }
     Ok(r)
 }
 

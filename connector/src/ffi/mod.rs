@@ -495,11 +495,18 @@ pub unsafe fn shape_close(
     let mut span = Span::begin(op, crate::subops::NONE);
     let r = call(o.under, o.vol.id());
     span.under_end();
-    // SAFETY: req per the VOL contract.
-    span.set_in_flight(unsafe { wrap_req(req, &o.vol, op, span.start()) });
     let node = o.node.clone();
+    // SAFETY: req per the VOL contract.
+    let deferred = r >= 0 && op == Op::FileClose && unsafe { request_returned(req) };
+    // A file close left in flight: its request holds the file's node, so the rows of the
+    // objects parked in the file and the file's own row (its `stat` at close), and the
+    // drain of the record buffers, wait for the request's free (`request_end`), off the
+    // call's issue path (`docs/ASYNC.md`).
+    let holder = if deferred { node.clone() } else { None };
+    // SAFETY: req per the VOL contract.
+    span.set_in_flight(unsafe { wrap_req_holding(req, &o.vol, op, span.start(), holder) });
     if r >= 0 {
-        if op == Op::FileClose {
+        if op == Op::FileClose && !deferred {
             // The objects parked in the file go first: their rows, then the file's.
             if let Some(n) = &node {
                 drain_parked(n);

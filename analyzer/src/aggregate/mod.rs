@@ -484,11 +484,17 @@ pub struct ObjStats {
     pub sizes: SizeHist,
     /// Processes that touched it.
     pub procs: ProcSet,
+    /// `H5Aread` calls on it (an attribute's value read; metadata, not a data read).
+    pub attr_reads: u64,
+    /// `H5Awrite` calls on it.
+    pub attr_writes: u64,
 }
 
 impl ObjStats {
     fn merge(&mut self, o: ObjStats) {
         self.calls += o.calls;
+        self.attr_reads += o.attr_reads;
+        self.attr_writes += o.attr_writes;
         self.total_ns += o.total_ns;
         self.opens += o.opens;
         self.reads += o.reads;
@@ -1764,6 +1770,8 @@ impl<'a> Builder<'a> {
                 o.calls += 1;
                 o.total_ns += r.total_ns;
                 o.opens += u64::from(is_open);
+                o.attr_reads += u64::from(r.op == "attr.read");
+                o.attr_writes += u64::from(r.op == "attr.write");
                 match class {
                     OpClass::DataWrite => {
                         o.writes += 1;

@@ -717,6 +717,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         .into_iter()
         .chain(crate::insights::mpi::path_traversal(&agg))
         .chain(crate::insights::mpi::attribute_storage_compact(&agg))
+        .chain(crate::insights::costmodel::repeated_attribute_reads(&agg))
         .collect();
     let datasets = dataset_rows(
         std::mem::take(&mut agg.objects),

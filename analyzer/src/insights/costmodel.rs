@@ -21,6 +21,7 @@
 //! `docs/INSIGHTS.md` ("The cost model") gives each code's trigger and references.
 
 use crate::aggregate::dataset_io::{DatasetIo, DatasetsIo};
+use crate::aggregate::Aggregate;
 use crate::analysis::{DatasetRow, Report};
 use crate::insights::{dims_elems, severity_for_share, Insight, Level};
 use crate::units::{fmt_bytes, fmt_ns, pct};
@@ -55,6 +56,98 @@ pub const FILTER_MIN_BYTES: u64 = 1 << 20;
 /// Bytes written, as a fraction of the dataset's size, above which fill values written at
 /// allocation were overwritten (wasted).
 pub const FILL_OVERWRITTEN: f64 = 0.5;
+
+/// `H5Aread` calls on one attribute, per process and per value it held (its writes plus
+/// one), before the reads are judged as rereads of an unchanged value.
+pub const REREAD_MIN: u64 = 100;
+
+/// The attributes whose value a process read again and again with no write to change it:
+/// `(file, attribute path, reads, values, time of the calls on it)`, `values` being the
+/// values it can have held (its `H5Awrite` calls plus one, per process). The metadata
+/// layer's ledger for attributes: work done `reads`, work asked `values`.
+pub fn reread_attributes(agg: &Aggregate) -> Vec<(String, String, u64, u64, u64)> {
+    crate::aggregate::objects_of_kind(&agg.objects, "attr")
+        .filter_map(|((f, p), o)| {
+            let procs = (o.procs.len() as u64).max(1);
+            let values = o.attr_writes + procs;
+            (o.attr_reads >= REREAD_MIN.saturating_mul(values)).then(|| {
+                (
+                    f.to_string(),
+                    p.to_string(),
+                    o.attr_reads,
+                    values,
+                    o.total_ns.saturating_sub(o.read_ns + o.write_ns),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `repeated_attribute_reads`: the metadata layer's ledger for attributes. An attribute
+/// lives in its object's header (or, in dense storage, a fractal heap under a B-tree of
+/// names); each `H5Aopen` looks the name up among the header's messages and decodes the
+/// attribute, each `H5Aread` copies (and converts) its value, each `H5Aclose` frees it.
+/// A value read `reads` times by a program that wrote it `values - 1` times (`values`
+/// counting one per process) did `reads / values` times the work it asked for. Fix:
+/// read it once (`H5Aopen`/`H5Aread`/`H5Aclose` before the loop) and keep the value;
+/// gain: the calls on those attributes but one per value. Severity is their share of
+/// the run's HDF5 time.
+pub fn repeated_attribute_reads(agg: &Aggregate) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1);
+    let mut hits = reread_attributes(agg);
+    if hits.is_empty() {
+        return None;
+    }
+    hits.sort_by(|a, b| b.4.cmp(&a.4).then_with(|| (&a.0, &a.1).cmp(&(&b.0, &b.1))));
+    // The waste: all but one read's worth of calls per value.
+    let waste = |h: &(String, String, u64, u64, u64)| {
+        (h.4 as f64 * (1.0 - h.3 as f64 / h.2.max(1) as f64)) as u64
+    };
+    let ns: u64 = hits.iter().map(waste).sum();
+    let reads: u64 = hits.iter().map(|h| h.2).sum();
+    let values: u64 = hits.iter().map(|h| h.3).sum();
+    let share = ns as f64 / call_ns as f64;
+    Some(ins(
+        severity_for_share(share),
+        "repeated_attribute_reads",
+        format!(
+            "{} attribute(s) read {reads} times for {values} value(s): {:.0}x the metadata \
+             work asked ({} of HDF5 time)",
+            hits.len(),
+            reads as f64 / values.max(1) as f64,
+            pct(share)
+        ),
+        hits.iter()
+            .take(5)
+            .map(|h| {
+                format!(
+                    "{}:{} read {} times, written {} time(s), {} in opens, reads and closes",
+                    h.0,
+                    h.1,
+                    h.2,
+                    h.3.saturating_sub(1),
+                    fmt_ns(h.4)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        "Read each attribute once and keep its value: H5Aopen(obj, name, H5P_DEFAULT), \
+         H5Aread(attr, type, &value), H5Aclose(attr) before the loop, not in it. Each open \
+         looks the name up in the object header (or the dense-storage name index) and \
+         decodes the attribute; a value that was not written since it was read is the same. \
+         Expected gain: the time of all but one open/read/close per attribute.",
+    ))
+}
+
+/// Creates of one dataset path per process before they are judged as a delete and
+/// recreate of the same dataset.
+pub const RECREATE_MIN: u64 = 10;
+
+/// Whether a dataset path was created again and again (at least [`RECREATE_MIN`] creates
+/// per process of the `procs` that used it): deleted and made anew instead of overwritten.
+pub fn recreated(io: &DatasetIo, procs: usize) -> bool {
+    io.cost.creates >= RECREATE_MIN.saturating_mul((procs as u64).max(1))
+}
 
 /// Work asked for and done, for one dataset, one file or the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -334,6 +427,47 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          datasets (unwritten chunks read back as the fill value without being stored), \
          H5D_ALLOC_TIME_LATE for contiguous ones, or H5Pset_fill_time(dcpl, \
          H5D_FILL_TIME_NEVER): the expected gain is the time shown.",
+    );
+
+    // Delete and recreate: one dataset made again and again under the same name.
+    let hits = rows
+        .iter()
+        .filter(|(r, io)| recreated(io, r.procs))
+        .map(|(r, io)| {
+            let c = &io.cost;
+            (
+                c.create_ns,
+                format!(
+                    "{}:{}: created {} times by {} process(es) ({} object headers, links and \
+                     allocations for one dataset), {} in H5Dcreate",
+                    r.file,
+                    r.path,
+                    c.creates,
+                    r.procs.max(1),
+                    c.creates,
+                    fmt_ns(c.create_ns)
+                ),
+            )
+        })
+        .collect();
+    push(
+        out,
+        "delete_recreate",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "A dataset is deleted and created again under the same name ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each H5Dcreate2 writes a new object header and link and allocates the data anew; \
+         H5Ldelete only unlinks the old one, whose space goes to a free-space list that is \
+         lost when the file closes (without persistent free-space tracking) and fragments \
+         the file. Create the dataset once and overwrite it in place: H5Dwrite(d, type, \
+         H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) on the open dataset, or make it chunked with an \
+         unlimited maximum and H5Dset_extent when its shape changes. Expected gain: the \
+         create time shown, and the deletes.",
     );
 
     // Point selections: every element a piece of its own.
@@ -932,5 +1066,126 @@ mod tests {
         let mut opened = io("alloc", "early", "default");
         opened.cost.creates = 0;
         assert_eq!(fill_bytes(&row("contiguous", 4, size), &opened), (0, 0));
+    }
+
+    /// An aggregate of `(op, kind, path)` records of one process, each taking 1000 ns.
+    fn agg_of(recs: &[(&str, &str, &str)]) -> Aggregate {
+        use crate::aggregate::Accumulator;
+        use crate::read::record::RecordRef;
+        use crate::read::FileDiag;
+        let mut acc = Accumulator::default();
+        acc.add_trace_with(std::path::Path::new("t.trace.csv"), |b| {
+            for (i, (op, kind, path)) in recs.iter().enumerate() {
+                let r = RecordRef {
+                    seq: i as u64,
+                    start_ns: 1_000 + 1_000 * i as u64,
+                    total_ns: 1_000,
+                    pid: 9,
+                    op,
+                    kind,
+                    file: "a.h5",
+                    path,
+                    batch: 1,
+                    ..RecordRef::default()
+                };
+                b.add(i as u64 + 2, &r);
+            }
+            Ok(FileDiag {
+                rows: recs.len() as u64,
+                ..FileDiag::default()
+            })
+        })
+        .unwrap();
+        acc.finish()
+    }
+
+    /// `n` rounds of open, read, close of the attribute `/d/scale`, with a write before
+    /// each read when `write_each`, then one data read of `/d`.
+    fn attr_rounds(n: usize, write_each: bool) -> Vec<(&'static str, &'static str, &'static str)> {
+        let mut v = vec![
+            ("attr.create", "attr", "/d/scale"),
+            ("attr.write", "attr", "/d/scale"),
+        ];
+        for _ in 0..n {
+            v.push(("attr.open", "attr", "/d/scale"));
+            if write_each {
+                v.push(("attr.write", "attr", "/d/scale"));
+            }
+            v.push(("attr.read", "attr", "/d/scale"));
+            v.push(("attr.close", "attr", "/d/scale"));
+        }
+        v.push(("dataset.read", "dataset", "/d"));
+        v
+    }
+
+    #[test]
+    fn rereads_of_an_unchanged_attribute_are_the_waste_and_churn_steps_back() {
+        let th = crate::insights::Thresholds::default();
+        // 300 reads of a value written once: 300 reads for 2 values (the write, plus one
+        // for the process), judged; the open/close churn of the same attribute is not
+        // reported as well.
+        let agg = agg_of(&attr_rounds(300, false));
+        let hits = reread_attributes(&agg);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(
+            (hits[0].1.as_str(), hits[0].2, hits[0].3),
+            ("/d/scale", 300, 2)
+        );
+        let i = repeated_attribute_reads(&agg).expect("the rereads are judged");
+        assert_eq!(i.code, "repeated_attribute_reads");
+        assert!(matches!(i.level, Level::High), "{i:?}");
+        assert!(
+            i.title.contains("read 300 times for 2 value(s): 150x"),
+            "{}",
+            i.title
+        );
+        assert!(i.recommendation.contains("H5Aread"));
+        assert!(crate::insights::mpi::open_close_churn(&agg, &th).is_none());
+        // Read once: nothing.
+        assert!(repeated_attribute_reads(&agg_of(&attr_rounds(1, false))).is_none());
+        // Written before each read: each read asked for a new value; not a reread, and
+        // the churn of its opens stays a finding of its own.
+        let changing = agg_of(&attr_rounds(300, true));
+        assert!(reread_attributes(&changing).is_empty());
+        assert!(repeated_attribute_reads(&changing).is_none());
+        assert_eq!(
+            crate::insights::mpi::open_close_churn(&changing, &th).map(|i| i.code),
+            Some("open_close_churn".to_string())
+        );
+    }
+
+    #[test]
+    fn a_dataset_created_again_and_again_is_delete_recreate_not_churn() {
+        let th = crate::insights::Thresholds::default();
+        let steps = |n: usize| {
+            let mut v = Vec::new();
+            for i in 0..n {
+                if i > 0 {
+                    v.push(("link.specific:delete", "file", "/"));
+                }
+                v.push(("dataset.create", "dataset", "/latest"));
+                v.push(("dataset.write", "dataset", "/latest"));
+                v.push(("dataset.close", "dataset", "/latest"));
+            }
+            v
+        };
+        let codes = |n: usize| {
+            let rep = crate::analysis::analyze(agg_of(&steps(n)), &th, &[]);
+            rep.insights
+                .iter()
+                .map(|i| (i.code.clone(), i.level))
+                .collect::<Vec<_>>()
+        };
+        // 150 creates of /latest: named by its mechanism, and not as open/close churn.
+        let got = codes(150);
+        assert!(
+            got.iter()
+                .any(|(c, l)| c == "delete_recreate" && matches!(l, Level::Warn | Level::High)),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(c, _)| c == "open_close_churn"), "{got:?}");
+        // Created once (then overwritten): nothing of the kind.
+        let got = codes(1);
+        assert!(!got.iter().any(|(c, _)| c == "delete_recreate"), "{got:?}");
     }
 }

@@ -249,12 +249,29 @@ fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
 
 /// The `open_close_churn` insight, if any object of `agg.objects` is opened repeatedly.
 /// Called by [`crate::analysis::analyze`] before the dataset rows take the object tables.
+///
+/// An attribute that [`crate::insights::costmodel::reread_attributes`] names (its value
+/// read again and again unchanged) is left to that more specific finding: its opens are
+/// the rereads, and the fix is to read it once, not to keep it open. So is a dataset that
+/// [`crate::insights::costmodel::recreated`] names (its opens are creates: `delete_recreate`).
 pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
     let call_ns = agg.total_ns().max(1);
+    let reread: BTreeSet<(String, String)> = crate::insights::costmodel::reread_attributes(agg)
+        .into_iter()
+        .map(|h| (h.0, h.1))
+        .collect();
     let mut churn: Vec<(u64, u64, String)> = agg
         .objects
         .iter()
         .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
+        .filter(|(kind, f, p, o)| match *kind {
+            "attr" => !reread.contains(&(f.to_string(), p.to_string())),
+            "dataset" => agg
+                .datasets_io
+                .get(f, p)
+                .is_none_or(|io| !crate::insights::costmodel::recreated(io, o.procs.len())),
+            _ => true,
+        })
         .filter_map(|(kind, f, p, o)| {
             let procs = (o.procs.len() as u64).max(1);
             let per = o.opens / procs;

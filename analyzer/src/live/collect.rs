@@ -13,9 +13,9 @@
 //!   at most [`Limits::max_series`] label sets (job, rank, operation); a job that sent
 //!   nothing for [`Limits::job_expiry`] is forgotten, its series with it;
 //! - counters saturate instead of wrapping;
-//! - the HTTP side serves each client on its own thread (at most [`MAX_HTTP`]), with a
-//!   deadline of [`HTTP_DEADLINE`] for the whole exchange, so a slow or idle client delays
-//!   nobody else.
+//! - the HTTP side is hyper's HTTP/1 server on a one-thread tokio runtime: at most
+//!   [`MAX_HTTP`] clients at once, a deadline of [`HTTP_DEADLINE`] for each whole exchange,
+//!   so a slow, idle or non-reading client delays nobody else.
 //!
 //! With `--token-file`, a stream connection is read only after the shared-secret handshake
 //! ([`h5prov_format::auth`], the collector proving first), and HTTP wants the token as
@@ -35,6 +35,8 @@ use h5prov_format::stream::{
 use h5prov_format::tls;
 use h5prov_format::tls::rustls::{ServerConfig, ServerConnection, StreamOwned};
 use h5prov_format::{auth, BinDecoder, BinValue, TraceRecordRef};
+use http_body_util::Full;
+use hyper::body::Bytes;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -50,7 +52,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio_rustls::TlsAcceptor;
 
 /// Longest accepted message line; a longer one is skipped (read past, not kept) and
 /// counted as dropped (`too_long`).
@@ -1022,8 +1025,6 @@ pub struct Collector {
     pub tls: Option<Arc<ServerConfig>>,
     /// Stream connections open (the limit's count; the gauge is the metric).
     streams: AtomicUsize,
-    /// HTTP clients being served.
-    http_open: AtomicUsize,
 }
 
 /// Wall clock, ns since the Unix epoch.
@@ -1076,15 +1077,6 @@ impl TcpConn {
                 s,
             ))),
         })
-    }
-
-    /// Ends a TLS session cleanly (`close_notify`, so the peer's read ends without an
-    /// error); nothing for plain TCP.
-    fn close(&mut self) {
-        if let TcpConn::Tls(t) = self {
-            t.conn.send_close_notify();
-            let _ = t.flush();
-        }
     }
 
     fn sock(&self) -> &TcpStream {
@@ -1205,7 +1197,6 @@ impl Collector {
             token,
             tls,
             streams: AtomicUsize::new(0),
-            http_open: AtomicUsize::new(0),
         }
     }
 
@@ -1435,67 +1426,36 @@ impl Collector {
         }
     }
 
-    /// Answers one HTTP request: `GET /metrics`, `GET /top.json`, else 404; the whole
-    /// exchange within [`HTTP_DEADLINE`].
-    pub fn http(&self, s: TcpStream) {
-        let Ok(mut s) = TcpConn::new(s, self.tls.as_ref()) else {
-            return;
-        };
-        let deadline = Instant::now() + HTTP_DEADLINE;
-        let left = || deadline.saturating_duration_since(Instant::now());
-        let mut head = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
-            let t = left();
-            // Both: the TLS handshake writes too.
-            if t.is_zero()
-                || s.sock().set_read_timeout(Some(t)).is_err()
-                || s.sock().set_write_timeout(Some(t)).is_err()
-            {
-                self.metrics.refuse_for("http_timeout");
-                return;
-            }
-            match s.read(&mut buf) {
-                Ok(0) => break,
-                Err(e) => {
-                    if timed_out(&e) {
-                        self.metrics.refuse_for("http_timeout");
-                    }
-                    return;
-                }
-                Ok(n) => head.extend_from_slice(&buf[..n]),
-            }
-        }
-        let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
-        let path = first.split(|&b| b == b' ').nth(1).unwrap_or(b"");
-        let path = path.split(|&b| b == b'?').next().unwrap_or(b"");
-        let get = first.starts_with(b"GET ");
+    /// The answer to one HTTP request: `GET /metrics`, `GET /top.json` (both only with the
+    /// token as `Authorization: Bearer` when the collector has one), else 404.
+    fn answer<B>(&self, req: &hyper::Request<B>) -> hyper::Response<Full<Bytes>> {
         let authorized = self.token.as_ref().is_none_or(|t| {
-            head.split(|&b| b == b'\n').skip(1).any(|l| {
-                let l = l.trim_ascii();
-                l.len() > 14
-                    && l[..14].eq_ignore_ascii_case(b"authorization:")
-                    && l[14..]
+            req.headers()
+                .get_all(hyper::header::AUTHORIZATION)
+                .iter()
+                .any(|v| {
+                    v.as_bytes()
                         .trim_ascii()
                         .strip_prefix(b"Bearer ")
                         .is_some_and(|p| auth::token_matches(t, p.trim_ascii()))
-            })
+                })
         });
-        let (status, ctype, body) = match path {
-            b"/metrics" | b"/top.json" if !authorized => {
+        let get = req.method() == hyper::Method::GET;
+        let (status, ctype, body) = match req.uri().path() {
+            "/metrics" | "/top.json" if !authorized => {
                 self.metrics.refuse_for("http_auth");
                 (
-                    "401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"h5prov\"",
+                    hyper::StatusCode::UNAUTHORIZED,
                     "text/plain",
                     "an Authorization: Bearer token is required\n".to_string(),
                 )
             }
-            b"/metrics" if get => (
-                "200 OK",
+            "/metrics" if get => (
+                hyper::StatusCode::OK,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
                 self.metrics.encode(),
             ),
-            b"/top.json" if get => {
+            "/top.json" if get => {
                 let mut snap = self.live.snapshot(now_ns());
                 snap.connections_open = self.metrics.open.get();
                 snap.malformed = self.metrics.malformed.get();
@@ -1507,65 +1467,94 @@ impl Collector {
                     .iter()
                     .sum();
                 (
-                    "200 OK",
+                    hyper::StatusCode::OK,
                     "application/json",
                     serde_json::to_string(&snap).unwrap_or_default(),
                 )
             }
             _ => (
-                "404 Not Found",
+                hyper::StatusCode::NOT_FOUND,
                 "text/plain",
                 "try /metrics or /top.json\n".to_string(),
             ),
         };
-        let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
+        let mut r = hyper::Response::new(Full::new(Bytes::from(body)));
+        *r.status_mut() = status;
+        let h = r.headers_mut();
+        h.insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static(ctype),
         );
-        for chunk in [head.as_bytes(), body.as_bytes()]
-            .into_iter()
-            .flat_map(|b| b.chunks(64 << 10))
-        {
-            let t = left();
-            if t.is_zero()
-                || s.sock().set_write_timeout(Some(t)).is_err()
-                || s.write_all(chunk).and_then(|()| s.flush()).is_err()
-            {
-                self.metrics.refuse_for("http_timeout");
-                return;
-            }
+        if status == hyper::StatusCode::UNAUTHORIZED {
+            h.insert(
+                hyper::header::WWW_AUTHENTICATE,
+                hyper::header::HeaderValue::from_static("Bearer realm=\"h5prov\""),
+            );
         }
-        s.close();
+        r
     }
 
-    /// Serves HTTP clients forever, each on a thread of its own (at most [`MAX_HTTP`]).
-    pub fn serve_http(self: &Arc<Self>, l: TcpListener) {
-        loop {
-            let s = match l.accept() {
-                Ok((s, _)) => s,
-                Err(_) => {
-                    // Out of descriptors, most likely: let some close.
-                    std::thread::sleep(Duration::from_millis(10));
+    /// One HTTP client's connection (in TLS with `tls`), HTTP/1 by hyper: one request, a
+    /// header of at most 16 KiB read within [`HTTP_DEADLINE`], then closed.
+    async fn http_conn(self: Arc<Self>, s: tokio::net::TcpStream, tls: Option<TlsAcceptor>) {
+        use hyper_util::rt::{TokioIo, TokioTimer};
+        let c = self.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            let r = c.answer(&req);
+            async move { Ok::<_, std::convert::Infallible>(r) }
+        });
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(HTTP_DEADLINE)
+            .keep_alive(false)
+            .max_buf_size(16 << 10);
+        let _ = match tls {
+            None => http.serve_connection(TokioIo::new(s), svc).await,
+            Some(a) => match a.accept(s).await {
+                Ok(t) => http.serve_connection(TokioIo::new(t), svc).await,
+                Err(_) => return,
+            },
+        };
+    }
+
+    /// Serves HTTP clients forever on one thread: hyper's HTTP/1 server on a tokio
+    /// runtime, at most [`MAX_HTTP`] clients at once (more are closed at once, counted
+    /// `http_limit`), each whole exchange (TLS handshake, request, answer) within
+    /// [`HTTP_DEADLINE`] (else closed, counted `http_timeout`): a client that sends slowly,
+    /// idles, or never reads its answer delays nobody else.
+    pub fn serve_http(self: &Arc<Self>, l: TcpListener) -> io::Result<()> {
+        l.set_nonblocking(true)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()?;
+        let tls = self.tls.clone().map(TlsAcceptor::from);
+        rt.block_on(async {
+            let l = tokio::net::TcpListener::from_std(l)?;
+            let slots = Arc::new(tokio::sync::Semaphore::new(MAX_HTTP));
+            loop {
+                let s = match l.accept().await {
+                    Ok((s, _)) => s,
+                    Err(_) => {
+                        // Out of descriptors, most likely: let some close.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    self.metrics.refuse_for("http_limit");
                     continue;
-                }
-            };
-            if self.http_open.fetch_add(1, Ordering::AcqRel) >= MAX_HTTP {
-                self.http_open.fetch_sub(1, Ordering::AcqRel);
-                self.metrics.refuse_for("http_limit");
-                continue;
-            }
-            let c = self.clone();
-            let spawned = std::thread::Builder::new()
-                .name("h5prov-http".into())
-                .spawn(move || {
-                    let _slot = Slot(&c.http_open);
-                    c.http(s);
+                };
+                let (c, tls) = (self.clone(), tls.clone());
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    let served = c.clone().http_conn(s, tls);
+                    if tokio::time::timeout(HTTP_DEADLINE, served).await.is_err() {
+                        c.metrics.refuse_for("http_timeout");
+                    }
                 });
-            if spawned.is_err() {
-                self.http_open.fetch_sub(1, Ordering::AcqRel);
-                self.metrics.refuse_for("http_limit");
             }
-        }
+        })
     }
 }
 
@@ -1690,8 +1679,7 @@ pub fn run(cfg: Config<'_>) -> io::Result<()> {
                 .expire(&bg.live, now_ns() / 1_000_000_000, expiry);
         }
     });
-    c.serve_http(http);
-    Ok(())
+    c.serve_http(http)
 }
 
 #[cfg(test)]

@@ -189,6 +189,9 @@ pub struct Stats {
     /// For filtered datasets: the storage size (`H5Dget_storage_size`) at the last close,
     /// bytes; 0 when not asked.
     pub stored_bytes: u64,
+    /// For filtered datasets: [`Stats::writes`] when `stored_bytes` was asked, so a close
+    /// with no write since asks again for nothing.
+    pub stored_at_writes: Option<u64>,
 }
 
 /// What `stat(2)` says of a file: its identity (device, inode), size and modification time.

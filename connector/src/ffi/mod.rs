@@ -528,8 +528,10 @@ pub unsafe fn shape_close(
 
 /// Records a filtered dataset's storage size (`H5Dget_storage_size`) on its node, before
 /// the dataset closes: the one fact the filters' compression ratio needs. Unfiltered
-/// datasets are not asked (their stored size is their extent), so this costs one lock and
-/// a string test per dataset close, and one chunk-index walk per filtered one.
+/// datasets are not asked (their stored size is their extent), and a filtered one only when
+/// it was written since it was last asked: this costs one lock and a string test per
+/// dataset close, and one chunk-index walk per filtered close after writes (not per close
+/// of a dataset read through open-read-close loops, as h5py's `f["x"][i]` does).
 ///
 /// # Safety
 /// `under` is a live dataset of connector `vol`.
@@ -539,12 +541,15 @@ unsafe fn record_stored_size(n: &Node, under: *mut c_void, vol: hid_t) {
         .lock()
         .as_ref()
         .is_some_and(|s| !s.filters.is_empty());
-    if !filtered {
+    let writes = n.stats.lock().writes;
+    if !filtered || n.stats.lock().stored_at_writes == Some(writes) {
         return;
     }
     // SAFETY: as this function's contract.
     if let Some(size) = unsafe { query::storage_size(under, vol) } {
-        n.stats.lock().stored_bytes = size;
+        let mut st = n.stats.lock();
+        st.stored_bytes = size;
+        st.stored_at_writes = Some(writes);
     }
 }
 

@@ -1223,3 +1223,23 @@ pub fn promql(addr: &str, q: &str) -> Vec<(BTreeMap<String, String>, f64)> {
 pub fn scalar(addr: &str, q: &str) -> f64 {
     promql(addr, q).first().map_or(0.0, |(_, v)| *v)
 }
+
+/// Whether the peer closed `s` within `secs` (a read gives end of stream or a reset); `s`
+/// needs a short read timeout of its own, so that the wait can end.
+pub fn closed_by_peer(s: &mut impl std::io::Read, secs: u64) -> bool {
+    let t0 = Instant::now();
+    let mut b = [0u8; 64];
+    while t0.elapsed() < Duration::from_secs(secs) {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}

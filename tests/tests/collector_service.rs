@@ -7,8 +7,9 @@
 //! Needs Debian's `prometheus` (`scripts/test.sh` installs it) for the exposition test.
 
 use h5prov_tests::{
-    analyzer, h5prov_cmd, http_get, metric_value, prometheus, prometheus_with_token, promql,
-    scalar, scratch, shell_quote, start_collector, streamed_job, KillOnDrop,
+    analyzer, closed_by_peer, h5prov_cmd, http_get, metric_value, prometheus,
+    prometheus_with_token, promql, scalar, scratch, shell_quote, start_collector, streamed_job,
+    KillOnDrop,
 };
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -68,25 +69,6 @@ fn peak_kib(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
-}
-
-/// Whether the peer closed `s` within `secs` (a read gives end of stream or a reset).
-fn closed_by_peer(s: &mut impl Read, secs: u64) -> bool {
-    let t0 = Instant::now();
-    let mut b = [0u8; 64];
-    while t0.elapsed() < Duration::from_secs(secs) {
-        match s.read(&mut b) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return true,
-        }
-    }
-    false
 }
 
 /// Defect 1: label values that came off the network (a job id `12"3`, newlines,

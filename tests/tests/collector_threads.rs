@@ -7,8 +7,8 @@
 //! `RLIMIT_NPROC` does not bind root, so the collector runs as `nobody` (uid 65534, through
 //! util-linux's `setpriv` and `prlimit`), from a copy of the binary that uid can read.
 
-use h5prov_tests::{analyzer, http_get, metric_value, KillOnDrop};
-use std::io::{BufRead, BufReader, Read, Write};
+use h5prov_tests::{analyzer, closed_by_peer, http_get, metric_value, KillOnDrop};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -94,27 +94,6 @@ fn wait_for(secs: u64, what: &str, ok: impl Fn() -> bool) {
     }
 }
 
-/// Whether the peer closed `s` within `secs`.
-fn closed_by_peer(s: &mut TcpStream, secs: u64) -> bool {
-    s.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let t0 = Instant::now();
-    let mut b = [0u8; 16];
-    while t0.elapsed() < Duration::from_secs(secs) {
-        match s.read(&mut b) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return true,
-        }
-    }
-    false
-}
-
 /// One `event` line of job `job`.
 fn event(job: &str) -> String {
     format!(
@@ -144,7 +123,14 @@ fn the_listener_outlives_the_thread_limit_and_counts_what_it_refused() {
         conns.push(TcpStream::connect(&listen).expect("the listener accepts"));
         std::thread::sleep(Duration::from_millis(200));
     }
-    let refused: Vec<bool> = conns.iter_mut().map(|s| closed_by_peer(s, 2)).collect();
+    let refused: Vec<bool> = conns
+        .iter_mut()
+        .map(|s| {
+            s.set_read_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
+            closed_by_peer(s, 2)
+        })
+        .collect();
     assert_eq!(
         refused.iter().filter(|r| **r).count(),
         2,

@@ -284,44 +284,40 @@ fn may_rename(op: Op) -> bool {
     )
 }
 
-/// Whether the link or object `specific` callback `op` with sub-operation `sub` may change
-/// what a name resolves to ([`may_rename`]): all but the ones that only look (`H5Lexists`,
-/// iteration, `H5Oexists_by_name`, lookups, visits and flushes). A link deleted, an
-/// object's reference count changed (to 0: deleted) and a refresh (SWMR) do.
-fn specific_may_rename(op: Op, sub: u32) -> bool {
+/// Whether sub-operation `sub` of the link, attribute or object `specific` callback `op`
+/// only looks (`H5Lexists`, iteration, `H5Oexists_by_name`, lookups, visits and flushes):
+/// the one list both [`specific_may_rename`] and [`may_remove_objects`] exempt.
+fn specific_only_looks(op: Op, sub: u32) -> bool {
     use h5prov_bindings::abi::common as c;
     match op {
-        Op::LinkSpecific => !matches!(sub, c::H5VL_LINK_EXISTS | c::H5VL_LINK_ITER),
-        Op::ObjectSpecific => !matches!(
+        Op::LinkSpecific => matches!(sub, c::H5VL_LINK_EXISTS | c::H5VL_LINK_ITER),
+        Op::AttrSpecific => matches!(sub, c::H5VL_ATTR_EXISTS | c::H5VL_ATTR_ITER),
+        Op::ObjectSpecific => matches!(
             sub,
             c::H5VL_OBJECT_EXISTS
                 | c::H5VL_OBJECT_LOOKUP
                 | c::H5VL_OBJECT_VISIT
                 | c::H5VL_OBJECT_FLUSH
         ),
-        _ => false,
+        _ => true,
     }
+}
+
+/// Whether the link or object `specific` callback `op` with sub-operation `sub` may change
+/// what a name resolves to ([`may_rename`]): all but the ones that only look. A link
+/// deleted, an object's reference count changed (to 0: deleted) and a refresh (SWMR) do.
+fn specific_may_rename(op: Op, sub: u32) -> bool {
+    matches!(op, Op::LinkSpecific | Op::ObjectSpecific) && !specific_only_looks(op, sub)
 }
 
 /// Whether a successful `op` with sub-operation `sub` may have deleted or renamed objects
 /// (so a parked node's token or name may now belong to another object): every
 /// sub-operation of the link, attribute and object `specific` callbacks but the ones that
-/// only look.
+/// only look, and an object refresh, which rereads an object without removing any.
 fn may_remove_objects(op: Op, sub: u32) -> bool {
     use h5prov_bindings::abi::common as c;
-    match op {
-        Op::LinkSpecific => !matches!(sub, c::H5VL_LINK_EXISTS | c::H5VL_LINK_ITER),
-        Op::AttrSpecific => !matches!(sub, c::H5VL_ATTR_EXISTS | c::H5VL_ATTR_ITER),
-        Op::ObjectSpecific => !matches!(
-            sub,
-            c::H5VL_OBJECT_EXISTS
-                | c::H5VL_OBJECT_LOOKUP
-                | c::H5VL_OBJECT_VISIT
-                | c::H5VL_OBJECT_FLUSH
-                | c::H5VL_OBJECT_REFRESH
-        ),
-        _ => false,
-    }
+    let refresh = op == Op::ObjectSpecific && sub == c::H5VL_OBJECT_REFRESH;
+    !(specific_only_looks(op, sub) || refresh)
 }
 
 /// The last request id handed out (ids start at 1; 0 is "no request").
@@ -541,10 +537,16 @@ unsafe fn record_stored_size(n: &Node, under: *mut c_void, vol: hid_t) {
         .lock()
         .as_ref()
         .is_some_and(|s| !s.filters.is_empty());
-    let writes = n.stats.lock().writes;
-    if !filtered || n.stats.lock().stored_at_writes == Some(writes) {
+    if !filtered {
         return;
     }
+    let writes = {
+        let st = n.stats.lock();
+        if st.stored_at_writes == Some(st.writes) {
+            return;
+        }
+        st.writes
+    };
     // SAFETY: as this function's contract.
     if let Some(size) = unsafe { query::storage_size(under, vol) } {
         let mut st = n.stats.lock();

@@ -802,16 +802,27 @@ impl Drop for KillOnDrop {
 /// Starts `h5prov collect --listen LISTEN --metrics 127.0.0.1:0 EXTRA...`: (the process,
 /// the stream address and the metrics address it prints; port 0 is the one it got).
 pub fn start_collector(listen: &str, extra: &[&std::ffi::OsStr]) -> (KillOnDrop, String, String) {
+    let mut cmd = Command::new(analyzer());
+    cmd.args(["collect", "--listen", listen, "--metrics", "127.0.0.1:0"])
+        .args(extra);
+    spawn_collector(cmd)
+}
+
+/// Spawns `cmd`, an `h5prov collect` command line (perhaps behind `setpriv` or the like),
+/// and reads the `listen ADDR` and `metrics ADDR` lines it prints: (the process, the stream
+/// address, the metrics address).
+pub fn spawn_collector(mut cmd: Command) -> (KillOnDrop, String, String) {
     use std::io::{BufRead, BufReader};
-    let mut child = Command::new(analyzer())
-        .args(["collect", "--listen", listen, "--metrics", "127.0.0.1:0"])
-        .args(extra)
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("start h5prov collect");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut next = |prefix: &str| {
-        let l = lines.next().unwrap().unwrap();
+        let l = lines
+            .next()
+            .expect("the collector printed nothing")
+            .unwrap();
         l.strip_prefix(prefix)
             .unwrap_or_else(|| panic!("h5prov collect printed {l:?}, not {prefix}ADDR"))
             .to_string()

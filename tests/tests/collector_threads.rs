@@ -7,12 +7,12 @@
 //! `RLIMIT_NPROC` does not bind root, so the collector runs as `nobody` (uid 65534, through
 //! util-linux's `setpriv` and `prlimit`), from a copy of the binary that uid can read.
 
-use h5prov_tests::{analyzer, closed_by_peer, http_get, metric_value, KillOnDrop};
-use std::io::{BufRead, BufReader, Write};
+use h5prov_tests::{analyzer, closed_by_peer, http_get, metric_value, spawn_collector, KillOnDrop};
+use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The unprivileged uid the collector runs as.
@@ -44,8 +44,7 @@ fn collector_as_nobody(bin: &Path, nproc: Option<u32>) -> (KillOnDrop, String, S
     if let Some(n) = nproc {
         cmd.arg(format!("--nproc={n}:{n}"));
     }
-    let mut child = cmd
-        .arg("--")
+    cmd.arg("--")
         .arg(bin)
         .args([
             "collect",
@@ -54,23 +53,8 @@ fn collector_as_nobody(bin: &Path, nproc: Option<u32>) -> (KillOnDrop, String, S
             "--metrics",
             "127.0.0.1:0",
         ])
-        .current_dir(bin.parent().unwrap())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("setpriv and prlimit (util-linux)");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = |prefix: &str| {
-        let l = lines
-            .next()
-            .expect("the collector printed nothing")
-            .unwrap();
-        l.strip_prefix(prefix)
-            .unwrap_or_else(|| panic!("h5prov collect printed {l:?}, not {prefix}ADDR"))
-            .to_string()
-    };
-    let (listen, metrics) = (next("listen "), next("metrics "));
-    std::thread::spawn(move || for _ in lines {});
-    (KillOnDrop(child), listen, metrics)
+        .current_dir(bin.parent().unwrap());
+    spawn_collector(cmd)
 }
 
 /// The number of threads of process `pid`.

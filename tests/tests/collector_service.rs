@@ -71,6 +71,15 @@ fn peak_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// The sum of job `job`'s `h5prov_ops_total` series in the exposition `text`.
+fn job_ops(text: &str, job: &str) -> u64 {
+    let prefix = format!("h5prov_ops_total{{job_id=\"{job}\"");
+    text.lines()
+        .filter(|l| l.starts_with(&prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
 /// Defect 1: label values that came off the network (a job id `12"3`, newlines,
 /// backslashes, a forged series in an op name) are escaped in the exposition: a real
 /// Prometheus keeps the target `up`, stores the hostile values as they were sent, and the
@@ -195,12 +204,7 @@ fn long_lines_unknown_versions_and_huge_counts_are_bounded_and_counted() {
         .find(|l| l.starts_with(sat))
         .unwrap_or_default();
     assert_eq!(line, format!("{sat}{}", u64::MAX), "{text}");
-    let good_ops: f64 = text
-        .lines()
-        .filter(|l| l.starts_with(&format!("h5prov_ops_total{{job_id=\"{good}\"")))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
-    assert_eq!(good_ops as u64, records, "{text}");
+    assert_eq!(job_ops(&text, &good), records, "{text}");
     let peak = peak_kib(coll.0.id());
     assert!(
         peak < 40 << 10,
@@ -703,12 +707,7 @@ fn a_traced_job_streams_every_record_in_binary_frames() {
     });
     let frames = metric_value(&text, "h5prov_stream_frames_total").unwrap_or(0.0);
     assert!(frames >= 1.0, "no binary frames were taken:\n{text}");
-    let ops: f64 = text
-        .lines()
-        .filter(|l| l.starts_with(&format!("h5prov_ops_total{{job_id=\"{job}\"")))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
-    assert_eq!(ops as u64, records, "{text}");
+    assert_eq!(job_ops(&text, &job), records, "{text}");
     assert!(!text.contains("h5prov_stream_malformed_total 1"), "{text}");
     let top: serde_json::Value =
         serde_json::from_str(&http_get(&metrics, "/top.json").unwrap().1).unwrap();
@@ -813,12 +812,7 @@ fn hostile_binary_peers_are_refused_and_counted_while_a_job_streams() {
         "{text}"
     );
     assert!(!text.contains("job_id=\"junk\",rank=\"0\",op=\""), "{text}");
-    let ops: f64 = text
-        .lines()
-        .filter(|l| l.starts_with(&format!("h5prov_ops_total{{job_id=\"{job}\"")))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
-    assert_eq!(ops as u64, records, "{text}");
+    assert_eq!(job_ops(&text, &job), records, "{text}");
     let peak = peak_kib(coll.0.id());
     assert!(
         peak < 40 << 10,

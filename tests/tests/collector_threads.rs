@@ -1,13 +1,15 @@
-//! Issue 35, defect 4: the collector at the thread limit. It serves each stream connection
-//! on a thread of its own (up to `--max-connections`); when the system refuses a thread
-//! (`RLIMIT_NPROC`, `ulimit -u`), that connection must be closed and counted, and the
-//! listener must go on accepting once threads are free again. The old collector's listener
-//! died there: the port refused everything while `/metrics` still looked healthy.
+//! Issue 35, defect 4: the collector at the thread limit. The first collector served each
+//! stream connection on a thread of its own, and its listener died when the system refused
+//! a thread (`RLIMIT_NPROC`, `ulimit -u`): the port refused everything while `/metrics`
+//! still looked healthy. The next one closed (and counted, `no_thread`) each connection it
+//! had no thread for. Now connections are tasks on a fixed set of worker threads: with only
+//! a couple of threads to spare, many more connections than that are all served at once,
+//! and the listener still serves a new sender after them.
 //!
 //! `RLIMIT_NPROC` does not bind root, so the collector runs as `nobody` (uid 65534, through
 //! util-linux's `setpriv` and `prlimit`), from a copy of the binary that uid can read.
 
-use h5prov_tests::{analyzer, closed_by_peer, http_get, metric_value, spawn_collector, KillOnDrop};
+use h5prov_tests::{analyzer, http_get, metric_value, spawn_collector, KillOnDrop};
 use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
@@ -88,11 +90,14 @@ fn event(job: &str) -> String {
     )
 }
 
-/// With two threads to spare, four idle stream connections: two are served, the other two
-/// are closed at once and counted as `no_thread`. Once the served ones leave, the listener
-/// accepts again: a new sender's events reach `/metrics`.
+/// Concurrent stream connections, far more than the threads the collector may add.
+const CONNS: usize = 50;
+
+/// With two threads to spare, 50 stream connections open at once, each sending one event
+/// and staying open: all 50 are served (open together, their events counted), no thread is
+/// added for them, nothing is refused; after they leave, a new sender is served.
 #[test]
-fn the_listener_outlives_the_thread_limit_and_counts_what_it_refused() {
+fn many_more_connections_than_spare_threads_are_all_served() {
     let bin = binary_for_nobody();
     // The collector's own threads, unlimited (nobody runs nothing else here).
     let base = {
@@ -103,36 +108,45 @@ fn the_listener_outlives_the_thread_limit_and_counts_what_it_refused() {
     let (coll, listen, metrics) = collector_as_nobody(&bin, Some(base + 2));
     let pid = coll.0.id();
     let mut conns: Vec<TcpStream> = Vec::new();
-    for _ in 0..4 {
-        conns.push(TcpStream::connect(&listen).expect("the listener accepts"));
-        std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..CONNS {
+        let mut s = TcpStream::connect(&listen).expect("the listener accepts");
+        s.write_all(event("many").as_bytes()).unwrap();
+        conns.push(s);
     }
-    let refused: Vec<bool> = conns
-        .iter_mut()
-        .map(|s| {
-            s.set_read_timeout(Some(Duration::from_millis(100)))
-                .unwrap();
-            closed_by_peer(s, 2)
-        })
-        .collect();
-    assert_eq!(
-        refused.iter().filter(|r| **r).count(),
-        2,
-        "with {} threads allowed and {base} in use, which connections were closed: {refused:?}",
-        base + 2
+    let open = |text: &str| metric_value(text, "h5prov_stream_connections_open");
+    let ops = |text: &str| {
+        metric_value(
+            text,
+            r#"h5prov_ops_total{job_id="many",rank="0",op="dataset.write"}"#,
+        )
+    };
+    let mut last = String::new();
+    let t0 = Instant::now();
+    loop {
+        last = http_get(&metrics, "/metrics").map_or(last, |r| r.1);
+        if open(&last) == Some(CONNS as f64) && ops(&last) == Some(CONNS as f64) {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "with {} threads allowed and {base} in use, {CONNS} connections at once were \
+             not all served: {last}",
+            base + 2
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        threads(pid) <= base,
+        "{} threads for {CONNS} connections, {base} without them",
+        threads(pid)
     );
+    assert!(!last.contains("h5prov_stream_refused_total{"), "{last}");
     drop(conns);
-    wait_for(10, "the served connections' threads to end", || {
-        threads(pid) <= base
+    wait_for(10, "the connections to close", || {
+        http_get(&metrics, "/metrics").is_some_and(|r| open(&r.1) == Some(0.0))
     });
-    let text = http_get(&metrics, "/metrics").expect("/metrics answers").1;
-    assert_eq!(
-        metric_value(&text, r#"h5prov_stream_refused_total{reason="no_thread"}"#),
-        Some(2.0),
-        "{text}"
-    );
     // The listener is alive: a new sender is served.
-    let mut s = TcpStream::connect(&listen).expect("the listener accepts after the limit");
+    let mut s = TcpStream::connect(&listen).expect("the listener accepts after them");
     s.write_all(event("after").as_bytes()).unwrap();
     drop(s);
     wait_for(10, "the new sender's event in /metrics", || {

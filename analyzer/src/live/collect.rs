@@ -3,17 +3,22 @@
 //! Prometheus metrics at `/metrics` and to `h5prov top` at `/top.json` ([`crate::live`]),
 //! and optionally writes every message it accepted to rolling JSONL files.
 //!
+//! Stream connections and HTTP clients are tasks on one tokio runtime of a fixed number of
+//! worker threads (the available cores, at most [`MAX_WORKERS`]): the thread count does not
+//! grow with the connections. The messages are decoded by the same synchronous code
+//! ([`Metrics::take`], and the binary frames' records) on the bytes a task has read.
+//!
 //! Built to face any peer that can reach its ports, with everything bounded ([`Limits`]):
-//! - a thread per stream connection, at most [`Limits::max_connections`] of them; a
-//!   connection over the limit, or one the system gives no thread, is closed at once and
-//!   counted (`h5prov_stream_refused_total{reason}`), and the listener keeps listening;
-//! - a connection silent for [`Limits::idle_timeout`] is closed (counted);
+//! - at most [`Limits::max_connections`] stream connections; one over the limit is closed
+//!   at once and counted (`h5prov_stream_refused_total{reason}`), and the listener keeps
+//!   listening;
+//! - a connection whose read waited [`Limits::idle_timeout`] for data is closed (counted);
 //! - a line is at most [`MAX_LINE`] bytes: a longer one is skipped without being kept;
 //! - label values (job id, host, operation) are at most [`MAX_LABEL`] bytes, and there are
 //!   at most [`Limits::max_series`] label sets (job, rank, operation); a job that sent
 //!   nothing for [`Limits::job_expiry`] is forgotten, its series with it;
 //! - counters saturate instead of wrapping;
-//! - the HTTP side is hyper's HTTP/1 server on a one-thread tokio runtime: at most
+//! - the HTTP side is hyper's HTTP/1 server on the same runtime: at most
 //!   [`MAX_HTTP`] clients at once, a deadline of [`HTTP_DEADLINE`] for each whole exchange,
 //!   so a slow, idle or non-reading client delays nobody else.
 //!
@@ -33,7 +38,7 @@ use h5prov_format::stream::{
     FRAME_HEAD, FRAME_HEADER, FRAME_HELLO, FRAME_RECORDS, STREAM_MAGIC, STREAM_VERSION,
 };
 use h5prov_format::tls;
-use h5prov_format::tls::rustls::{ServerConfig, ServerConnection, StreamOwned};
+use h5prov_format::tls::rustls::ServerConfig;
 use h5prov_format::{auth, BinDecoder, BinValue, TraceRecordRef};
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -46,13 +51,20 @@ use prometheus_client::registry::Registry;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::future::Future;
+use std::io::{self, Write};
+use std::net::TcpListener;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+    ReadBuf,
+};
 use tokio_rustls::TlsAcceptor;
 
 /// Longest accepted message line; a longer one is skipped (read past, not kept) and
@@ -300,8 +312,7 @@ impl Metrics {
         r.register(
             "h5prov_stream_refused",
             "Stream connections closed by the collector, by reason: connection_limit \
-             (--max-connections), no_thread (the system gave none), idle (--idle-timeout), \
-             auth (no token proof); and HTTP clients: http_limit, http_timeout, http_auth",
+             (--max-connections), idle (--idle-timeout), auth (no token proof); and HTTP clients: http_limit, http_timeout, http_auth",
             m.refused.clone(),
         );
         r.register(
@@ -1036,9 +1047,9 @@ fn now_ns() -> u64 {
 
 /// Reads past the rest of a line without keeping it: `Ok(true)` at its newline,
 /// `Ok(false)` at the end of the stream.
-fn skip_line(r: &mut impl BufRead) -> io::Result<bool> {
+async fn skip_line(r: &mut (impl AsyncBufRead + Unpin)) -> io::Result<bool> {
     loop {
-        let buf = r.fill_buf()?;
+        let buf = r.fill_buf().await?;
         if buf.is_empty() {
             return Ok(false);
         }
@@ -1058,76 +1069,100 @@ fn timed_out(e: &io::Error) -> bool {
     )
 }
 
-/// An accepted TCP connection, in TLS when the collector has a certificate.
-pub enum TcpConn {
-    /// Plain TCP.
-    Plain(TcpStream),
-    /// TLS over TCP (the handshake runs on the first read or write, in the serving thread,
-    /// within the socket's timeouts).
-    Tls(Box<StreamOwned<ServerConnection, TcpStream>>),
+/// Worker threads of the collector's runtime at most: the available cores, capped here.
+/// The stream connections and the HTTP clients are tasks on them, so the collector's
+/// thread count does not grow with its connections.
+pub const MAX_WORKERS: usize = 4;
+
+/// A stream connection's socket whose reads fail with `TimedOut` once one has waited
+/// `idle` for data: the per-connection idle timeout, as a timer armed only while a read
+/// waits (a busy connection pays a clock read per wait, not one per message).
+struct Idle<S> {
+    s: S,
+    idle: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    /// The timer runs for the read waiting now.
+    armed: bool,
 }
 
-impl TcpConn {
-    /// `s`, in TLS with `tls` when given.
-    pub fn new(s: TcpStream, tls: Option<&Arc<ServerConfig>>) -> io::Result<TcpConn> {
-        Ok(match tls {
-            None => TcpConn::Plain(s),
-            Some(cfg) => TcpConn::Tls(Box::new(StreamOwned::new(
-                ServerConnection::new(cfg.clone()).map_err(io::Error::other)?,
-                s,
-            ))),
-        })
-    }
-
-    fn sock(&self) -> &TcpStream {
-        match self {
-            TcpConn::Plain(s) => s,
-            TcpConn::Tls(t) => &t.sock,
+impl<S> Idle<S> {
+    /// `s` with reads timing out after `idle` (call within the runtime).
+    fn new(s: S, idle: Duration) -> Idle<S> {
+        Idle {
+            s,
+            idle,
+            timer: Box::pin(tokio::time::sleep(idle)),
+            armed: false,
         }
     }
 }
 
-impl Read for TcpConn {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        match self {
-            TcpConn::Plain(s) => s.read(b),
-            TcpConn::Tls(t) => t.read(b),
+impl<S: AsyncRead + Unpin> AsyncRead for Idle<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.s).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                this.armed = false;
+                Poll::Ready(r)
+            }
+            Poll::Pending => {
+                if !this.armed {
+                    let now = tokio::time::Instant::now();
+                    // An idle timeout too long for the clock: about 30 years.
+                    let end = now
+                        .checked_add(this.idle)
+                        .unwrap_or(now + Duration::from_secs(30 * 365 * 86400));
+                    this.timer.as_mut().reset(end);
+                    this.armed = true;
+                }
+                match this.timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(io::ErrorKind::TimedOut.into())),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         }
     }
 }
 
-impl Write for TcpConn {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        match self {
-            TcpConn::Plain(s) => s.write(b),
-            TcpConn::Tls(t) => t.write(b),
-        }
+impl<S: AsyncWrite + Unpin> AsyncWrite for Idle<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        b: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.s).poll_write(cx, b)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            TcpConn::Plain(s) => s.flush(),
-            TcpConn::Tls(t) => t.flush(),
-        }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.s).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.s).poll_shutdown(cx)
     }
 }
+
+/// A stream connection as it is read: TCP, TLS or Unix, under [`Idle`].
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// The buffered reader of a stream connection.
+type Conn = BufReader<Box<dyn Io>>;
 
 /// An accepted stream connection.
 pub enum StreamConn {
-    /// TCP (or TLS).
-    Tcp(TcpConn),
+    /// TCP (in TLS when the collector has a certificate).
+    Tcp(tokio::net::TcpStream),
     /// Unix stream socket.
-    Unix(UnixStream),
+    Unix(tokio::net::UnixStream),
 }
 
 impl StreamConn {
-    fn set_read_timeout(&self, t: Duration) -> io::Result<()> {
-        match self {
-            StreamConn::Tcp(s) => s.sock().set_read_timeout(Some(t)),
-            StreamConn::Unix(s) => s.set_read_timeout(Some(t)),
-        }
-    }
-
     /// The peer's uid on a Unix socket unless it is root; `None` for TCP (trusted through
     /// the token) and root (may send for any job).
     fn restricted_uid(&self) -> Option<u32> {
@@ -1139,32 +1174,18 @@ impl StreamConn {
                 .filter(|u| *u != 0),
         }
     }
-
-    fn send(&mut self, b: &[u8]) -> io::Result<()> {
-        match self {
-            StreamConn::Tcp(s) => s.write_all(b).and_then(|()| s.flush()),
-            StreamConn::Unix(s) => (&*s).write_all(b),
-        }
-    }
 }
 
-impl Read for StreamConn {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        match self {
-            StreamConn::Tcp(s) => s.read(b),
-            StreamConn::Unix(s) => s.read(b),
-        }
-    }
-}
-
-/// How long a stream client has for the handshake.
+/// How long a stream client has for the whole handshake (TLS, then the token's).
 const AUTH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One line of at most [`auth::MAX_AUTH_LINE`] bytes.
-fn auth_line(r: &mut impl BufRead) -> Option<String> {
+async fn auth_line(r: &mut Conn) -> Option<String> {
     let mut line = Vec::new();
-    r.take(auth::MAX_AUTH_LINE as u64)
+    (&mut *r)
+        .take(auth::MAX_AUTH_LINE as u64)
         .read_until(b'\n', &mut line)
+        .await
         .ok()?;
     if line.last() != Some(&b'\n') {
         return None;
@@ -1172,7 +1193,7 @@ fn auth_line(r: &mut impl BufRead) -> Option<String> {
     String::from_utf8(line).ok()
 }
 
-/// Decrements a count of open things when dropped (however the thread ends).
+/// Decrements a count of open things when dropped (however the task ends).
 struct Slot<'a>(&'a AtomicUsize);
 
 impl Drop for Slot<'_> {
@@ -1200,6 +1221,8 @@ impl Collector {
         }
     }
 
+    /// Runs `f` on `--out` (a buffered write, or a flush of at most [`OUT_BUF`] bytes: short
+    /// enough to run on the runtime's workers).
     fn out_do(&self, f: impl FnOnce(&mut Rolling) -> io::Result<bool>) {
         if let Some(out) = &self.out {
             let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
@@ -1210,39 +1233,75 @@ impl Collector {
 
     /// The collector's side of the handshake ([`auth`]): whether the client proved it
     /// holds the token (after the collector proved it does).
-    fn authenticate(&self, r: &mut BufReader<StreamConn>, token: &[u8]) -> bool {
-        let ok = (|| {
-            r.get_ref().set_read_timeout(AUTH_TIMEOUT).ok()?;
+    async fn authenticate(&self, r: &mut Conn, token: &[u8]) -> bool {
+        async {
             let sn = auth::nonce().ok()?;
-            let (answer, cn) = auth::collector_answer(token, &auth_line(r)?, &sn)?;
-            r.get_mut().send(answer.as_bytes()).ok()?;
-            let proof = auth_line(r)?;
+            let (answer, cn) = auth::collector_answer(token, &auth_line(r).await?, &sn)?;
+            let w = r.get_mut();
+            w.write_all(answer.as_bytes()).await.ok()?;
+            w.flush().await.ok()?;
+            let proof = auth_line(r).await?;
             auth::collector_verify(token, &cn, &sn, &proof).then_some(())
-        })()
-        .is_some();
-        ok && r
-            .get_ref()
-            .set_read_timeout(self.limits.idle_timeout)
-            .is_ok()
+        }
+        .await
+        .is_some()
     }
 
-    /// Reads one connection's lines until it ends or stays silent past the idle timeout;
-    /// with a token, only after the handshake.
-    pub fn serve(&self, conn: StreamConn) {
+    /// `conn` under the idle timeout, in TLS when the collector has a certificate (the
+    /// handshake's reads under the same timeout).
+    async fn open(&self, conn: StreamConn) -> io::Result<Conn> {
+        let idle = self.limits.idle_timeout;
+        let io: Box<dyn Io> = match conn {
+            StreamConn::Unix(s) => Box::new(Idle::new(s, idle)),
+            StreamConn::Tcp(s) => match &self.tls {
+                None => Box::new(Idle::new(s, idle)),
+                Some(cfg) => Box::new(
+                    TlsAcceptor::from(cfg.clone())
+                        .accept(Idle::new(s, idle))
+                        .await?,
+                ),
+            },
+        };
+        Ok(BufReader::with_capacity(64 << 10, io))
+    }
+
+    /// Reads one connection's lines or frames until it ends or stays silent past the idle
+    /// timeout; with a token, only after the handshake (TLS and the token's, within
+    /// [`AUTH_TIMEOUT`]).
+    pub async fn serve(&self, conn: StreamConn) {
         self.metrics.connections.inc();
         self.metrics.open.inc();
         let peer = conn.restricted_uid();
-        let mut r = BufReader::with_capacity(64 << 10, conn);
-        if let Some(t) = &self.token {
-            if !self.authenticate(&mut r, t) {
-                self.metrics.refuse_for("auth");
+        let opened = async {
+            let mut r = self.open(conn).await?;
+            if let Some(t) = &self.token {
+                if !self.authenticate(&mut r, t).await {
+                    return Err(io::ErrorKind::PermissionDenied.into());
+                }
+            }
+            Ok(r)
+        };
+        let opened = match &self.token {
+            Some(_) => tokio::time::timeout(AUTH_TIMEOUT, opened)
+                .await
+                .unwrap_or_else(|_| Err(io::ErrorKind::PermissionDenied.into())),
+            None => opened.await,
+        };
+        let mut r: Conn = match opened {
+            Ok(r) => r,
+            Err(e) => {
+                if self.token.is_some() {
+                    self.metrics.refuse_for("auth");
+                } else if timed_out(&e) {
+                    self.metrics.refuse_for("idle");
+                }
                 self.metrics.open.dec();
                 return;
             }
-        }
-        match r.fill_buf() {
-            Ok(b) if b.first() == Some(&STREAM_MAGIC[0]) => self.serve_bin(&mut r, peer),
-            Ok(_) => self.serve_lines(&mut r, peer),
+        };
+        match r.fill_buf().await {
+            Ok(b) if b.first() == Some(&STREAM_MAGIC[0]) => self.serve_bin(&mut r, peer).await,
+            Ok(_) => self.serve_lines(&mut r, peer).await,
             Err(e) => {
                 if timed_out(&e) {
                     self.metrics.refuse_for("idle");
@@ -1256,14 +1315,14 @@ impl Collector {
     }
 
     /// Reads a JSON-line connection (`stream_format=jsonl`, and `stream_level=interval`).
-    fn serve_lines(&self, r: &mut BufReader<StreamConn>, peer: Option<u32>) {
+    async fn serve_lines(&self, r: &mut Conn, peer: Option<u32>) {
         let mut line = Vec::with_capacity(1024);
         loop {
             line.clear();
             if line.capacity() > 64 << 10 {
                 line.shrink_to(64 << 10);
             }
-            match r.by_ref().take(MAX_LINE).read_until(b'\n', &mut line) {
+            match (&mut *r).take(MAX_LINE).read_until(b'\n', &mut line).await {
                 Ok(0) => break,
                 Err(e) => {
                     if timed_out(&e) {
@@ -1276,7 +1335,7 @@ impl Collector {
             if line.last() != Some(&b'\n') {
                 if line.len() as u64 >= MAX_LINE {
                     self.metrics.drop_for("too_long");
-                    match skip_line(r) {
+                    match skip_line(r).await {
                         Ok(true) => continue,
                         Ok(false) => break,
                         Err(e) => {
@@ -1306,7 +1365,7 @@ impl Collector {
     /// without being kept (`too_long`); another framing version ends the connection
     /// (`version`); a frame cut by the end of the connection, of an unknown kind, or
     /// records before the `hello` and the header, are malformed and end it.
-    fn serve_bin(&self, r: &mut BufReader<StreamConn>, peer: Option<u32>) {
+    async fn serve_bin(&self, r: &mut Conn, peer: Option<u32>) {
         // How a read that failed ends the connection: silent too long, or cut short.
         let fail = |e: io::Error| {
             if timed_out(&e) {
@@ -1319,7 +1378,7 @@ impl Collector {
             self.metrics.malformed.inc();
         };
         let mut pre = [0u8; 8];
-        if let Err(e) = r.read_exact(&mut pre) {
+        if let Err(e) = r.read_exact(&mut pre).await {
             return fail(e);
         }
         if pre[..7] != STREAM_MAGIC[..] {
@@ -1337,18 +1396,18 @@ impl Collector {
         let mut out = self.out.is_some().then(Vec::new);
         loop {
             let mut head = [0u8; FRAME_HEAD];
-            match r.fill_buf() {
+            match r.fill_buf().await {
                 Ok([]) => return, // ended between frames
                 Ok(_) => {}
                 Err(e) => return fail(e),
             }
-            if let Err(e) = r.read_exact(&mut head) {
+            if let Err(e) = r.read_exact(&mut head).await {
                 return fail(e);
             }
             let len = u64::from(u32::from_le_bytes(head[..4].try_into().expect("4 bytes")));
             if len > MAX_LINE {
                 self.metrics.drop_for("too_long");
-                match io::copy(&mut r.by_ref().take(len), &mut io::sink()) {
+                match tokio::io::copy(&mut (&mut *r).take(len), &mut tokio::io::sink()).await {
                     Ok(n) if n == len => continue,
                     Ok(_) => return bad(),
                     Err(e) => return fail(e),
@@ -1359,7 +1418,7 @@ impl Collector {
                 body.shrink_to(64 << 10);
             }
             body.resize(len as usize, 0);
-            if let Err(e) = r.read_exact(&mut body) {
+            if let Err(e) = r.read_exact(&mut body).await {
                 return fail(e);
             }
             let now_s = now_ns() / 1_000_000_000;
@@ -1403,27 +1462,19 @@ impl Collector {
         }
     }
 
-    /// Serves one accepted stream connection on a thread of its own, or closes it at once
-    /// (counted) when [`Limits::max_connections`] are open or no thread can be had.
+    /// Serves one accepted stream connection as a task of its own on the runtime, or
+    /// closes it at once (counted) when [`Limits::max_connections`] are open.
     fn admit(self: &Arc<Self>, s: StreamConn) {
         if self.streams.fetch_add(1, Ordering::AcqRel) >= self.limits.max_connections {
             self.streams.fetch_sub(1, Ordering::AcqRel);
             self.metrics.refuse_for("connection_limit");
             return;
         }
-        let _ = s.set_read_timeout(self.limits.idle_timeout);
         let c = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name("h5prov-stream".into())
-            .stack_size(256 << 10)
-            .spawn(move || {
-                let _slot = Slot(&c.streams);
-                c.serve(s);
-            });
-        if spawned.is_err() {
-            self.streams.fetch_sub(1, Ordering::AcqRel);
-            self.metrics.refuse_for("no_thread");
-        }
+        tokio::spawn(async move {
+            let _slot = Slot(&c.streams);
+            c.serve(s).await;
+        });
     }
 
     /// The answer to one HTTP request: `GET /metrics`, `GET /top.json` (both only with the
@@ -1517,44 +1568,38 @@ impl Collector {
         };
     }
 
-    /// Serves HTTP clients forever on one thread: hyper's HTTP/1 server on a tokio
-    /// runtime, at most [`MAX_HTTP`] clients at once (more are closed at once, counted
-    /// `http_limit`), each whole exchange (TLS handshake, request, answer) within
+    /// Serves HTTP clients forever (call within the collector's runtime): hyper's HTTP/1
+    /// server, each client a task, at most [`MAX_HTTP`] at once (more are closed at once,
+    /// counted `http_limit`), each whole exchange (TLS handshake, request, answer) within
     /// [`HTTP_DEADLINE`] (else closed, counted `http_timeout`): a client that sends slowly,
     /// idles, or never reads its answer delays nobody else.
-    pub fn serve_http(self: &Arc<Self>, l: TcpListener) -> io::Result<()> {
+    pub async fn serve_http(self: Arc<Self>, l: TcpListener) -> io::Result<()> {
         l.set_nonblocking(true)?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()?;
+        let l = tokio::net::TcpListener::from_std(l)?;
         let tls = self.tls.clone().map(TlsAcceptor::from);
-        rt.block_on(async {
-            let l = tokio::net::TcpListener::from_std(l)?;
-            let slots = Arc::new(tokio::sync::Semaphore::new(MAX_HTTP));
-            loop {
-                let s = match l.accept().await {
-                    Ok((s, _)) => s,
-                    Err(_) => {
-                        // Out of descriptors, most likely: let some close.
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        continue;
-                    }
-                };
-                let Ok(slot) = slots.clone().try_acquire_owned() else {
-                    self.metrics.refuse_for("http_limit");
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_HTTP));
+        loop {
+            let s = match l.accept().await {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    // Out of descriptors, most likely: let some close.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
-                };
-                let (c, tls) = (self.clone(), tls.clone());
-                tokio::spawn(async move {
-                    let _slot = slot;
-                    let served = c.clone().http_conn(s, tls);
-                    if tokio::time::timeout(HTTP_DEADLINE, served).await.is_err() {
-                        c.metrics.refuse_for("http_timeout");
-                    }
-                });
-            }
-        })
+                }
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                self.metrics.refuse_for("http_limit");
+                continue;
+            };
+            let (c, tls) = (self.clone(), tls.clone());
+            tokio::spawn(async move {
+                let _slot = slot;
+                let served = c.clone().http_conn(s, tls);
+                if tokio::time::timeout(HTTP_DEADLINE, served).await.is_err() {
+                    c.metrics.refuse_for("http_timeout");
+                }
+            });
+        }
     }
 }
 
@@ -1602,22 +1647,38 @@ impl Listener {
         }
     }
 
-    /// Accepts connections forever, each served on a thread of its own within the limits.
-    pub fn run(self, c: Arc<Collector>) {
-        loop {
-            let r = match &self {
-                Listener::Tcp(l) => l.accept().map(|(s, _)| {
-                    if let Ok(s) = TcpConn::new(s, c.tls.as_ref()) {
-                        c.admit(StreamConn::Tcp(s));
+    /// Accepts connections forever, as a task on the collector's runtime (call within it),
+    /// each served as a task of its own within the limits.
+    pub fn spawn(self, c: Arc<Collector>) -> io::Result<()> {
+        // Out of descriptors, most likely: let some close.
+        let pause = || tokio::time::sleep(Duration::from_millis(10));
+        match self {
+            Listener::Tcp(l) => {
+                l.set_nonblocking(true)?;
+                let l = tokio::net::TcpListener::from_std(l)?;
+                tokio::spawn(async move {
+                    loop {
+                        match l.accept().await {
+                            Ok((s, _)) => c.admit(StreamConn::Tcp(s)),
+                            Err(_) => pause().await,
+                        }
                     }
-                }),
-                Listener::Unix(l, _) => l.accept().map(|(s, _)| c.admit(StreamConn::Unix(s))),
-            };
-            if r.is_err() {
-                // Out of descriptors, most likely: let some close.
-                std::thread::sleep(Duration::from_millis(10));
+                });
+            }
+            Listener::Unix(l, _) => {
+                l.set_nonblocking(true)?;
+                let l = tokio::net::UnixListener::from_std(l)?;
+                tokio::spawn(async move {
+                    loop {
+                        match l.accept().await {
+                            Ok((s, _)) => c.admit(StreamConn::Unix(s)),
+                            Err(_) => pause().await,
+                        }
+                    }
+                });
             }
         }
+        Ok(())
     }
 }
 
@@ -1656,19 +1717,30 @@ pub fn run(cfg: Config<'_>) -> io::Result<()> {
         .transpose()
         .map_err(io::Error::other)?;
     let c = Arc::new(Collector::new(cfg.limits, out, token, tls));
+    // A fixed number of workers for every stream connection and HTTP client.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_WORKERS);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("h5prov-collect")
+        .enable_io()
+        .enable_time()
+        .build()?;
+    let _in_rt = rt.enter();
     let http = TcpListener::bind(cfg.metrics)?;
     let mut stdout = io::stdout().lock();
     for a in cfg.listen {
         let l = Listener::bind(a, cfg.unix_mode)
             .map_err(|e| io::Error::new(e.kind(), format!("{a}: {e}")))?;
         writeln!(stdout, "listen {}", l.describe())?;
-        let c = c.clone();
-        std::thread::spawn(move || l.run(c));
+        l.spawn(c.clone())?;
     }
     writeln!(stdout, "metrics {}", http.local_addr()?)?;
     stdout.flush()?;
     drop(stdout);
-    // Once a second: flush --out; expire idle jobs.
+    // Once a second: flush --out; expire idle jobs. A thread of its own: a slow disk
+    // stalls no connection.
     let bg = c.clone();
     std::thread::spawn(move || {
         let expiry = bg.limits.job_expiry.as_secs().max(1);
@@ -1679,7 +1751,7 @@ pub fn run(cfg: Config<'_>) -> io::Result<()> {
                 .expire(&bg.live, now_ns() / 1_000_000_000, expiry);
         }
     });
-    c.serve_http(http)
+    rt.block_on(c.serve_http(http))
 }
 
 #[cfg(test)]

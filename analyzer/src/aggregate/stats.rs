@@ -3,7 +3,7 @@
 //! object ([`ObjStats`], [`SummaryStats`], with [`ProcSet`] and [`SizeHist`]) and per
 //! container file ([`FileStats`]). Each merges commutatively.
 
-use super::{join_sorted, lock};
+use super::objects::{join_sorted, lock};
 use crate::aggregate::sketch::LogSketch;
 use crate::read::record::{ProcKey, RecordRef};
 use compact_str::CompactString;

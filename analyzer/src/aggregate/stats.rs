@@ -648,3 +648,101 @@ impl FileStats {
         self.procs.merge(o.procs);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_hist_counts_like_a_dense_vector_whatever_its_form() {
+        // Random adds (often one size, as objects are) and merges, against a plain vector.
+        fn reference_add(v: &mut Vec<u64>, bytes: u64) {
+            let b = SizeHist::bucket(bytes);
+            if v.len() <= b {
+                v.resize(b + 1, 0);
+            }
+            v[b] += 1;
+        }
+        let mut rng = crate::read::test_rng(11);
+        let sizes = [0u64, 1, 2, 3, 1024, 1025, 4096, 1 << 20, u64::MAX];
+        for round in 0..300 {
+            let mut hs: Vec<(SizeHist, Vec<u64>)> = Vec::new();
+            for _ in 0..3 {
+                let mut h = SizeHist::default();
+                let mut v = Vec::new();
+                let one = sizes[rng(sizes.len())];
+                for _ in 0..rng(5) {
+                    let bytes = if rng(3) == 0 {
+                        sizes[rng(sizes.len())]
+                    } else {
+                        one
+                    };
+                    h.add(bytes);
+                    reference_add(&mut v, bytes);
+                }
+                hs.push((h, v));
+            }
+            let (mut h, mut v) = hs.pop().unwrap();
+            for (o, w) in &hs {
+                h.merge(o);
+                if v.len() < w.len() {
+                    v.resize(w.len(), 0);
+                }
+                for (a, b) in v.iter_mut().zip(w) {
+                    *a += b;
+                }
+            }
+            assert_eq!(h.counts(), v, "round {round}");
+            // Written as its counts, whatever its form.
+            assert_eq!(
+                serde_json::to_string(&h).unwrap(),
+                serde_json::to_string(&v).unwrap()
+            );
+            assert_eq!(h.total(), v.iter().sum::<u64>());
+            for limit in [1u64, 2, 1024, 2048, 1 << 30] {
+                let lb = SizeHist::bucket(limit);
+                assert_eq!(h.below_pow2(limit), v.iter().take(lb).sum::<u64>());
+            }
+            assert_eq!(h, SizeHist::Dense(v.clone()));
+        }
+        let mut one = SizeHist::default();
+        one.add(1000);
+        assert!(matches!(one, SizeHist::One { .. }));
+        assert_eq!(one, SizeHist::Dense(one.counts()));
+        assert_ne!(one, SizeHist::default());
+    }
+
+    #[test]
+    fn proc_set_is_a_sorted_set_whatever_its_form() {
+        let p = |rank| proc_number(ProcKey { rank, pid: 7 });
+        let mut a = ProcSet::default();
+        assert!(a.is_empty());
+        a.insert(p(3));
+        a.insert(p(3));
+        assert_eq!(a.len(), 1);
+        assert!(matches!(a, ProcSet::One(_)));
+        assert_eq!(a, ProcSet::Many(vec![p(3)]));
+        for r in [1, 5, 3, 2, 5, 1] {
+            a.insert(p(r));
+        }
+        let mut want = vec![p(1), p(2), p(3), p(5)];
+        want.sort();
+        assert_eq!(a.as_slice(), want);
+        let mut b = ProcSet::One(p(4));
+        b.merge(a.clone());
+        want.push(p(4));
+        want.sort();
+        assert_eq!(b.as_slice(), want);
+        let mut c = a.clone();
+        c.merge(ProcSet::One(p(4)));
+        assert_eq!(b, c);
+        let mut d = ProcSet::One(p(2));
+        d.merge(ProcSet::One(p(2)));
+        d.merge(ProcSet::default());
+        assert_eq!(d.as_slice(), &[p(2)]);
+        assert_ne!(d, ProcSet::One(p(1)));
+        // One number per process, the same however often it is asked for.
+        assert_eq!(p(2), proc_number(ProcKey { rank: 2, pid: 7 }));
+        assert_ne!(p(2), proc_number(ProcKey { rank: 2, pid: 8 }));
+    }
+}

@@ -13,11 +13,11 @@
 //!    another (with the consistency [`aggregate::check`]s, latency sketches, timeline,
 //!    collective calls, asynchronous operations and dataset facts), and a commutative merge
 //!    combines the workers';
-//! 3. [`analysis`]: detection (hot functions, stragglers, objects, phases, collective skew)
-//!    into the serialisable [`analysis::Report`], whose findings are typed in
+//! 3. [`analysis`], detection (hot functions, stragglers, objects, phases, collective
+//!    skew), into the serialisable [`analysis::Report`], whose findings are typed in
 //!    [`analysis::findings`];
-//! 4. [`insights`]: the rules that read a report and its aggregate and make the findings;
-//! 5. [`report`]: [`report::analyze`] runs detection, then the rules;
+//! 4. [`insights`], the rules that read a report and its aggregate and make the findings;
+//! 5. [`report`], whose [`report::analyze`] runs detection, then the rules;
 //! 6. [`render`]: pure renderers (terminal, JSON, CSV, HTML, SVG) that return bytes, and
 //!    [`render::compare`] of two reports.
 //!

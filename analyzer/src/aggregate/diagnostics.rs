@@ -47,7 +47,7 @@ pub struct Diagnostics {
     pub stream_processes: u64,
     /// Processes that ended without closing HDF5 (`_exit`, `os._exit`, `kill -9`) and whose
     /// every record was recovered: their metas were finished from the data
-    /// ([`Aggregate::finish_unclosed`]).
+    /// ([`Aggregate::finish_unclosed`](super::Aggregate::finish_unclosed)).
     pub unclosed: u64,
     /// Processes that ended without closing HDF5 (their trace has a pending sidecar)
     /// whose objects rows were rebuilt from their records ([`crate::read::rebuild`]).

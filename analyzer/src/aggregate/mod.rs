@@ -6,7 +6,7 @@
 //! result is the same for any number of threads and any order of files.
 //!
 //! Memory is bounded by operations × processes (plus objects and timeline bins), never by
-//! records: latencies go into [`LogSketch`]es, slow calls into a top-[`SLOW_CALLS_KEPT`].
+//! records: latencies go into [`LogSketch`](sketch::LogSketch)es, slow calls into a top-[`SLOW_CALLS_KEPT`].
 
 mod accumulate;
 pub mod asyncops;

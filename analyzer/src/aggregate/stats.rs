@@ -181,8 +181,8 @@ pub(super) fn min_nonzero(a: u64, b: u64) -> u64 {
 }
 
 /// The number of process `p` in this program: every process key seen is numbered once, in
-/// the order first seen, so that the numbers mean the same in every [`Accumulator`] and
-/// [`Aggregate`] (their merges compare them). A [`ProcSet`] holds these 4-byte numbers
+/// the order first seen, so that the numbers mean the same in every [`Accumulator`](super::Accumulator) and
+/// [`Aggregate`](super::Aggregate) (their merges compare them). A [`ProcSet`] holds these 4-byte numbers
 /// rather than 16-byte keys: an object touched by many processes holds one number each,
 /// and objects × processes was the largest part of the analyzer's memory after the
 /// objects themselves. Looked up once per process of a trace file, not per record.

@@ -66,7 +66,7 @@ pub struct Report {
     pub async_ops: Vec<crate::aggregate::asyncops::AsyncOpRow>,
     /// Findings with recommendations, most severe first.
     pub insights: Vec<Insight>,
-    /// Timing observations that are not insights ([`insights::is_timing_note`]): a
+    /// Timing observations that are not insights ([`crate::insights::is_timing_note`]): a
     /// dominant operation, heavy tails, isolated slow calls, ranks slower or later with
     /// the same data.
     pub timing_notes: Vec<Insight>,

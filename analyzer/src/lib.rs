@@ -2,20 +2,26 @@
 //! `libh5prov.so` writes and tells which HDF5 operations are hot, which calls, ranks and
 //! objects straggle, how the run splits into I/O phases, and what to do about it.
 //!
-//! The crate is laid out by pipeline stage; data flows one way and no module imports a
-//! later stage (`tests/stages.rs` checks it):
+//! The crate is laid out by pipeline stage; data flows one way, no module imports a later
+//! stage and no two modules import each other (`tests/stages.rs` checks it). The order
+//! enforced, earliest first: [`units`], [`read`], [`aggregate`], [`analysis`],
+//! [`insights`], [`report`], [`render`], then [`export`] and [`live`] (the same stage, not
+//! importing each other), then this crate root.
 //! 1. [`read`]: discovery and streaming readers (binary, CSV, JSONL) that yield borrowed
 //!    [`read::record::RecordRef`]s;
 //! 2. [`aggregate`]: one [`aggregate::Accumulator`] per worker thread folds files one after
 //!    another (with the consistency [`aggregate::check`]s, latency sketches, timeline,
 //!    collective calls, asynchronous operations and dataset facts), and a commutative merge
 //!    combines the workers';
-//! 3. [`analysis`] and [`insights`]: detection (hot functions, stragglers, objects, phases,
-//!    collective skew) and the findings, into a serialisable [`analysis::Report`];
-//! 4. [`render`]: pure renderers (terminal, JSON, CSV, HTML, SVG) that return bytes, and
+//! 3. [`analysis`], detection (hot functions, stragglers, objects, phases, collective
+//!    skew), into the serialisable [`analysis::Report`], whose findings are typed in
+//!    [`analysis::findings`];
+//! 4. [`insights`], the rules that read a report and its aggregate and make the findings;
+//! 5. [`report`], whose [`report::analyze`] runs detection, then the rules;
+//! 6. [`render`]: pure renderers (terminal, JSON, CSV, HTML, SVG) that return bytes, and
 //!    [`render::compare`] of two reports.
 //!
-//! Beside the pipeline: [`units`] formats quantities for people (detection, renderers, `top`);
+//! Beside the pipeline: [`units`] formats quantities for people (usable by every stage);
 //! [`export`] writes Perfetto JSON, Parquet and PROV; [`live`] is `h5prov run`, the
 //! streaming collector and `h5prov top`.
 #![forbid(unsafe_code)]
@@ -28,6 +34,7 @@ pub mod insights;
 pub mod live;
 pub mod read;
 pub mod render;
+pub mod report;
 pub mod units;
 
 use std::path::Path;
@@ -43,12 +50,12 @@ pub fn load(
     aggregate::aggregate_all(&inputs, opts, progress)
 }
 
-/// [`load`] then [`analysis::analyze`], without progress reporting.
+/// [`load`] then [`report::analyze`], without progress reporting.
 pub fn report_for(
     dir: &Path,
     opts: &read::ReadOptions,
     th: &insights::Thresholds,
 ) -> Result<analysis::Report, read::Error> {
     let agg = load(dir, opts, &|_| {})?;
-    Ok(analysis::analyze(agg, th, &[dir.display().to_string()]))
+    Ok(report::analyze(agg, th, &[dir.display().to_string()]))
 }

@@ -3,9 +3,10 @@
 
 mod common;
 
-use h5prov_analyzer::analysis::{analyze, Report};
+use h5prov_analyzer::analysis::Report;
 use h5prov_analyzer::insights::{Level, Thresholds};
 use h5prov_analyzer::read::ReadOptions;
+use h5prov_analyzer::report::analyze;
 use h5prov_analyzer::{load, render};
 use std::path::Path;
 

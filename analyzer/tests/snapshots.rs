@@ -3,11 +3,12 @@
 
 mod common;
 
-use h5prov_analyzer::analysis::{analyze, Report};
+use h5prov_analyzer::analysis::Report;
 use h5prov_analyzer::insights::Thresholds;
 use h5prov_analyzer::read::ReadOptions;
 use h5prov_analyzer::render::compare;
 use h5prov_analyzer::render::{self, terminal::TermOptions};
+use h5prov_analyzer::report::analyze;
 
 fn report(dir: &str) -> Report {
     let path = common::pkg_dir().join("tests/fixtures").join(dir);

@@ -1,13 +1,16 @@
-//! The analyzer's data flows one way: read → aggregate → analysis/insights → render, and
-//! no module imports a later stage (see `src/lib.rs`). Every source file under `src/`
-//! (but the binary's `main.rs` and `malloc.rs`) is given the stage of its top-level
-//! module, and every `crate::` and `super::` path it names must lead to a module of the
-//! same or an earlier stage.
+//! The analyzer's data flows one way: read → aggregate → analysis → insights → report →
+//! render (export and live beside render; units below everything), and no module imports
+//! a later stage (see `src/lib.rs`). Every source file under `src/` (but the binary's
+//! `main.rs` and `malloc.rs`) is given the stage of its top-level module, and every
+//! `crate::` and `super::` path it names must lead to a module of the same or an earlier
+//! stage. Modules of one stage may not import each other in a cycle either. Unit tests
+//! (`#[cfg(test)] mod`) are not part of the flow: they may drive the whole pipeline.
 //!
 //! The sources are lexed with `proc-macro2` (comments and doc text are not paths), as
 //! `connector/tests/layers.rs` does for the connector.
 
 use proc_macro2::{TokenStream, TokenTree};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Each top-level module's stage; a module may import its own and earlier stages.
@@ -17,14 +20,15 @@ const STAGES: &[(&str, u8)] = &[
     ("read", 1),
     ("aggregate", 2),
     ("analysis", 3),
-    ("insights", 3),
-    ("render", 4),
-    ("export", 5),
-    ("live", 5),
+    ("insights", 4),
+    ("report", 5),
+    ("render", 6),
+    ("export", 7),
+    ("live", 7),
 ];
 
 /// The crate root (`lib.rs`: `load`, `report_for`) comes after every stage.
-const ROOT_STAGE: u8 = 6;
+const ROOT_STAGE: u8 = 8;
 
 fn stage_of(module: &str) -> Option<u8> {
     STAGES.iter().find(|(m, _)| *m == module).map(|&(_, s)| s)
@@ -41,6 +45,25 @@ fn crate_paths(ts: TokenStream, module: &[String], out: &mut Vec<Named>) {
     let toks: Vec<TokenTree> = ts.into_iter().collect();
     let mut i = 0;
     while i < toks.len() {
+        // `#[cfg(test)] mod tests { .. }`: unit tests may drive the whole pipeline.
+        if let (
+            TokenTree::Punct(hash),
+            Some(TokenTree::Group(attr)),
+            Some(TokenTree::Ident(kw)),
+            Some(TokenTree::Ident(_)),
+            Some(TokenTree::Group(_)),
+        ) = (
+            &toks[i],
+            toks.get(i + 1),
+            toks.get(i + 2),
+            toks.get(i + 3),
+            toks.get(i + 4),
+        ) {
+            if hash.as_char() == '#' && attr.stream().to_string() == "cfg (test)" && kw == "mod" {
+                i += 5;
+                continue;
+            }
+        }
         if let (TokenTree::Ident(kw), Some(TokenTree::Ident(name)), Some(TokenTree::Group(g))) =
             (&toks[i], toks.get(i + 1), toks.get(i + 2))
         {
@@ -135,8 +158,42 @@ fn module_of(rel: &Path) -> Vec<String> {
     segs
 }
 
-/// Every problem in the sources under `src`: an import of a later stage, or a top-level
-/// module with no stage.
+/// The cycles of a graph of top-level modules (`from` → the modules it names), each as
+/// its modules, sorted: the strongly connected components of more than one module.
+fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(m) = todo.pop() {
+            for n in edges.get(&m).into_iter().flatten() {
+                if seen.insert(n.clone()) {
+                    todo.push(n.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> =
+        edges.keys().map(|m| (m, reach(m))).collect();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for (m, r) in &reached {
+        let comp: Vec<String> = r
+            .iter()
+            .filter(|n| *n != *m && reached.get(n).is_some_and(|rn| rn.contains(*m)))
+            .cloned()
+            .chain([(*m).clone()])
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if comp.len() > 1 && !out.contains(&comp) {
+            out.push(comp);
+        }
+    }
+    out
+}
+
+/// Every problem in the sources under `src`: an import of a later stage, a top-level
+/// module with no stage, or a cycle between top-level modules.
 fn problems(src: &Path) -> Vec<String> {
     let mut files = Vec::new();
     let mut dirs = vec![src.to_path_buf()];
@@ -152,6 +209,7 @@ fn problems(src: &Path) -> Vec<String> {
     }
     files.sort();
     let mut out = Vec::new();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in files {
         let rel = f.strip_prefix(src).expect("under src").to_path_buf();
         if rel == Path::new("main.rs") || rel == Path::new("malloc.rs") {
@@ -176,6 +234,12 @@ fn problems(src: &Path) -> Vec<String> {
             let Some(to) = target_module(&in_module, &p) else {
                 continue;
             };
+            if let Some(m) = module
+                .first()
+                .filter(|m| **m != to && stage_of(&to).is_some())
+            {
+                edges.entry(m.clone()).or_default().insert(to.clone());
+            }
             match stage_of(&to) {
                 Some(s) if s <= from => {}
                 Some(s) => out.push(format!(
@@ -192,6 +256,12 @@ fn problems(src: &Path) -> Vec<String> {
                 )),
             }
         }
+    }
+    for c in cycles(&edges) {
+        out.push(format!(
+            "the top-level modules {} import each other in a cycle",
+            c.join(", ")
+        ));
     }
     out
 }
@@ -216,6 +286,7 @@ fn the_checker_resolves_paths_but_not_comments() {
         use crate::{read, units::fmt_ns};
         fn f() { super::dataset_io::x(); super::super::render::y(); }
         mod tests { use super::*; fn g() { super::super::x::y(); } }
+        #[cfg(test)] mod unit { fn h() { crate::report::analyze(); } }
     "#;
     let mut paths = Vec::new();
     let module = ["aggregate".to_string(), "check".to_string()];
@@ -244,13 +315,21 @@ fn the_checker_flags_a_later_stage() {
     )
     .unwrap();
     std::fs::write(dir.join("oops.rs"), "").unwrap();
+    std::fs::create_dir_all(dir.join("live")).unwrap();
+    std::fs::write(dir.join("export.rs"), "use crate::live::run;\n").unwrap();
+    std::fs::write(
+        dir.join("live/top.rs"),
+        "fn f() { super::super::export::x(); }\n",
+    )
+    .unwrap();
     let bad = problems(&dir);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         bad,
         [
-            "aggregate/mod.rs (stage 2) imports `crate::insights::Insight` of the later stage 3",
+            "aggregate/mod.rs (stage 2) imports `crate::insights::Insight` of the later stage 4",
             "oops.rs: module `oops` has no stage",
+            "the top-level modules export, live import each other in a cycle",
         ]
     );
 }

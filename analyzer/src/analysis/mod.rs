@@ -3,15 +3,16 @@
 //! same report.
 
 pub mod collective;
+pub mod findings;
 pub mod stats;
 
 use crate::aggregate::check::TraceWarning;
 use crate::aggregate::sketch::{LogSketch, RELATIVE_ACCURACY};
-use crate::aggregate::timeline::{segment, Phase, Window};
+use crate::aggregate::timeline::{Phase, Window};
 use crate::aggregate::{Aggregate, ObjStats, ObjectMap, SlowCall, SummaryStats};
 use crate::analysis::collective::CollectiveSkew;
+use crate::analysis::findings::{Insight, Thresholds};
 use crate::analysis::stats::{Robust, Spread};
-use crate::insights::{self, Insight, Thresholds};
 use crate::read::record::{OpClass, ProcKey};
 use crate::read::stream_capture::{not_carried, STREAM_FORMAT};
 use compact_str::CompactString;
@@ -65,7 +66,7 @@ pub struct Report {
     pub async_ops: Vec<crate::aggregate::asyncops::AsyncOpRow>,
     /// Findings with recommendations, most severe first.
     pub insights: Vec<Insight>,
-    /// Timing observations that are not insights ([`insights::is_timing_note`]): a
+    /// Timing observations that are not insights ([`crate::insights::is_timing_note`]): a
     /// dominant operation, heavy tails, isolated slow calls, ranks slower or later with
     /// the same data.
     pub timing_notes: Vec<Insight>,
@@ -690,74 +691,7 @@ fn uniq(v: impl Iterator<Item = String>) -> Vec<String> {
         .collect()
 }
 
-/// Builds the report. The aggregate is taken apart as the report takes what it needs from
-/// it: on object-heavy traces its object tables and the report's dataset rows were the
-/// analyzer's peak of memory together (see [`dataset_rows`]).
-pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
-    let groups = process_groups(&agg);
-    let mut run = run_info(&agg, inputs);
-    run.programs = program_rows(&agg, &groups);
-    run.runs = groups.values().collect::<BTreeSet<_>>().len();
-    let total = agg.total_ns();
-    let ops = op_rows(&agg, total);
-    let families = family_rows(&agg, total);
-    let (ranks, rank_ops) = rank_rows(&agg, &groups);
-    let straggler_calls = straggler_calls(&agg, th, run.first_ns);
-    let collectives = collectives_by_run(std::mem::take(&mut agg.collectives), &groups);
-    let collective_skew =
-        crate::analysis::collective::analyze(&collectives, th.late_wait_share, th.late_min_wait_ns);
-    drop(collectives);
-    let mut straggler_ranks = straggler_ranks(&agg, &groups, th, total);
-    add_late_arrivals(&mut straggler_ranks, &collective_skew, &agg, &groups, total);
-    let tail_heavy = tail_heavy(&ops, th);
-    let files = file_rows(&agg);
-    let transfers = transfers(&agg);
-    // The last readers of the object tables before the dataset rows take them.
-    let churn: Vec<insights::Insight> = crate::insights::mpi::open_close_churn(&agg, th)
-        .into_iter()
-        .chain(crate::insights::mpi::path_traversal(&agg))
-        .chain(crate::insights::mpi::attribute_storage_compact(&agg))
-        .chain(crate::insights::costmodel::repeated_attribute_reads(&agg))
-        .collect();
-    let datasets = dataset_rows(
-        std::mem::take(&mut agg.objects),
-        std::mem::take(&mut agg.summaries),
-    );
-    let access_sizes = AccessSizes {
-        reads: agg.io_sizes[0].counts(),
-        writes: agg.io_sizes[1].counts(),
-    };
-    let (windows, phases) = segment(&agg.timeline, agg.first_ns, agg.last_ns);
-    let dataflow = dataflow(&agg);
-    let mut report = Report {
-        run,
-        warnings: crate::aggregate::check::warnings(&agg.diag),
-        thresholds: th.clone(),
-        ops,
-        families,
-        ranks,
-        rank_ops,
-        straggler_calls,
-        straggler_ranks,
-        collective_skew,
-        tail_heavy,
-        files,
-        datasets,
-        transfers,
-        access_sizes,
-        windows,
-        phases,
-        async_ops: crate::aggregate::asyncops::rows(&agg.async_ops),
-        insights: Vec::new(),
-        timing_notes: Vec::new(),
-        dataflow,
-    };
-    (report.insights, report.timing_notes) =
-        insights::split_timing_notes(insights::detect(&report, &agg, th, churn));
-    report
-}
-
-fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
+pub(crate) fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
     let d = &agg.diag;
     let mut procs: BTreeSet<ProcKey> = agg.procs.keys().copied().collect();
     procs.extend(agg.metas.iter().map(|m| ProcKey {
@@ -849,7 +783,7 @@ fn run_info(agg: &Aggregate, inputs: &[String]) -> RunInfo {
     }
 }
 
-fn op_rows(agg: &Aggregate, total: u64) -> Vec<OpRow> {
+pub(crate) fn op_rows(agg: &Aggregate, total: u64) -> Vec<OpRow> {
     let mut rows: Vec<OpRow> = agg
         .ops
         .iter()
@@ -889,7 +823,7 @@ fn op_rows(agg: &Aggregate, total: u64) -> Vec<OpRow> {
     rows
 }
 
-fn family_rows(agg: &Aggregate, total: u64) -> Vec<FamilyRow> {
+pub(crate) fn family_rows(agg: &Aggregate, total: u64) -> Vec<FamilyRow> {
     let mut fam: BTreeMap<&str, (usize, u64, u64, u64, u64, LogSketch)> = BTreeMap::new();
     for (name, s) in &agg.ops {
         let e = fam.entry(h5prov_format::op_family(name)).or_default();
@@ -1078,7 +1012,7 @@ pub fn process_groups(agg: &Aggregate) -> BTreeMap<ProcKey, String> {
 /// processes that made the same collective calls on one file, and two runs of one MPI
 /// program (or two programs) may use the same file name. Matched together, the second
 /// run's ranks would be the first's "late arrivals".
-fn collectives_by_run(
+pub(crate) fn collectives_by_run(
     c: crate::aggregate::collective::Collectives,
     groups: &BTreeMap<ProcKey, String>,
 ) -> crate::aggregate::collective::Collectives {
@@ -1100,7 +1034,7 @@ fn collectives_by_run(
 }
 
 /// The programs of the run, most HDF5 time first, from [`process_groups`].
-fn program_rows(agg: &Aggregate, groups: &BTreeMap<ProcKey, String>) -> Vec<ProgramRow> {
+pub(crate) fn program_rows(agg: &Aggregate, groups: &BTreeMap<ProcKey, String>) -> Vec<ProgramRow> {
     let names = programs(agg);
     let mut rows: BTreeMap<&str, (BTreeSet<&str>, usize, u64)> = BTreeMap::new();
     for (p, g) in groups {
@@ -1131,7 +1065,7 @@ fn program_rows(agg: &Aggregate, groups: &BTreeMap<ProcKey, String>) -> Vec<Prog
     rows
 }
 
-fn rank_rows(
+pub(crate) fn rank_rows(
     agg: &Aggregate,
     groups: &BTreeMap<ProcKey, String>,
 ) -> (Vec<RankRow>, Vec<RankOpRow>) {
@@ -1206,7 +1140,7 @@ pub fn call_scorer(sk: &LogSketch) -> Robust {
     Robust::from_parts(sk.count(), m, mad, mean_ad)
 }
 
-fn straggler_calls(agg: &Aggregate, th: &Thresholds, first: u64) -> Vec<StragglerCalls> {
+pub(crate) fn straggler_calls(agg: &Aggregate, th: &Thresholds, first: u64) -> Vec<StragglerCalls> {
     let mut out = Vec::new();
     for (op, s) in &agg.ops {
         let rob = call_scorer(&s.sketch);
@@ -1348,7 +1282,7 @@ fn add_byte_outliers(
 /// Names the late arrivals of collective operations as straggler ranks (rule
 /// `late-arrival`): at a collective call the late rank's own call is short while the others
 /// wait, so the time rules alone point at the waiting ranks.
-fn add_late_arrivals(
+pub(crate) fn add_late_arrivals(
     out: &mut Vec<StragglerRanks>,
     skew: &[CollectiveSkew],
     agg: &Aggregate,
@@ -1419,7 +1353,7 @@ fn sort_straggler_ranks(out: &mut [StragglerRanks]) {
     });
 }
 
-fn straggler_ranks(
+pub(crate) fn straggler_ranks(
     agg: &Aggregate,
     groups: &BTreeMap<ProcKey, String>,
     th: &Thresholds,
@@ -1466,7 +1400,7 @@ fn straggler_ranks(
     out
 }
 
-fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
+pub(crate) fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
     let mut v: Vec<TailHeavy> = ops
         .iter()
         .filter(|o| o.count >= th.tail_min_calls && o.p50_ns > 0)
@@ -1487,7 +1421,7 @@ fn tail_heavy(ops: &[OpRow], th: &Thresholds) -> Vec<TailHeavy> {
 /// files (`summaries`), most time first. Each container file's tables are freed once its
 /// rows are made: on object-heavy traces the tables and the rows were the analyzer's peak
 /// of memory together.
-fn dataset_rows(
+pub(crate) fn dataset_rows(
     mut objects: BTreeMap<String, ObjectMap<ObjStats>>,
     mut summaries: BTreeMap<String, ObjectMap<SummaryStats>>,
 ) -> Vec<DatasetRow> {
@@ -1627,7 +1561,7 @@ fn apply_order<T>(v: &mut [T], order: &[usize]) {
     }
 }
 
-fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
+pub(crate) fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
     // The "file" summary rows of each container file, gathered once.
     let mut file_sums: BTreeMap<&str, Vec<&crate::aggregate::SummaryStats>> = BTreeMap::new();
     for (f, m) in &agg.summaries {
@@ -1692,7 +1626,7 @@ fn file_rows(agg: &Aggregate) -> Vec<FileRow> {
     rows
 }
 
-fn transfers(agg: &Aggregate) -> Transfers {
+pub(crate) fn transfers(agg: &Aggregate) -> Transfers {
     let mut t = Transfers::default();
     let sums: Vec<_> = crate::aggregate::objects_of_kind(&agg.summaries, "dataset").collect();
     let from_summary: (u64, u64, u64) = sums.iter().fold((0, 0, 0), |a, (_, s)| {

@@ -1170,7 +1170,7 @@ mod tests {
             v
         };
         let codes = |n: usize| {
-            let rep = crate::analysis::analyze(agg_of(&steps(n)), &th, &[]);
+            let rep = crate::report::analyze(agg_of(&steps(n)), &th, &[]);
             rep.insights
                 .iter()
                 .map(|i| (i.code.clone(), i.level))

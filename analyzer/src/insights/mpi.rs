@@ -248,7 +248,7 @@ fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
 }
 
 /// The `open_close_churn` insight, if any object of `agg.objects` is opened repeatedly.
-/// Called by [`crate::analysis::analyze`] before the dataset rows take the object tables.
+/// Called by [`crate::report::analyze`] before the dataset rows take the object tables.
 ///
 /// An attribute that [`crate::insights::costmodel::reread_attributes`] names (its value
 /// read again and again unchanged) is left to that more specific finding: its opens are

@@ -669,10 +669,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     // Variable-length data: every element a heap object of its own.
     let hits = rows
         .iter()
-        .filter(|(_, io)| {
-            (io.ftype == "vstring" || io.ftype.starts_with("vlen"))
-                && io.cost.elems >= VLEN_MIN_ELEMS
-        })
+        .filter(|(_, io)| names_vlen(io))
         .map(|(r, io)| {
             let c = &io.cost;
             (
@@ -712,6 +709,14 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     filters_without_gain(&rows, call_ns, out);
     implicit_file_opens(rep, call_ns, out);
     links_by_index(rep, call_ns, out);
+}
+
+/// Whether `vlen_strings` accounts for a dataset's transfers: variable-length data
+/// (`ftype` `vstring`/`vlen*`) moved in at least [`VLEN_MIN_ELEMS`] elements, each a
+/// global-heap object. Its writes' cost is the heap objects, which the rules about small
+/// or partial writes then leave to it.
+pub fn names_vlen(io: &DatasetIo) -> bool {
+    (io.ftype == "vstring" || io.ftype.starts_with("vlen")) && io.cost.elems >= VLEN_MIN_ELEMS
 }
 
 /// Link lookups by index (`H5Lget_name_by_idx`) before they are judged.

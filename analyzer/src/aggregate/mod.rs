@@ -12,6 +12,7 @@ pub mod asyncops;
 pub mod check;
 pub mod collective;
 pub mod dataset_io;
+pub mod link_iter;
 pub mod sketch;
 pub mod timeline;
 

@@ -664,7 +664,12 @@ fn planted_problem_suite() {
 /// 78 % (14/18), the blind set 70 % (7/10; no longer a blind number, its traces were read
 /// first), precision 93 % (207/222) at WARN/HIGH and overall, fixes quiet, controls
 /// empty, every entry stable; the floors keep the same margin (44/50, 13/18, 6/10).
-const FLOORS: [f64; 8] = [0.88, 0.72, 0.6, 0.9, 0.9, 1.0, 1.0, 0.92];
+/// h27 (3 runs at 18:37 UTC, after `vlen_log`'s partial writes were left to
+/// `vlen_strings` and `repeated_link_iteration`): recall 94 % (47/50), held-out 83 %
+/// (15/18), the blind set 80 % (8/10, not blind: written with its traces in view),
+/// precision 97 % (219/225, the six false ones `small_io` on `attr_read_in_loop`) at
+/// WARN/HIGH and overall; the floors keep the margin (45/50, 14/18, 7/10, a few findings).
+const FLOORS: [f64; 8] = [0.9, 0.77, 0.7, 0.95, 0.95, 1.0, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

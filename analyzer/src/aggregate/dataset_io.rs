@@ -297,6 +297,8 @@ pub struct DatasetsIo {
     /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
     /// buckets of [`SizeHist`]), ns.
     pub size_ns: [Vec<u64>; 2],
+    /// The link listings of groups listed more than once ([`crate::aggregate::link_iter`]).
+    pub links: crate::aggregate::link_iter::LinkListings,
 }
 
 /// Adds the datasets of one file into another's.
@@ -340,6 +342,7 @@ impl DatasetsIo {
         }
         add_dense(&mut self.size_ns[0], &o.size_ns[0]);
         add_dense(&mut self.size_ns[1], &o.size_ns[1]);
+        self.links.merge(o.links);
     }
 
     /// `((file, path), dataset)` of every dataset, sorted by file, then path.
@@ -421,6 +424,7 @@ pub struct Recorder {
     last_file: usize,
     shape: String,
     size_ns: [Vec<u64>; 2],
+    links: crate::aggregate::link_iter::ListingRecorder,
 }
 
 /// The extent of a bounding box: `0:99x10:19` → `100x10`; `None` when it does not parse.
@@ -442,6 +446,7 @@ impl Recorder {
     /// Adds one record of class `class`.
     #[inline]
     pub fn add(&mut self, r: &RecordRef<'_>, class: OpClass) {
+        self.links.add(r);
         if class == OpClass::Metadata {
             if r.kind == "dataset" && r.status >= 0 {
                 self.add_dataset_call(r);
@@ -631,6 +636,7 @@ impl Recorder {
         DatasetsIo {
             datasets,
             size_ns: std::mem::take(&mut self.size_ns),
+            links: self.links.finish(),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod collective;
 mod dataflow;
 pub mod dataset_io;
 mod diagnostics;
+pub mod link_iter;
 mod objects;
 pub mod sketch;
 mod stats;

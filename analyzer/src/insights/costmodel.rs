@@ -669,10 +669,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     // Variable-length data: every element a heap object of its own.
     let hits = rows
         .iter()
-        .filter(|(_, io)| {
-            (io.ftype == "vstring" || io.ftype.starts_with("vlen"))
-                && io.cost.elems >= VLEN_MIN_ELEMS
-        })
+        .filter(|(_, io)| names_vlen(io))
         .map(|(r, io)| {
             let c = &io.cost;
             (
@@ -712,6 +709,74 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     filters_without_gain(&rows, call_ns, out);
     implicit_file_opens(rep, call_ns, out);
     links_by_index(rep, call_ns, out);
+    repeated_listings(dio, call_ns, out);
+}
+
+/// Whether `vlen_strings` accounts for a dataset's transfers: variable-length data
+/// (`ftype` `vstring`/`vlen*`) moved in at least [`VLEN_MIN_ELEMS`] elements, each a
+/// global-heap object. Its writes' cost is the heap objects, which the rules about small
+/// or partial writes then leave to it.
+pub fn names_vlen(io: &DatasetIo) -> bool {
+    (io.ftype == "vstring" || io.ftype.starts_with("vlen")) && io.cost.elems >= VLEN_MIN_ELEMS
+}
+
+/// Listings of one group repeated with no change of its links between, per group, before
+/// they are judged.
+pub const RELIST_MIN: u64 = 20;
+
+/// The link layer's ledger of listings: a listing (`H5Literate2`, `H5Lvisit2`, h5py's
+/// `keys()`/`in list(g)`) visits every link of the group, reading the group's link
+/// storage (a symbol table's B-tree and local heap, or the dense storage's fractal heap);
+/// a second listing with no link created, deleted, copied or moved in between returns the
+/// same names. Asked for: one listing; done: one per call. The work is listings × links
+/// (the links are those the trace saw created in the group: a lower bound).
+fn repeated_listings(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
+    let hits = dio
+        .links
+        .0
+        .iter()
+        .filter(|(_, g)| g.repeats >= RELIST_MIN)
+        .map(|((file, group), g)| {
+            let links = if g.links_created > 0 {
+                format!(
+                    " of at least {} links: at least {} link visits for one listing's {}",
+                    g.links_created,
+                    g.listings.saturating_mul(g.links_created),
+                    g.links_created
+                )
+            } else {
+                String::new()
+            };
+            (
+                g.repeat_ns,
+                format!(
+                    "{file}:{group} listed {} times, {} with no change of its links since the last \
+                     listing{links}; the repeats take {}",
+                    g.listings,
+                    g.repeats,
+                    fmt_ns(g.repeat_ns)
+                ),
+            )
+        })
+        .collect();
+    push(
+        out,
+        "repeated_link_iteration",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Groups are listed again and again with the same links ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each listing (H5Literate2, H5Lvisit2; h5py's keys() or `in list(group)`) visits \
+         every link of the group. List it once and keep the names, or look a name up \
+         directly: H5Lexists(group, name, H5P_DEFAULT) or H5Oopen(group, name, \
+         H5P_DEFAULT) (h5py: `name in group`); when a callback does the work, do it in one \
+         pass: H5Literate2(group, H5_INDEX_NAME, H5_ITER_INC, &idx, callback, data). The \
+         expected gain is the time of the repeats.",
+    );
 }
 
 /// Link lookups by index (`H5Lget_name_by_idx`) before they are judged.
@@ -1004,6 +1069,46 @@ mod tests {
             ..Default::default()
         };
         assert!(run(&plain).is_empty());
+    }
+
+    #[test]
+    fn repeated_listings_are_judged_by_their_time() {
+        use crate::aggregate::link_iter::{GroupListings, LinkListings};
+        let run = |repeats: u64, repeat_ns: u64| {
+            let dio = DatasetsIo {
+                links: LinkListings(
+                    [(
+                        ("f.h5".to_string(), "/runs".to_string()),
+                        GroupListings {
+                            listings: repeats + 1,
+                            repeats,
+                            repeat_ns,
+                            links_created: 2000,
+                        },
+                    )]
+                    .into(),
+                ),
+                ..Default::default()
+            };
+            let mut out = Vec::new();
+            repeated_listings(&dio, 1000.0, &mut out);
+            out
+        };
+        // 199 repeats of a listing of 2000 links, 600 of 1000 ns of HDF5 time.
+        let found = run(199, 600);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, "repeated_link_iteration");
+        assert_eq!(found[0].level, Level::High, "{found:?}");
+        assert!(
+            found[0]
+                .detail
+                .contains("listed 200 times, 199 with no change"),
+            "{found:?}"
+        );
+        assert!(found[0].detail.contains("400000 link visits"), "{found:?}");
+        // Cheap repeats are a note; too few repeats are not judged.
+        assert_eq!(run(199, 50).first().map(|i| i.level), Some(Level::Info));
+        assert!(run(RELIST_MIN - 1, 600).is_empty());
     }
 
     #[test]

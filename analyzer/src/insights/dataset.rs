@@ -461,15 +461,7 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
     let mut partial: Vec<(u64, String)> = rep
         .datasets
         .iter()
-        .filter(|d| {
-            d.layout == "contiguous"
-                && d.writes >= th.partial_writes
-                && d.bytes_written / d.writes.max(1) < th.small_io_bytes
-                // Writes of the whole dataset each time are rewrites, not partial writes:
-                // no layout merges them (deep_path's fix updates its small datasets whole).
-                && !(1..=d.bytes_written / d.writes.max(1))
-                    .contains(&crate::insights::costmodel::dataset_bytes(d))
-        })
+        .filter(|d| partial_writes(d, dio.get(&d.file, &d.path), th))
         .map(|d| {
             (
                 d.write_ns,
@@ -499,5 +491,91 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
             "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
              buffer the writes and write larger hyperslabs.",
         ));
+    }
+}
+
+/// Whether `contiguous_small_writes` judges dataset `d` (with its dataset-rule facts `io`):
+/// a contiguous dataset written many times, in writes below `small_io_bytes` on average
+/// that do not each rewrite it whole.
+fn partial_writes(
+    d: &crate::analysis::DatasetRow,
+    io: Option<&DatasetIo>,
+    th: &Thresholds,
+) -> bool {
+    let mean = d.bytes_written / d.writes.max(1);
+    d.layout == "contiguous"
+        && d.writes >= th.partial_writes
+        && mean < th.small_io_bytes
+        // Writes of the whole dataset each time are rewrites, not partial writes: no
+        // layout merges them (deep_path's fix updates its small datasets whole).
+        && !(1..=mean).contains(&crate::insights::costmodel::dataset_bytes(d))
+        // Variable-length elements written one by one: each write's cost is the
+        // global-heap object it allocates, which `vlen_strings` names; the contiguous
+        // extent only receives the heap references, and a chunked layout would not
+        // remove the heap work.
+        && !io.is_some_and(crate::insights::costmodel::names_vlen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::dataset_io::CostFacts;
+    use crate::analysis::DatasetRow;
+
+    fn row(ftype_bytes: u64) -> DatasetRow {
+        DatasetRow {
+            file: "f.h5".into(),
+            path: "/log".into(),
+            layout: "contiguous".into(),
+            dims: "4000".into(),
+            type_size: ftype_bytes,
+            writes: 4000,
+            bytes_written: 4000 * ftype_bytes,
+            write_ns: 1000,
+            procs: 1,
+            opens: 1,
+            reads: 0,
+            bytes_read: 0,
+            read_ns: 0,
+            total_ns: 1500,
+            bandwidth_bps: 0.0,
+            ind_io: 0,
+            coll_io: 0,
+            broken_coll_io: 0,
+            sizes: Default::default(),
+            source: "objects",
+        }
+    }
+
+    #[test]
+    fn one_element_writes_of_variable_length_data_are_left_to_vlen_strings() {
+        let th = Thresholds::default();
+        // A log of 4000 one-element writes of 32-byte fixed strings: partial writes.
+        let fixed = DatasetIo {
+            ftype: "string32".into(),
+            cost: CostFacts {
+                elems: 4000,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(partial_writes(&row(32), Some(&fixed), &th));
+        assert!(partial_writes(&row(32), None, &th));
+        // The same of variable-length strings: each write a global-heap object, which
+        // vlen_strings names.
+        let vlen = DatasetIo {
+            ftype: "vstring".into(),
+            ..fixed.clone()
+        };
+        assert!(!partial_writes(&row(16), Some(&vlen), &th));
+        // Too few elements for vlen_strings to judge: the writes stay partial writes.
+        let few = DatasetIo {
+            cost: CostFacts {
+                elems: 10,
+                ..Default::default()
+            },
+            ..vlen
+        };
+        assert!(partial_writes(&row(16), Some(&few), &th));
     }
 }

@@ -142,6 +142,7 @@ pub const METADATA_MECHANISMS: &[&str] = &[
     "collective_metadata_off",
     "flush_per_write",
     "link_by_index",
+    "repeated_link_iteration",
     "external_link_reopen",
     "attribute_storage_compact",
 ];

@@ -611,43 +611,6 @@ fn h5prov_over_vol_async_runs_nothing_early() {
     }
 }
 
-/// `tests/c/async_issue_ids.c` compiled against the thread-safe HDF5 (once per test binary).
-fn async_issue_ids() -> PathBuf {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| compile_c("cc", "async_issue_ids", Some(&threadsafe_dir()), &[]))
-        .clone()
-}
-
-/// The structure of an asynchronous create's issue, not its time (the benchmark in
-/// docs/ASYNC.md): h5prov over vol-async asks vol-async for no wrap context while
-/// `H5Fcreate_async` + `H5Dcreate_async` + `H5Dwrite_async` are issued. HDF5 sets up a wrap
-/// context around almost every API call on an object; h5prov's used to ask vol-async for
-/// its own at once, whose free saves and restores the error stack (~7k instructions a
-/// call), though only an object wrapped later (on vol-async's thread, at a create's
-/// completion) needs it. The program counts the error-stack ids made during the issue
-/// (HDF5's id counter only grows; with `HDF5_ASYNC_EXE_FCLOSE=1` vol-async's thread runs
-/// nothing meanwhile). vol-async alone makes three (gdb): its file create saves the error
-/// stack, its info free does (a FAPL copy's), and its wrap context's free for the file's
-/// post-open query does. h5prov over it must make fewer (before: the same three).
-#[test]
-fn h5prov_over_vol_async_asks_vol_async_for_no_wrap_contexts_at_issue() {
-    let env = [("HDF5_ASYNC_EXE_FCLOSE", "1")];
-    let stacks = [Stack::Async, Stack::Over].map(|stack| {
-        let dir = scratch(&format!("async-issue-ids-{stack:?}"));
-        let out = ok_stdout_env(stack, &async_issue_ids(), &["w.h5"], &dir, &env);
-        assert!(out.contains("read_back=ok"), "{stack:?}:\n{out}");
-        (value(&out, "issue_error_stacks"), out)
-    });
-    let ((alone, alone_out), (over, over_out)) = (&stacks[0], &stacks[1]);
-    // The probe sees vol-async's error stacks.
-    assert!(*alone >= 1.0, "vol-async alone:\n{alone_out}");
-    assert!(
-        over <= &(alone - 1.0),
-        "h5prov over vol-async made {over} error stacks at issue, vol-async alone {alone}:\n\
-         {over_out}"
-    );
-}
-
 /// h5prov describes a file created asynchronously (its FAPL's alignment and library
 /// bounds, its file system, its identity) when the create has completed, not when it was
 /// issued: the five property queries, the `statfs` and the `stat` were a third of h5prov's

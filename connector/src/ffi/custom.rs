@@ -15,7 +15,7 @@ use h5prov_bindings::*;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::fmt::Write as _;
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 const NONE: u32 = crate::subops::NONE;
 type Req = *mut *mut c_void;
@@ -415,54 +415,10 @@ pub unsafe extern "C" fn get_cap_flags(info: *const c_void, flags: *mut u64) -> 
 // ---------------------------------------------------------------------------------------
 // Wrapping (objects HDF5 wraps outside our callbacks)
 
-/// h5prov's wrap context. The under connector's context is asked for only when an object
-/// is wrapped ([`WrapCtx::under_ctx`]), not when HDF5 sets the context up: HDF5 sets one up
-/// around almost every API call on an object and wraps an object in few of them (on
-/// vol-async's thread, at the completion of a create or open), and vol-async's context
-/// costs ~7k instructions a call (its free saves and restores the error stack), which made
-/// every asynchronous call's issue through h5prov slower than vol-async's alone
-/// (docs/ASYNC.md, "Measured issue times").
 struct WrapCtx {
     vol: UnderVol,
-    /// The under object the context is for (`None`: the native connector, whose context is
-    /// NULL). It lives as long as the context: HDF5 uses a context only during the API call
-    /// on that object, or (vol-async) during the operation issued by that call, which runs
-    /// before the object's close.
-    under_obj: Option<UnderObj>,
-    /// The under connector's context, once asked for.
-    under_ctx: OnceLock<UnderObj>,
+    under_ctx: *mut c_void,
     file: Option<Arc<Node>>,
-}
-
-/// A pointer of the under connector's (an object or a wrap context), kept in a
-/// [`WrapCtx`].
-#[derive(Clone, Copy)]
-struct UnderObj(*mut c_void);
-
-// SAFETY: HDF5 hands a wrap context to one thread at a time (the API call's, then, under
-// vol-async, its background thread's, both under HDF5's global lock in a thread-safe
-// build); the pointers are only passed back to HDF5.
-unsafe impl Send for UnderObj {}
-// SAFETY: as above.
-unsafe impl Sync for UnderObj {}
-
-impl WrapCtx {
-    /// The under connector's wrap context, asked for the first time it is needed (NULL:
-    /// the native connector's, or the under connector could not give one, which HDF5 takes
-    /// as "do not wrap" below h5prov).
-    fn under_ctx(&self) -> *mut c_void {
-        let Some(obj) = self.under_obj else {
-            return std::ptr::null_mut();
-        };
-        self.under_ctx
-            .get_or_init(|| {
-                let mut c = std::ptr::null_mut();
-                // SAFETY: obj is a live object of connector vol (see `under_obj`).
-                unsafe { b::H5VLget_wrap_ctx(obj.0, self.vol.id(), &mut c) };
-                UnderObj(c)
-            })
-            .0
-    }
 }
 
 pub unsafe extern "C" fn get_object(obj: *const c_void) -> *mut c_void {
@@ -484,9 +440,13 @@ pub unsafe extern "C" fn get_wrap_ctx(obj: *const c_void, ctx: *mut *mut c_void)
     guard(-1, Op::WrapGetCtx, || {
         // SAFETY: our wrapper.
         let o = unsafe { VolObj::from_ptr(obj.cast_mut()) }?;
-        // The native connector's context is NULL: nothing to ask for, ever. Any other's
-        // is asked for at the first wrap (`WrapCtx::under_ctx`).
-        let under_obj = (!o.vol.is_native()).then_some(UnderObj(o.under));
+        let mut under_ctx = std::ptr::null_mut();
+        // The native connector's context is NULL: one HDF5 API call fewer on almost every
+        // HDF5 call the application makes (each sets up a wrap context).
+        if !o.vol.is_native() {
+            // SAFETY: forwarded.
+            unsafe { b::H5VLget_wrap_ctx(o.under, o.vol.id(), &mut under_ctx) };
+        }
         let file = o.node.as_ref().and_then(|n| {
             if n.kind == Kind::File {
                 Some(n.clone())
@@ -496,8 +456,7 @@ pub unsafe extern "C" fn get_wrap_ctx(obj: *const c_void, ctx: *mut *mut c_void)
         });
         let w = Box::new(WrapCtx {
             vol: o.vol.clone(),
-            under_obj,
-            under_ctx: OnceLock::new(),
+            under_ctx,
             file,
         });
         // SAFETY: valid out-pointer.
@@ -515,7 +474,7 @@ pub unsafe extern "C" fn wrap_object(
         // SAFETY: a WrapCtx we created.
         let w = unsafe { ctx.cast::<WrapCtx>().as_ref() }.ok_or("NULL wrap context")?;
         // SAFETY: forwarded.
-        let under = unsafe { b::H5VLwrap_object(obj, ty, w.vol.id(), w.under_ctx()) };
+        let under = unsafe { b::H5VLwrap_object(obj, ty, w.vol.id(), w.under_ctx) };
         if under.is_null() {
             return Ok(std::ptr::null_mut());
         }
@@ -576,8 +535,8 @@ pub unsafe extern "C" fn free_wrap_ctx(ctx: *mut c_void) -> herr_t {
         if let Some(f) = w.file.take() {
             super::release(f);
         }
-        if let Some(&UnderObj(c)) = w.under_ctx.get().filter(|c| !c.0.is_null()) {
-            let v = w.vol.id();
+        if !w.under_ctx.is_null() {
+            let (c, v) = (w.under_ctx, w.vol.id());
             // SAFETY: forwarded.
             quietly(|| unsafe { b::H5VLfree_wrap_ctx(c, v) });
         }

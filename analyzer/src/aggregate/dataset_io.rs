@@ -103,6 +103,63 @@ pub struct DatasetIo {
     pub cache_slots: u64,
     /// The cost model's facts ([`crate::insights::costmodel`]).
     pub cost: CostFacts,
+    /// The selections MPI processes read it in, and how many processes read each.
+    pub read_boxes: ReadBoxes,
+}
+
+/// Most read selections kept per dataset in [`ReadBoxes`] (the first ones seen).
+pub const MAX_READ_BOXES: usize = 16;
+
+/// What the reads of one selection of a dataset cost over the processes that made them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BoxReads {
+    /// Processes (trace files) that read the selection.
+    pub procs: u32,
+    /// Bytes those reads delivered, all processes.
+    pub bytes: u64,
+    /// Their time, ns.
+    pub ns: u64,
+}
+
+/// The file selections (bounding boxes, the trace's `bbox`) a dataset was read in by the
+/// processes of an MPI job (rank >= 0), at most [`MAX_READ_BOXES`]: a selection that
+/// several processes read moved its bytes once per process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadBoxes(pub BTreeMap<CompactString, BoxReads>);
+
+impl ReadBoxes {
+    /// Counts a read of `bbox` by this recorder's process.
+    fn add(&mut self, bbox: &str, bytes: u64, ns: u64) {
+        let full = self.0.len() >= MAX_READ_BOXES;
+        let b = match self.0.get_mut(bbox) {
+            Some(b) => b,
+            None if full => return,
+            None => self.0.entry(bbox.into()).or_insert(BoxReads {
+                procs: 1,
+                ..BoxReads::default()
+            }),
+        };
+        b.bytes = b.bytes.saturating_add(bytes);
+        b.ns = b.ns.saturating_add(ns);
+    }
+
+    /// Adds another process's (or set of processes') reads.
+    fn merge(&mut self, o: ReadBoxes) {
+        for (k, v) in o.0 {
+            let full = self.0.len() >= MAX_READ_BOXES;
+            match self.0.get_mut(&k) {
+                Some(b) => {
+                    b.procs = b.procs.saturating_add(v.procs);
+                    b.bytes = b.bytes.saturating_add(v.bytes);
+                    b.ns = b.ns.saturating_add(v.ns);
+                }
+                None if full => {}
+                None => {
+                    self.0.insert(k, v);
+                }
+            }
+        }
+    }
 }
 
 /// What the cost model ([`crate::insights::costmodel`]) needs of one dataset beyond the rules
@@ -285,6 +342,7 @@ impl DatasetIo {
         self.cache_bytes = self.cache_bytes.max(o.cache_bytes);
         self.cache_slots = self.cache_slots.max(o.cache_slots);
         self.cost.merge(o.cost);
+        self.read_boxes.merge(o.read_boxes);
     }
 }
 
@@ -570,6 +628,9 @@ impl Recorder {
                 }
                 s.file_bytes += file_bytes;
             }
+        }
+        if !write && r.rank >= 0 && !r.bbox.is_empty() && r.sel != "points" {
+            d.read_boxes.add(r.bbox, r.bytes, r.total_ns);
         }
         // Re-reads: the same bounding box, blocks and points as a recent read, with no
         // write to the dataset in between (point selections can differ inside one box).

@@ -710,6 +710,62 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     implicit_file_opens(rep, call_ns, out);
     links_by_index(rep, call_ns, out);
     repeated_listings(dio, call_ns, out);
+    rank_redundant_reads(dio, call_ns, out);
+}
+
+/// Bytes read by the processes beyond the first, per dataset, before the repeats are judged.
+pub const REDUNDANT_MIN_BYTES: u64 = 1 << 20;
+
+/// The MPI-IO layer's ledger across the processes of a job: a file selection that n
+/// processes each read moves its bytes n times through the file driver and MPI-IO
+/// (and n times from the file system, whose cache or servers all n requests reach), for
+/// one selection's worth of distinct data. Asked for: the selection once; done: n reads.
+/// The waste is the reads beyond one per selection: (n - 1) / n of their bytes and time.
+fn rank_redundant_reads(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
+    let mut hits = Vec::new();
+    for (file, by_path) in &dio.datasets {
+        for (path, io) in by_path {
+            let (mut ns, mut bytes, mut distinct, mut procs, mut boxes) = (0u64, 0u64, 0u64, 0, 0);
+            for b in io.read_boxes.0.values().filter(|b| b.procs >= 2) {
+                let n = u64::from(b.procs);
+                ns += b.ns / n * (n - 1);
+                bytes += b.bytes / n * (n - 1);
+                distinct += b.bytes / n;
+                procs = procs.max(b.procs);
+                boxes += 1;
+            }
+            if bytes < REDUNDANT_MIN_BYTES {
+                continue;
+            }
+            hits.push((
+                ns,
+                format!(
+                    "{file}:{path}: {boxes} selection(s) each read by up to {procs} processes:                      {} read to deliver {} of distinct data (x{:.1}); the repeats take {}",
+                    fmt_bytes(bytes + distinct),
+                    fmt_bytes(distinct),
+                    (bytes + distinct) as f64 / distinct.max(1) as f64,
+                    fmt_ns(ns)
+                ),
+            ));
+        }
+    }
+    push(
+        out,
+        "rank_redundant_reads",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Several processes read the same selections of a dataset ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Have each process read only the part it uses: select it on the file space with \
+         H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) and pass that \
+         space to H5Dread (collectively, H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), when \
+         the parts interleave); when every process needs all of it, read it on one rank and \
+         MPI_Bcast it. The expected gain is the time of the repeated reads.",
+    );
 }
 
 /// Whether `vlen_strings` accounts for a dataset's transfers: variable-length data
@@ -1109,6 +1165,40 @@ mod tests {
         // Cheap repeats are a note; too few repeats are not judged.
         assert_eq!(run(199, 50).first().map(|i| i.level), Some(Level::Info));
         assert!(run(RELIST_MIN - 1, 600).is_empty());
+    }
+
+    #[test]
+    fn selections_read_by_several_processes_are_judged_by_their_repeats() {
+        use crate::aggregate::dataset_io::{BoxReads, ReadBoxes};
+        let run = |procs: u32, bytes: u64, ns: u64| {
+            let mut io = DatasetIo::default();
+            io.read_boxes = ReadBoxes(
+                [("0:511x0:1023".into(), BoxReads { procs, bytes, ns })]
+                    .into_iter()
+                    .collect(),
+            );
+            let mut dio = DatasetsIo::default();
+            dio.datasets
+                .entry("f.h5".into())
+                .or_default()
+                .insert("/d".into(), io);
+            let mut out = Vec::new();
+            rank_redundant_reads(&dio, 1000.0, &mut out);
+            out
+        };
+        // 4 processes read one 4 MiB selection: 16 MiB moved for 4 MiB, 3/4 of 800 ns.
+        let found = run(4, 16 << 20, 800);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, "rank_redundant_reads");
+        assert_eq!(found[0].level, Level::High, "{found:?}");
+        assert!(found[0].detail.contains("(x4.0)"), "{found:?}");
+        assert!(
+            found[0].detail.contains("read by up to 4 processes"),
+            "{found:?}"
+        );
+        // One process per selection is no redundancy; small repeats are not judged.
+        assert!(run(1, 16 << 20, 800).is_empty());
+        assert!(run(2, REDUNDANT_MIN_BYTES, 800).is_empty());
     }
 
     #[test]

@@ -158,39 +158,9 @@ fn module_of(rel: &Path) -> Vec<String> {
     segs
 }
 
-/// The cycles of a graph of top-level modules (`from` → the modules it names), each as
-/// its modules, sorted: the strongly connected components of more than one module.
-fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
-    let reach = |from: &str| {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![from.to_string()];
-        while let Some(m) = todo.pop() {
-            for n in edges.get(&m).into_iter().flatten() {
-                if seen.insert(n.clone()) {
-                    todo.push(n.clone());
-                }
-            }
-        }
-        seen
-    };
-    let reached: BTreeMap<&String, BTreeSet<String>> =
-        edges.keys().map(|m| (m, reach(m))).collect();
-    let mut out: Vec<Vec<String>> = Vec::new();
-    for (m, r) in &reached {
-        let comp: Vec<String> = r
-            .iter()
-            .filter(|n| *n != *m && reached.get(n).is_some_and(|rn| rn.contains(*m)))
-            .cloned()
-            .chain([(*m).clone()])
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        if comp.len() > 1 && !out.contains(&comp) {
-            out.push(comp);
-        }
-    }
-    out
-}
+#[path = "../../tests/common/cycles.rs"]
+mod cycles;
+use cycles::cycles;
 
 /// Every problem in the sources under `src`: an import of a later stage, a top-level
 /// module with no stage, or a cycle between top-level modules.

@@ -1171,12 +1171,14 @@ mod tests {
     fn selections_read_by_several_processes_are_judged_by_their_repeats() {
         use crate::aggregate::dataset_io::{BoxReads, ReadBoxes};
         let run = |procs: u32, bytes: u64, ns: u64| {
-            let mut io = DatasetIo::default();
-            io.read_boxes = ReadBoxes(
-                [("0:511x0:1023".into(), BoxReads { procs, bytes, ns })]
-                    .into_iter()
-                    .collect(),
-            );
+            let io = DatasetIo {
+                read_boxes: ReadBoxes(
+                    [("0:511x0:1023".into(), BoxReads { procs, bytes, ns })]
+                        .into_iter()
+                        .collect(),
+                ),
+                ..DatasetIo::default()
+            };
             let mut dio = DatasetsIo::default();
             dio.datasets
                 .entry("f.h5".into())

@@ -669,7 +669,7 @@ fn planted_problem_suite() {
 /// (15/18), the blind set 80 % (8/10, not blind: written with its traces in view),
 /// precision 97 % (219/225, the six false ones `small_io` on `attr_read_in_loop`) at
 /// WARN/HIGH and overall; the floors keep the margin (45/50, 14/18, 7/10, a few findings).
-const FLOORS: [f64; 8] = [0.9, 0.77, 0.7, 0.95, 0.95, 1.0, 1.0, 0.92];
+const FLOORS: [f64; 8] = [0.92, 0.83, 0.8, 0.95, 0.95, 1.0, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

@@ -127,37 +127,34 @@ pub struct BoxReads {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadBoxes(pub BTreeMap<CompactString, BoxReads>);
 
+impl BoxReads {
+    fn add(&mut self, o: BoxReads) {
+        self.procs = self.procs.saturating_add(o.procs);
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.ns = self.ns.saturating_add(o.ns);
+    }
+}
+
 impl ReadBoxes {
-    /// Counts a read of `bbox` by this recorder's process.
+    /// Adds `v` to `bbox`'s entry, made when there is room.
+    fn put(&mut self, bbox: &str, v: BoxReads) {
+        if let Some(b) = self.0.get_mut(bbox) {
+            b.add(v);
+        } else if self.0.len() < MAX_READ_BOXES {
+            self.0.insert(bbox.into(), v);
+        }
+    }
+
+    /// Counts a read of `bbox` by this recorder's process (one process per box).
     fn add(&mut self, bbox: &str, bytes: u64, ns: u64) {
-        let full = self.0.len() >= MAX_READ_BOXES;
-        let b = match self.0.get_mut(bbox) {
-            Some(b) => b,
-            None if full => return,
-            None => self.0.entry(bbox.into()).or_insert(BoxReads {
-                procs: 1,
-                ..BoxReads::default()
-            }),
-        };
-        b.bytes = b.bytes.saturating_add(bytes);
-        b.ns = b.ns.saturating_add(ns);
+        let procs = u32::from(!self.0.contains_key(bbox));
+        self.put(bbox, BoxReads { procs, bytes, ns });
     }
 
     /// Adds another process's (or set of processes') reads.
     fn merge(&mut self, o: ReadBoxes) {
         for (k, v) in o.0 {
-            let full = self.0.len() >= MAX_READ_BOXES;
-            match self.0.get_mut(&k) {
-                Some(b) => {
-                    b.procs = b.procs.saturating_add(v.procs);
-                    b.bytes = b.bytes.saturating_add(v.bytes);
-                    b.ns = b.ns.saturating_add(v.ns);
-                }
-                None if full => {}
-                None => {
-                    self.0.insert(k, v);
-                }
-            }
+            self.put(&k, v);
         }
     }
 }
@@ -629,14 +626,15 @@ impl Recorder {
                 s.file_bytes += file_bytes;
             }
         }
-        if !write && r.rank >= 0 && !r.bbox.is_empty() && r.sel != "points" {
-            d.read_boxes.add(r.bbox, r.bytes, r.total_ns);
-        }
         // Re-reads: the same bounding box, blocks and points as a recent read, with no
-        // write to the dataset in between (point selections can differ inside one box).
+        // write to the dataset in between (point selections can differ inside one box);
+        // and, for an MPI process, the box among the job's read selections.
         if write {
             l.recent.clear();
         } else if !r.bbox.is_empty() && r.sel != "points" {
+            if r.rank >= 0 {
+                d.read_boxes.add(r.bbox, r.bytes, r.total_ns);
+            }
             let hit = l
                 .recent
                 .iter()
@@ -779,6 +777,49 @@ mod tests {
         // Every access here is 4 KiB: all of the time is in small accesses.
         assert_eq!(dio.small_ns(1 << 20), 70);
         assert_eq!(dio.small_ns(4096), 0);
+    }
+
+    #[test]
+    fn read_boxes_count_each_mpi_process_once_per_selection() {
+        let run = |rank: i64, boxes: &[&str]| {
+            let mut r = Recorder::default();
+            for &b in boxes {
+                let rec = RecordRef {
+                    rank,
+                    ..rec("dataset.read", b, 0)
+                };
+                r.add(&rec, OpClass::DataRead);
+            }
+            r.finish()
+        };
+        let boxes = |dio: &DatasetsIo| dio.get("f.h5", "/d").unwrap().read_boxes.0.clone();
+        // Two reads of one box by one process: one process, both reads' bytes and time.
+        let mut job = run(0, &["0:9x0:9", "0:9x0:9"]);
+        let one = BoxReads {
+            procs: 1,
+            bytes: 8192,
+            ns: 20,
+        };
+        assert_eq!(boxes(&job)["0:9x0:9"], one);
+        // Another rank reads it too, and a box of its own.
+        job.merge(run(1, &["0:9x0:9", "10:19x0:9"]));
+        let b = boxes(&job);
+        let two = BoxReads {
+            procs: 2,
+            bytes: 12288,
+            ns: 30,
+        };
+        assert_eq!((b["0:9x0:9"], b["10:19x0:9"].procs), (two, 1));
+        // A process outside MPI (rank -1) is not part of a job's reads.
+        assert!(boxes(&run(-1, &["0:9x0:9"])).is_empty());
+        // At most MAX_READ_BOXES boxes per dataset, the first ones.
+        let many: Vec<String> = (0..MAX_READ_BOXES + 4)
+            .map(|i| format!("{i}:{i}"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let b = boxes(&run(0, &many));
+        assert_eq!(b.len(), MAX_READ_BOXES);
+        assert!(b.contains_key("0:0") && !b.contains_key(many[MAX_READ_BOXES]));
     }
 
     #[test]

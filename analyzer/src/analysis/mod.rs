@@ -626,6 +626,43 @@ pub struct DatasetRow {
     pub source: &'static str,
 }
 
+#[cfg(test)]
+impl DatasetRow {
+    /// A dataset of `f.h5` only written, `writes` times for `bytes_written` bytes in 1 µs
+    /// (1.5 µs in all), by one process that opened it once: the rules' unit tests' row.
+    pub(crate) fn written(
+        path: &str,
+        layout: &str,
+        dims: &str,
+        type_size: u64,
+        writes: u64,
+        bytes_written: u64,
+    ) -> DatasetRow {
+        DatasetRow {
+            file: "f.h5".into(),
+            path: path.into(),
+            layout: layout.into(),
+            dims: dims.into(),
+            type_size,
+            writes,
+            bytes_written,
+            write_ns: 1000,
+            procs: 1,
+            opens: 1,
+            reads: 0,
+            bytes_read: 0,
+            read_ns: 0,
+            total_ns: 1500,
+            bandwidth_bps: 0.0,
+            ind_io: 0,
+            coll_io: 0,
+            broken_coll_io: 0,
+            sizes: Default::default(),
+            source: "objects",
+        }
+    }
+}
+
 /// Independent / collective breakdown.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Transfers {

@@ -1057,28 +1057,7 @@ mod tests {
     use crate::aggregate::dataset_io::CostFacts;
 
     fn row(layout: &str, writes: u64, written: u64) -> DatasetRow {
-        DatasetRow {
-            file: "f.h5".into(),
-            path: "/d".into(),
-            layout: layout.into(),
-            dims: "1024x1024".into(),
-            type_size: 8,
-            writes,
-            bytes_written: written,
-            write_ns: 1000,
-            procs: 1,
-            opens: 1,
-            reads: 0,
-            bytes_read: 0,
-            read_ns: 0,
-            total_ns: 1500,
-            bandwidth_bps: 0.0,
-            ind_io: 0,
-            coll_io: 0,
-            broken_coll_io: 0,
-            sizes: Default::default(),
-            source: "objects",
-        }
+        DatasetRow::written("/d", layout, "1024x1024", 8, writes, written)
     }
 
     fn io(fill_time: &str, alloc_time: &str, fill: &str) -> DatasetIo {

@@ -523,28 +523,14 @@ mod tests {
     use crate::analysis::DatasetRow;
 
     fn row(ftype_bytes: u64) -> DatasetRow {
-        DatasetRow {
-            file: "f.h5".into(),
-            path: "/log".into(),
-            layout: "contiguous".into(),
-            dims: "4000".into(),
-            type_size: ftype_bytes,
-            writes: 4000,
-            bytes_written: 4000 * ftype_bytes,
-            write_ns: 1000,
-            procs: 1,
-            opens: 1,
-            reads: 0,
-            bytes_read: 0,
-            read_ns: 0,
-            total_ns: 1500,
-            bandwidth_bps: 0.0,
-            ind_io: 0,
-            coll_io: 0,
-            broken_coll_io: 0,
-            sizes: Default::default(),
-            source: "objects",
-        }
+        DatasetRow::written(
+            "/log",
+            "contiguous",
+            "4000",
+            ftype_bytes,
+            4000,
+            4000 * ftype_bytes,
+        )
     }
 
     #[test]

@@ -1650,34 +1650,33 @@ impl Listener {
     /// Accepts connections forever, as a task on the collector's runtime (call within it),
     /// each served as a task of its own within the limits.
     pub fn spawn(self, c: Arc<Collector>) -> io::Result<()> {
-        // Out of descriptors, most likely: let some close.
-        let pause = || tokio::time::sleep(Duration::from_millis(10));
-        match self {
+        enum Accepting {
+            Tcp(tokio::net::TcpListener),
+            Unix(tokio::net::UnixListener),
+        }
+        let l = match self {
             Listener::Tcp(l) => {
                 l.set_nonblocking(true)?;
-                let l = tokio::net::TcpListener::from_std(l)?;
-                tokio::spawn(async move {
-                    loop {
-                        match l.accept().await {
-                            Ok((s, _)) => c.admit(StreamConn::Tcp(s)),
-                            Err(_) => pause().await,
-                        }
-                    }
-                });
+                Accepting::Tcp(tokio::net::TcpListener::from_std(l)?)
             }
             Listener::Unix(l, _) => {
                 l.set_nonblocking(true)?;
-                let l = tokio::net::UnixListener::from_std(l)?;
-                tokio::spawn(async move {
-                    loop {
-                        match l.accept().await {
-                            Ok((s, _)) => c.admit(StreamConn::Unix(s)),
-                            Err(_) => pause().await,
-                        }
-                    }
-                });
+                Accepting::Unix(tokio::net::UnixListener::from_std(l)?)
             }
-        }
+        };
+        tokio::spawn(async move {
+            loop {
+                let s = match &l {
+                    Accepting::Tcp(l) => l.accept().await.map(|(s, _)| StreamConn::Tcp(s)),
+                    Accepting::Unix(l) => l.accept().await.map(|(s, _)| StreamConn::Unix(s)),
+                };
+                match s {
+                    Ok(s) => c.admit(s),
+                    // Out of descriptors, most likely: let some close.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                }
+            }
+        });
         Ok(())
     }
 }

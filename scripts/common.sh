@@ -6,7 +6,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each step prints the time since the script started, so a CI log shows where its
+# minutes went.
+H5PROV_T0=${H5PROV_T0:-$SECONDS}
+step() { printf '\n\033[1m==> %s\033[0m  [%d s in]\n' "$*" "$((SECONDS - H5PROV_T0))" >&2; }
 
 need_pkgs() {
     local missing=()

@@ -92,3 +92,4 @@ six_modes "$PAR_PLUGIN_DIR" "$ROOT/target/harness-traces-parallel" --variant par
 step "MPI VPIC/BDCATS-like runs through h5prov, analyzed (slowed rank named, transfer counts)"
 cargo build -q --release -p h5prov-analyzer
 cargo run -q --release -p hdf5-test-harness -- mpi-run --plugin-path "$PAR_PLUGIN_DIR" --check-transfers
+step "done: the whole suite passed"

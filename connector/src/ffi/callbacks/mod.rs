@@ -4,8 +4,10 @@
 //! callbacks whose arguments carry other objects (unwrapped), introspection, and requests.
 
 mod info;
+mod lifecycle;
 
 pub use info::{info_cmp, info_copy, info_free, info_from_str, info_to_str, Info, InfoData};
+pub use lifecycle::{get_cap_flags, get_conn_cls, initialize, terminate};
 
 use super::query::{self, quietly};
 use super::{cstr, guard, shape_call, sub_of, wrap_req, Error, Opening, UnderVol, VolObj};
@@ -23,69 +25,6 @@ use std::sync::Arc;
 
 const NONE: u32 = crate::subops::NONE;
 type Req = *mut *mut c_void;
-
-// ---------------------------------------------------------------------------------------
-// Life cycle and introspection
-
-pub unsafe extern "C" fn initialize(_vipl: hid_t) -> herr_t {
-    guard(-1, Op::Initialize, || {
-        super::error::register();
-        super::error::load_test_hook();
-        crate::trace::register_fork_handlers();
-        // The clock's first calibration (a 0.25 ms measurement, once per process) belongs
-        // to loading the connector, not to the application's first file open, which would
-        // otherwise pay it inside the program's own timed work.
-        crate::clock::init();
-        Ok(0)
-    })
-}
-
-pub unsafe extern "C" fn terminate() -> herr_t {
-    guard(-1, Op::Terminate, || {
-        trace::finish();
-        if std::env::var_os("H5PROV_CHECK_LEAKS").is_some() {
-            eprintln!(
-                "h5prov: live state nodes at terminate: {}; released outside the close path: {}",
-                tree::live_nodes(),
-                tree::unreleased_nodes()
-            );
-        }
-        super::error::unregister();
-        Ok(0)
-    })
-}
-
-pub unsafe extern "C" fn get_conn_cls(
-    obj: *mut c_void,
-    lvl: H5VL_get_conn_lvl_t,
-    cls: *mut *const H5VL_class_t,
-) -> herr_t {
-    guard(-1, Op::IntrospectGetConnCls, || {
-        if lvl == b::H5VL_GET_CONN_LVL_CURR {
-            // SAFETY: valid out-pointer; our class has a stable address.
-            unsafe { *cls = super::plugin::class_ptr() };
-            return Ok(0);
-        }
-        // SAFETY: obj is our wrapper.
-        let o = unsafe { VolObj::from_ptr(obj) }?;
-        // SAFETY: forwarded.
-        Ok(unsafe { b::H5VLintrospect_get_conn_cls(o.under, o.vol.id(), lvl, cls) })
-    })
-}
-
-pub unsafe extern "C" fn get_cap_flags(info: *const c_void, flags: *mut u64) -> herr_t {
-    guard(-1, Op::IntrospectGetCapFlags, || {
-        // SAFETY: an Info of ours (HDF5 passes the connector's info).
-        let i = unsafe { info.cast::<Info>().as_ref() }.ok_or("NULL info (no under connector)")?;
-        // SAFETY: forwarded to the under connector.
-        let r = unsafe { b::H5VLintrospect_get_cap_flags(i.under_info, i.under.id(), flags) };
-        if r >= 0 {
-            // SAFETY: valid out-pointer.
-            unsafe { *flags |= (*super::plugin::class_ptr()).cap_flags };
-        }
-        Ok(r)
-    })
-}
 
 // ---------------------------------------------------------------------------------------
 // Wrapping (objects HDF5 wraps outside our callbacks)

@@ -2,8 +2,8 @@
 //! connector's, the file's state node made and described), `file_specific` and
 //! `file_close`.
 
+use super::data_io::mpio;
 use super::info::{fapl_info, under_fapl, UnderFapl};
-use super::mpio;
 use super::{Req, NONE};
 use crate::ffi::query::{self, quietly};
 use crate::ffi::{cstr, guard, shape_call, sub_of, wrap_req, Error, VolObj};

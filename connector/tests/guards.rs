@@ -383,7 +383,11 @@ fn every_extern_c_body_is_one_guard_call_and_lives_in_ffi() {
     assert_eq!(count("src/ffi/table.rs", true), 4, "{all:#?}");
     assert_eq!(count("src/ffi/plugin.rs", true), 2, "{all:#?}");
     assert_eq!(count("src/ffi/sys.rs", false), 3, "{all:#?}");
-    assert!(count("src/ffi/callbacks/mod.rs", false) >= 30, "{all:#?}");
+    let callbacks = all
+        .iter()
+        .filter(|f| f.file.starts_with("src/ffi/callbacks/") && !f.in_macro)
+        .count();
+    assert!(callbacks >= 30, "{all:#?}");
 }
 
 // ---- the checker itself: what it accepts and what it rejects ------------------------------

@@ -8,6 +8,7 @@
 //! and when the thread exits.
 
 mod detail;
+mod files;
 
 pub use detail::Detail;
 
@@ -18,15 +19,16 @@ use crate::ops::Op;
 use crate::stream::{self, Stream};
 use crate::subops;
 use crate::tree::{Io, Kind, Node};
+use files::{create_files, write_block, Objects, TraceOut, Zstd};
 use h5prov_format::{
     column_index, BinEncoder, ObjectSummaryRef, ProcessMeta, TraceRecordRef, FORMAT_VERSION,
     OBJECT_COLUMNS, PENDING_SUFFIX, TRACE_COLUMNS,
 };
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Seek, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -175,100 +177,6 @@ pub struct Session {
     coll_md_writes: AtomicBool,
 }
 
-/// The trace file and its length (where the next block goes).
-struct TraceOut {
-    file: File,
-    len: u64,
-    /// `format=bin`: each block is written as one zstd frame.
-    zstd: Option<Zstd>,
-}
-
-/// A zstd compressor and its output buffer, reused by every block of a file.
-struct Zstd {
-    cx: zstd::bulk::Compressor<'static>,
-    out: Vec<u8>,
-}
-
-/// The zstd level of trace and objects blocks: the fast level -3. Callgrind on the
-/// metadata-heavy benchmark, instructions per HDF5 call over uncompressed blocks (14,839):
-/// level 1 +793, -1 +672, -3 +549, -5 +496, -7 +464; the rest is zstd's sequence coding,
-/// which no level removes (minMatch and hashLog change nothing either). Trace bytes a record
-/// on an h5py script (3,000 datasets written, read and annotated, 135,079 records): 21.4
-/// uncompressed, 8.6 at level 1, 9.1 at -1, 10.1 at -3, 10.8 at -5; -3 is the cheapest level
-/// that keeps both workloads' traces more than 2x smaller (2.1x and 2.25x).
-const ZSTD_LEVEL: i32 = -3;
-
-impl Zstd {
-    fn new(format: Format) -> Option<Zstd> {
-        if !format.compressed() {
-            return None;
-        }
-        Some(Zstd {
-            cx: zstd::bulk::Compressor::new(ZSTD_LEVEL).ok()?,
-            out: Vec::new(),
-        })
-    }
-
-    /// `data` as one zstd frame, or the error: compressed, or stored (a raw block) when
-    /// it is shorter than [`STORE_BELOW`].
-    fn frame(&mut self, data: &[u8]) -> std::io::Result<&[u8]> {
-        self.out.clear();
-        if data.len() < STORE_BELOW {
-            stored_frame(&mut self.out, data);
-            return Ok(&self.out);
-        }
-        self.out
-            .reserve(zstd::zstd_safe::compress_bound(data.len()));
-        self.cx.compress_to_buffer(data, &mut self.out)?;
-        Ok(&self.out)
-    }
-}
-
-/// Blocks shorter than this many bytes are stored in their zstd frame, not compressed.
-/// Compressing a block costs a fixed ~20k instructions (the compressor's reset and its
-/// tables, whatever the size) and ~22 a byte on trace records (callgrind): a drain of a
-/// few records at a file close (a trace block of ~250 bytes took 26k instructions, the
-/// objects block of its summary rows 16k) cost as much as a few HDF5 calls, to save a
-/// few hundred bytes. From 4 KiB on the fixed part is under a fifth of the whole. The
-/// blocks of a running application (up to the buffer's threshold, 256 KiB by default)
-/// are compressed as before.
-const STORE_BELOW: usize = 4096;
-
-/// Appends `data` (shorter than [`STORE_BELOW`], so less than zstd's largest block) as a
-/// zstd frame holding one raw block (RFC 8878, section 3.1.1): every zstd decoder reads
-/// it, with no compressor involved.
-fn stored_frame(out: &mut Vec<u8>, data: &[u8]) {
-    const _: () = assert!(STORE_BELOW <= 128 << 10);
-    // Magic number, little-endian.
-    out.extend_from_slice(&0xFD2F_B528u32.to_le_bytes());
-    // Frame header descriptor: a 4-byte content size (flag 2, bits 7-6), single segment
-    // (bit 5: no window descriptor, the window is the content size), no checksum, no
-    // dictionary.
-    out.push(0b1010_0000);
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    // Block header, 3 bytes little-endian: last block (bit 0), type raw (bits 1-2 = 0),
-    // size (bits 3-23).
-    let header = 1 | ((data.len() as u32) << 3);
-    out.extend_from_slice(&header.to_le_bytes()[..3]);
-    out.extend_from_slice(data);
-}
-
-/// Writes `data` to `file`, as one zstd frame when `zstd` is given; returns the bytes
-/// written (the file's growth).
-fn write_block(file: &mut File, zstd: Option<&mut Zstd>, data: &[u8]) -> std::io::Result<u64> {
-    match zstd {
-        Some(z) => {
-            let frame = z.frame(data)?;
-            file.write_all(frame)?;
-            Ok(frame.len() as u64)
-        }
-        None => {
-            file.write_all(data)?;
-            Ok(data.len() as u64)
-        }
-    }
-}
-
 /// The pending-records sidecar (`<stem>.pending`, layout in `h5prov_format::pending`):
 /// one slot per thread buffer, each a shared mapping of its part of the file.
 struct Pending {
@@ -391,17 +299,6 @@ impl Slot {
         self.len = 0;
         self.disclaim();
     }
-}
-
-/// The objects file and its pending rows.
-struct Objects {
-    file: File,
-    /// `format=bin`: each block is written as one zstd frame.
-    zstd: Option<Zstd>,
-    /// Encoded rows, whole rows only.
-    buf: Vec<u8>,
-    /// The binary encoding's block (`format=bin`): one per write of `buf`.
-    bin: BinEncoder,
 }
 
 /// A thread's pending records: encoded bytes, whole records only.
@@ -604,52 +501,6 @@ fn count_records(format: Format, bytes: &[u8]) -> u64 {
         Format::Bin => h5prov_format::bin_records(bytes),
         _ => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
     }
-}
-
-/// Creates a process's files, `stem` + each of `suffixes`, all with one collision
-/// suffix: the first `N` (none, then `.1`, `.2`, ...) for which none of them exists, so
-/// that a process's trace, objects, meta and sidecar always share a stem (a suffix chosen
-/// per file paired one process's trace with another's meta). Returns the stem used and
-/// the files, in `suffixes` order; files of a set that collided are removed again.
-fn create_files(
-    dir: &std::path::Path,
-    stem: &str,
-    suffixes: &[&str],
-    mode: u32,
-) -> std::io::Result<(String, Vec<File>)> {
-    let mut last = None;
-    'attempt: for attempt in 0..100 {
-        let stem = if attempt == 0 {
-            stem.to_string()
-        } else {
-            format!("{stem}.{attempt}")
-        };
-        let mut files = Vec::with_capacity(suffixes.len());
-        for suffix in suffixes {
-            let made = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .mode(mode)
-                .open(dir.join(format!("{stem}{suffix}")));
-            match made {
-                Ok(f) => files.push(f),
-                Err(e) => {
-                    for done in &suffixes[..files.len()] {
-                        let _ = std::fs::remove_file(dir.join(format!("{stem}{done}")));
-                    }
-                    if e.kind() == std::io::ErrorKind::AlreadyExists {
-                        last = Some(e);
-                        continue 'attempt;
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        return Ok((stem, files));
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free file name")))
 }
 
 fn now_wall_ns() -> u64 {
@@ -1822,6 +1673,7 @@ fn write_summary(
 
 #[cfg(test)]
 mod tests {
+    use super::files::STORE_BELOW;
     use super::*;
     use h5prov_format::ObjectSummary;
     use std::fmt::Write as _;

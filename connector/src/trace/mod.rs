@@ -9,10 +9,12 @@
 
 mod detail;
 mod files;
+mod fork;
 mod pending;
 mod thread;
 
 pub use detail::Detail;
+pub use fork::{after_fork_child, after_fork_parent, before_fork, register_fork_handlers};
 
 use crate::clock::{self, Tick};
 use crate::config::{Config, Format, Level};
@@ -28,7 +30,6 @@ use h5prov_format::{
 };
 use parking_lot::{Mutex, RwLock};
 use pending::{Pending, PendingSlots, Slot};
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::{Seek, Write};
 use std::os::unix::fs::DirBuilderExt;
@@ -630,81 +631,6 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
             t.refresh();
         }
     });
-}
-
-// ---------------------------------------------------------------------------------------
-// fork()
-
-/// Incremented in a forked child: thread states cached before the fork belong to the
-/// parent and are dropped unwritten.
-static FORK_GEN: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// The session lock, held by the forking thread across `fork()` so the child never
-    /// inherits it half-taken.
-    static HELD_ACROSS_FORK: RefCell<Option<parking_lot::RwLockWriteGuard<'static, Option<Arc<Session>>>>> =
-        const { RefCell::new(None) };
-}
-
-/// Registers [`before_fork`], [`after_fork_parent`] and [`after_fork_child`] as the
-/// process's `fork()` handlers (once; through [`sys::register_fork_handlers`], which names
-/// nothing above it).
-pub fn register_fork_handlers() {
-    sys::register_fork_handlers(before_fork, after_fork_parent, after_fork_child);
-}
-
-/// `pthread_atfork` prepare handler: takes the session lock.
-pub fn before_fork() {
-    let g = SESSION.write();
-    let _ = HELD_ACROSS_FORK.try_with(|h| *h.borrow_mut() = Some(g));
-}
-
-/// `pthread_atfork` parent handler: releases the session lock.
-pub fn after_fork_parent() {
-    // Dropping the guard releases the lock.
-    if let Ok(guard) = HELD_ACROSS_FORK.try_with(|h| h.borrow_mut().take()) {
-        drop(guard);
-    }
-}
-
-/// `pthread_atfork` child handler. The child is a new process: it gets trace files of its
-/// own (its pid, a fresh buffer and sequence) and per-object counters that start at zero.
-/// Nothing the parent buffered is written by the child: the parent writes it.
-pub fn after_fork_child() {
-    let held = HELD_ACROSS_FORK
-        .try_with(|h| h.borrow_mut().take())
-        .ok()
-        .flatten();
-    let Some(mut slot) = held else {
-        return;
-    };
-    FORK_GEN.fetch_add(1, Ordering::SeqCst);
-    let old = slot.take();
-    drop(slot);
-    LEVEL.store(0, Ordering::Relaxed);
-    EPOCH.fetch_add(1, Ordering::Release);
-    SESSIONS_STARTED.store(0, Ordering::Relaxed);
-    let Some(old) = old else { return };
-    crate::tree::forget_counts_after_fork();
-    let level = level_to_u8(old.cfg.level);
-    *AFTER_FORK.lock() = Some((old.cfg.clone(), old.info.clone()));
-    // The parent's files and buffers: never written, closed or freed here (the parent
-    // owns them; the child keeps its inherited descriptors open until it exits).
-    std::mem::forget(old);
-    // Spans stay active; the child's session starts with its first record, so a child
-    // that only execs (system(), popen()) leaves no trace files behind.
-    LEVEL.store(level, Ordering::Relaxed);
-}
-
-/// The session a forked child starts when it first records: (config, connector string).
-static AFTER_FORK: Mutex<Option<(Config, String)>> = Mutex::new(None);
-
-/// Starts the session a forked child inherited the settings of, if any.
-fn start_after_fork() {
-    let pending = AFTER_FORK.lock().take();
-    if let Some((cfg, info)) = pending {
-        start(&cfg, || info);
-    }
 }
 
 /// Notes collective-metadata settings seen on a FAPL (parallel HDF5).

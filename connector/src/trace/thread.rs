@@ -2,8 +2,9 @@
 //! the session (`THREAD`), written out when they fill, at file close, at terminate and
 //! when the thread exits.
 
+use super::fork::{start_after_fork, FORK_GEN};
 use super::pending::Slot;
-use super::{start_after_fork, Session, EPOCH, FORK_GEN, SESSION};
+use super::{Session, EPOCH, SESSION};
 use crate::ffi::sys;
 use crate::stream;
 use h5prov_format::BinEncoder;

@@ -2,7 +2,7 @@
 //! child trace files of its own, registered through [`sys::register_fork_handlers`] (which
 //! names nothing above it).
 
-use super::{level_to_u8, start, Session, EPOCH, LEVEL, SESSION, SESSIONS_STARTED};
+use super::session::{level_to_u8, start, Session, EPOCH, LEVEL, SESSION, SESSIONS_STARTED};
 use crate::config::Config;
 use crate::ffi::sys;
 use parking_lot::Mutex;

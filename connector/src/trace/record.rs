@@ -2,8 +2,8 @@
 //! record, encoded into the calling thread's buffer (or written at once without one), sent
 //! to the stream and to stderr as configured.
 
+use super::session::{level, Session};
 use super::thread::{with_session, Chunk};
-use super::{level, Session};
 use crate::clock::{self, Tick};
 use crate::config::{Format, Level};
 use crate::ffi::sys;

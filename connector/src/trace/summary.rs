@@ -2,8 +2,8 @@
 //! objects file (in blocks) when the node is released.
 
 use super::files::Objects;
+use super::session::{level, Session};
 use super::thread::with_session;
-use super::{level, Session};
 use crate::config::{Format, Level};
 use crate::tree::{Kind, Node};
 use h5prov_format::{column_index, ObjectSummaryRef, OBJECT_COLUMNS};

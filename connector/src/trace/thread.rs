@@ -4,7 +4,7 @@
 
 use super::fork::{start_after_fork, FORK_GEN};
 use super::pending::Slot;
-use super::{Session, EPOCH, SESSION};
+use super::session::{Session, EPOCH, SESSION};
 use crate::ffi::sys;
 use crate::stream;
 use h5prov_format::BinEncoder;

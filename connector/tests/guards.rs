@@ -449,7 +449,7 @@ fn the_checker_rejects_work_outside_the_guard() {
 #[test]
 fn the_checker_finds_extern_fns_outside_ffi() {
     let found = scan_source(
-        "src/trace.rs",
+        "src/trace/record.rs",
         r#"fn f() { std::sync::Once::new().call_once(|| { extern "C" fn h() { guard_unwind((), g) } }); }"#,
     );
     assert_eq!(found.len(), 1);

@@ -31,18 +31,18 @@ macro_rules! vol_table_rows {
     ($m:ident) => {
         $m! {
         // ---- connector and framework -------------------------------------------------------
-        top.initialize => Initialize "connector.initialize" Never: custom(custom::initialize);
-        top.terminate => Terminate "connector.terminate" Never: custom(custom::terminate);
-        info_cls.copy => InfoCopy "info.copy" Never: custom(custom::info_copy);
-        info_cls.cmp => InfoCmp "info.cmp" Never: custom(custom::info_cmp);
-        info_cls.free => InfoFree "info.free" Never: custom(custom::info_free);
-        info_cls.to_str => InfoToStr "info.to_str" Never: custom(custom::info_to_str);
-        info_cls.from_str => InfoFromStr "info.from_str" Never: custom(custom::info_from_str);
-        wrap_cls.get_object => WrapGetObject "wrap.get_object" Never: custom(custom::get_object);
-        wrap_cls.get_wrap_ctx => WrapGetCtx "wrap.get_wrap_ctx" Never: custom(custom::get_wrap_ctx);
-        wrap_cls.wrap_object => WrapObject "wrap.wrap_object" Never: custom(custom::wrap_object);
-        wrap_cls.unwrap_object => UnwrapObject "wrap.unwrap_object" Never: custom(custom::unwrap_object);
-        wrap_cls.free_wrap_ctx => WrapFreeCtx "wrap.free_wrap_ctx" Never: custom(custom::free_wrap_ctx);
+        top.initialize => Initialize "connector.initialize" Never: custom(callbacks::initialize);
+        top.terminate => Terminate "connector.terminate" Never: custom(callbacks::terminate);
+        info_cls.copy => InfoCopy "info.copy" Never: custom(callbacks::info_copy);
+        info_cls.cmp => InfoCmp "info.cmp" Never: custom(callbacks::info_cmp);
+        info_cls.free => InfoFree "info.free" Never: custom(callbacks::info_free);
+        info_cls.to_str => InfoToStr "info.to_str" Never: custom(callbacks::info_to_str);
+        info_cls.from_str => InfoFromStr "info.from_str" Never: custom(callbacks::info_from_str);
+        wrap_cls.get_object => WrapGetObject "wrap.get_object" Never: custom(callbacks::get_object);
+        wrap_cls.get_wrap_ctx => WrapGetCtx "wrap.get_wrap_ctx" Never: custom(callbacks::get_wrap_ctx);
+        wrap_cls.wrap_object => WrapObject "wrap.wrap_object" Never: custom(callbacks::wrap_object);
+        wrap_cls.unwrap_object => UnwrapObject "wrap.unwrap_object" Never: custom(callbacks::unwrap_object);
+        wrap_cls.free_wrap_ctx => WrapFreeCtx "wrap.free_wrap_ctx" Never: custom(callbacks::free_wrap_ctx);
 
         // ---- attributes ----------------------------------------------------------------------
         attr_cls.create => AttrCreate "attr.create" Dataset: open(fn attr_create(obj; loc: Loc,
@@ -54,8 +54,8 @@ macro_rules! vol_table_rows {
             name: *const c_char, aapl: hid_t, dxpl: hid_t; req)
             kind = Kind::Attr, name = name, loc = loc, dxpl = dxpl, created = false, dataset = None
             => |o, v| H5VLattr_open(o, loc, v, name, aapl, dxpl, req));
-        attr_cls.read => AttrRead "attr.read" Dataset: custom(custom::attr_read);
-        attr_cls.write => AttrWrite "attr.write" Dataset: custom(custom::attr_write);
+        attr_cls.read => AttrRead "attr.read" Dataset: custom(callbacks::attr_read);
+        attr_cls.write => AttrWrite "attr.write" Dataset: custom(callbacks::attr_write);
         attr_cls.get => AttrGet "attr.get" Dataset: call(fn attr_get(obj;
             args: *mut H5VL_attr_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLattr_get(o, v, args, dxpl, req));
@@ -80,12 +80,12 @@ macro_rules! vol_table_rows {
             kind = Kind::Dataset, name = name, loc = loc, dxpl = dxpl, created = false, dataset = None,
             dapl = dapl
             => |o, v| H5VLdataset_open(o, loc, v, name, dapl, dxpl, req));
-        dataset_cls.read => DatasetRead "dataset.read" Dataset: custom(custom::dataset_read);
-        dataset_cls.write => DatasetWrite "dataset.write" Dataset: custom(custom::dataset_write);
+        dataset_cls.read => DatasetRead "dataset.read" Dataset: custom(callbacks::dataset_read);
+        dataset_cls.write => DatasetWrite "dataset.write" Dataset: custom(callbacks::dataset_write);
         dataset_cls.get => DatasetGet "dataset.get" Dataset: call(fn dataset_get(obj;
             args: *mut H5VL_dataset_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLdataset_get(o, v, args, dxpl, req));
-        dataset_cls.specific => DatasetSpecific "dataset.specific" Dataset: custom(custom::dataset_specific);
+        dataset_cls.specific => DatasetSpecific "dataset.specific" Dataset: custom(callbacks::dataset_specific);
         dataset_cls.optional => DatasetOptional "dataset.optional" Dataset: call(fn dataset_optional(obj;
             args: *mut H5VL_optional_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLdataset_optional(o, v, args, dxpl, req));
@@ -114,16 +114,16 @@ macro_rules! vol_table_rows {
             => |o, v| H5VLdatatype_close(o, v, dxpl, req));
 
         // ---- files ---------------------------------------------------------------------------
-        file_cls.create => FileCreate "file.create" File: custom(custom::file_create);
-        file_cls.open => FileOpen "file.open" File: custom(custom::file_open);
+        file_cls.create => FileCreate "file.create" File: custom(callbacks::file_create);
+        file_cls.open => FileOpen "file.open" File: custom(callbacks::file_open);
         file_cls.get => FileGet "file.get" File: call(fn file_get(obj;
             args: *mut H5VL_file_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLfile_get(o, v, args, dxpl, req));
-        file_cls.specific => FileSpecific "file.specific" File: custom(custom::file_specific);
+        file_cls.specific => FileSpecific "file.specific" File: custom(callbacks::file_specific);
         file_cls.optional => FileOptional "file.optional" File: call(fn file_optional(obj;
             args: *mut H5VL_optional_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLfile_optional(o, v, args, dxpl, req));
-        file_cls.close => FileClose "file.close" File: custom(custom::file_close);
+        file_cls.close => FileClose "file.close" File: custom(callbacks::file_close);
 
         // ---- groups --------------------------------------------------------------------------
         group_cls.create => GroupCreate "group.create" Group: open(fn group_create(obj; loc: Loc,
@@ -137,7 +137,7 @@ macro_rules! vol_table_rows {
         group_cls.get => GroupGet "group.get" Group: call(fn group_get(obj;
             args: *mut H5VL_group_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLgroup_get(o, v, args, dxpl, req));
-        group_cls.specific => GroupSpecific "group.specific" Group: custom(custom::group_specific);
+        group_cls.specific => GroupSpecific "group.specific" Group: custom(callbacks::group_specific);
         group_cls.optional => GroupOptional "group.optional" Group: call(fn group_optional(obj;
             args: *mut H5VL_optional_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLgroup_optional(o, v, args, dxpl, req));
@@ -145,9 +145,9 @@ macro_rules! vol_table_rows {
             => |o, v| H5VLgroup_close(o, v, dxpl, req));
 
         // ---- links ---------------------------------------------------------------------------
-        link_cls.create => LinkCreate "link.create" Group: custom(custom::link_create);
-        link_cls.copy => LinkCopy "link.copy" Group: custom(custom::link_copy);
-        link_cls.move_ => LinkMove "link.move" Group: custom(custom::link_move);
+        link_cls.create => LinkCreate "link.create" Group: custom(callbacks::link_create);
+        link_cls.copy => LinkCopy "link.copy" Group: custom(callbacks::link_copy);
+        link_cls.move_ => LinkMove "link.move" Group: custom(callbacks::link_move);
         link_cls.get => LinkGet "link.get" Group: call(fn link_get(obj; loc: Loc,
             args: *mut H5VL_link_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLlink_get(o, loc, v, args, dxpl, req));
@@ -159,8 +159,8 @@ macro_rules! vol_table_rows {
             => |o, v| H5VLlink_optional(o, loc, v, args, dxpl, req));
 
         // ---- objects -------------------------------------------------------------------------
-        object_cls.open => ObjectOpen "object.open" Dataset: custom(custom::object_open);
-        object_cls.copy => ObjectCopy "object.copy" Dataset: custom(custom::object_copy);
+        object_cls.open => ObjectOpen "object.open" Dataset: custom(callbacks::object_open);
+        object_cls.copy => ObjectCopy "object.copy" Dataset: custom(callbacks::object_copy);
         object_cls.get => ObjectGet "object.get" Dataset: call(fn object_get(obj; loc: Loc,
             args: *mut H5VL_object_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLobject_get(o, loc, v, args, dxpl, req));
@@ -173,24 +173,24 @@ macro_rules! vol_table_rows {
 
         // ---- introspection -------------------------------------------------------------------
         introspect_cls.get_conn_cls => IntrospectGetConnCls "introspect.get_conn_cls" Never:
-            custom(custom::get_conn_cls);
+            custom(callbacks::get_conn_cls);
         introspect_cls.get_cap_flags => IntrospectGetCapFlags "introspect.get_cap_flags" Never:
-            custom(custom::get_cap_flags);
+            custom(callbacks::get_cap_flags);
         introspect_cls.opt_query => IntrospectOptQuery "introspect.opt_query" Never: plain(fn opt_query(obj;
             cls: H5VL_subclass_t, opt_type: c_int, flags: *mut u64) sub = NONE
             => |o, v| H5VLintrospect_opt_query(o, v, cls, opt_type, flags));
 
         // ---- async requests ------------------------------------------------------------------
-        request_cls.wait => RequestWait "request.wait" Dataset: custom(custom::request_wait);
-        request_cls.notify => RequestNotify "request.notify" Dataset: custom(custom::request_notify);
-        request_cls.cancel => RequestCancel "request.cancel" Dataset: custom(custom::request_cancel);
+        request_cls.wait => RequestWait "request.wait" Dataset: custom(callbacks::request_wait);
+        request_cls.notify => RequestNotify "request.notify" Dataset: custom(callbacks::request_notify);
+        request_cls.cancel => RequestCancel "request.cancel" Dataset: custom(callbacks::request_cancel);
         request_cls.specific => RequestSpecific "request.specific" Element: plain(fn request_specific(obj;
             args: *mut H5VL_request_specific_args_t) sub = sub_of!(args)
             => |o, v| H5VLrequest_specific(o, v, args));
         request_cls.optional => RequestOptional "request.optional" Element: plain(fn request_optional(obj;
             args: *mut H5VL_optional_args_t) sub = sub_of!(args)
             => |o, v| H5VLrequest_optional(o, v, args));
-        request_cls.free => RequestFree "request.free" Element: custom(custom::request_free);
+        request_cls.free => RequestFree "request.free" Element: custom(callbacks::request_free);
 
         // ---- blobs (variable-length data, references) ----------------------------------------
         blob_cls.put => BlobPut "blob.put" Element: plain(fn blob_put(obj;
@@ -218,7 +218,7 @@ macro_rules! vol_table_rows {
             => |o, v| H5VLtoken_from_str(o, obj_type, v, s, token));
 
         // ---- catch-all -----------------------------------------------------------------------
-        top.optional => GenericOptional "optional" Dataset: custom(custom::generic_optional);
+        top.optional => GenericOptional "optional" Dataset: custom(callbacks::generic_optional);
         }
     };
 }

@@ -6,7 +6,7 @@
 //! back; `sched_yield()` between calls, so that the threads take turns at HDF5's global lock
 //! call by call instead of running alone for hundreds of calls).
 //!
-//! How h5prov buffers (connector/src/trace.rs), and what each assertion would catch:
+//! How h5prov buffers (`connector/src/trace/`), and what each assertion would catch:
 //! - every thread encodes its records into a buffer of its own (`ThreadState.chunk`,
 //!   registered in `Session.buffers`), written to the one trace file when it holds
 //!   `buffer/4` bytes (at least 4 KiB, at most 256 KiB), at every file close and flush (all
@@ -33,7 +33,7 @@
 //! not hang it.
 //!
 //! Each of these connector faults fails some of the tests (checked by hand on a mutated
-//! trace.rs): a thread's buffer not written at thread exit; `finish` writing only one
+//! `trace` module): a thread's buffer not written at thread exit; `finish` writing only one
 //! thread's buffer; the pid recorded as `tid`; a buffer not emptied after a flush; one
 //! thread's writes counted twice in the object counters.
 

@@ -13,10 +13,10 @@
 //! - [`UnderVol`]: the under connector's id: one HDF5 reference (`H5Iinc_ref`/`H5Idec_ref`,
 //!   with the error stack preserved) shared by all of h5prov's holders through an `Arc`.
 //! - `table`: the declarative table of VOL callbacks; mechanical callbacks are generated
-//!   from it, special ones are in `custom`.
+//!   from it, special ones are in `callbacks`.
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod custom;
+pub mod callbacks;
 pub mod error;
 pub mod plugin;
 pub mod query;

@@ -36,7 +36,7 @@ pub static CLASS: LazyLock<Class> = LazyLock::new(|| {
         cap_flags: 0,
         ..H5VL_class_t::default()
     };
-    c.info_cls.size = std::mem::size_of::<super::custom::Info>();
+    c.info_cls.size = std::mem::size_of::<super::callbacks::Info>();
     fill_class(&mut c);
     Class(c)
 });

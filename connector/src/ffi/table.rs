@@ -6,7 +6,7 @@
 //! - [`fill_class`], which puts every trampoline or hand-written callback (`custom`) into
 //!   its slot. There is no second, positional list of callbacks to keep in sync.
 
-use super::custom;
+use super::callbacks;
 use super::{guard, shape_call, shape_close, shape_open, shape_plain, sub_of, Opening};
 use crate::ops::{vol_table_rows, Op};
 use crate::tree::Kind;

@@ -829,6 +829,37 @@ mod tests {
     }
 
     #[test]
+    fn the_fixed_cost_is_the_least_under_connector_time_of_a_small_call() {
+        let small = |under_ns, is_async, bytes| RecordRef {
+            under_ns,
+            is_async,
+            bytes,
+            ..rec("dataset.read", "0:9x0:9", 0)
+        };
+        let part = |recs: &[RecordRef<'_>]| {
+            let mut r = Recorder::default();
+            for x in recs {
+                r.add(x, OpClass::DataRead);
+            }
+            r.finish()
+        };
+        // An asynchronous call's hand-off, a call of no bytes and one without an under
+        // time do not count; of the rest, the least.
+        let mut a = part(&[small(9, 0, 4096), small(2, 1, 4096), small(1, 0, 0)]);
+        let b = part(&[small(0, 0, 4096), small(7, 0, 4096), small(3, 0, 2 << 20)]);
+        assert_eq!(b.small_call_ns(1 << 20), Some(7));
+        // Merged by the least of each size, whichever part comes first.
+        let mut c = b.clone();
+        c.merge(a.clone());
+        a.merge(b);
+        assert_eq!(a.size_min_under_ns, c.size_min_under_ns);
+        assert_eq!(a.small_call_ns(1 << 20), Some(7));
+        // The 2 MiB call is not small, and nothing below 4 KiB had an under time.
+        assert_eq!(a.small_call_ns(4 << 20), Some(3));
+        assert_eq!(a.small_call_ns(4096), None);
+    }
+
+    #[test]
     fn read_boxes_count_each_mpi_process_once_per_selection() {
         let run = |rank: i64, boxes: &[&str]| {
             let mut r = Recorder::default();

@@ -669,7 +669,12 @@ fn planted_problem_suite() {
 /// (15/18), the blind set 80 % (8/10, not blind: written with its traces in view),
 /// precision 97 % (219/225, the six false ones `small_io` on `attr_read_in_loop`) at
 /// WARN/HIGH and overall; the floors keep the margin (45/50, 14/18, 7/10, a few findings).
-const FLOORS: [f64; 8] = [0.92, 0.83, 0.8, 0.95, 0.95, 1.0, 1.0, 0.92];
+/// h32 (3 runs at 21:14 UTC, after `small_io`'s severity came from what batching would
+/// save): recall 96 % (48/50), held-out 89 % (16/18), the blind set 90 % (9/10, not
+/// blind), precision 100 % (222/222) at WARN/HIGH and 97 % (222/228) overall (the six
+/// INFO `small_io` on `attr_read_in_loop`); the floors move to just under it: one problem
+/// fewer (47/50, 15/18, 8/10), two false serious findings, a few INFO ones.
+const FLOORS: [f64; 8] = [0.94, 0.83, 0.8, 0.99, 0.96, 1.0, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

@@ -352,6 +352,12 @@ pub struct DatasetsIo {
     /// Time in data reads (index 0) and writes (index 1) by access-size bucket (the
     /// buckets of [`SizeHist`]), ns.
     pub size_ns: [Vec<u64>; 2],
+    /// By access-size bucket (reads and writes together), the least time a successful,
+    /// synchronous data transfer spent inside the under connector (`under_ns`): what
+    /// HDF5 itself needs per call of that size at best, without h5prov's recording and
+    /// without the occasional slow call; 0 when no such call was seen. The fixed cost of
+    /// `small_io`'s model ([`DatasetsIo::small_call_ns`]).
+    pub size_min_under_ns: Vec<u64>,
     /// The link listings of groups listed more than once ([`crate::aggregate::link_iter`]).
     pub links: crate::aggregate::link_iter::LinkListings,
 }
@@ -380,6 +386,24 @@ fn add_dense(a: &mut Vec<u64>, b: &[u64]) {
     }
 }
 
+/// The least of each bucket of `a` and `b`, 0 standing for none.
+fn min_dense(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x = min_seen(*x, y);
+    }
+}
+
+/// The lesser of two times, 0 standing for none.
+fn min_seen(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, v) | (v, 0) => v,
+        (a, b) => a.min(b),
+    }
+}
+
 impl DatasetsIo {
     /// Adds another part (commutative and associative).
     pub fn merge(&mut self, o: DatasetsIo) {
@@ -397,6 +421,7 @@ impl DatasetsIo {
         }
         add_dense(&mut self.size_ns[0], &o.size_ns[0]);
         add_dense(&mut self.size_ns[1], &o.size_ns[1]);
+        min_dense(&mut self.size_min_under_ns, &o.size_min_under_ns);
         self.links.merge(o.links);
     }
 
@@ -455,6 +480,19 @@ impl DatasetsIo {
             .map(|v| v.iter().take(lb).sum::<u64>())
             .sum()
     }
+
+    /// The fixed cost of one data access smaller than `limit` (a power of two), ns: the
+    /// least under-connector time of any such call ([`DatasetsIo::size_min_under_ns`]);
+    /// `None` when no such call had an under-connector time.
+    pub fn small_call_ns(&self, limit: u64) -> Option<u64> {
+        let lb = SizeHist::bucket(limit.next_power_of_two());
+        self.size_min_under_ns
+            .iter()
+            .take(lb)
+            .copied()
+            .filter(|&v| v > 0)
+            .min()
+    }
 }
 
 /// One dataset as a trace file's records go by: its part of the aggregate and the
@@ -479,6 +517,7 @@ pub struct Recorder {
     last_file: usize,
     shape: String,
     size_ns: [Vec<u64>; 2],
+    size_min_under_ns: Vec<u64>,
     links: crate::aggregate::link_iter::ListingRecorder,
 }
 
@@ -517,6 +556,15 @@ impl Recorder {
         v[b] += r.total_ns;
         if r.kind != "dataset" || r.status < 0 {
             return;
+        }
+        // An asynchronous call's under time is its hand-off, not its work; a call of no
+        // bytes or with no under time says nothing of a transfer's cost.
+        if r.is_async == 0 && r.bytes > 0 && r.under_ns > 0 {
+            let m = &mut self.size_min_under_ns;
+            if m.len() <= b {
+                m.resize(b + 1, 0);
+            }
+            m[b] = min_seen(m[b], r.under_ns.min(r.total_ns));
         }
         self.add_transfer(r, w == 1);
     }
@@ -695,6 +743,7 @@ impl Recorder {
         DatasetsIo {
             datasets,
             size_ns: std::mem::take(&mut self.size_ns),
+            size_min_under_ns: std::mem::take(&mut self.size_min_under_ns),
             links: self.links.finish(),
         }
     }
@@ -777,6 +826,37 @@ mod tests {
         // Every access here is 4 KiB: all of the time is in small accesses.
         assert_eq!(dio.small_ns(1 << 20), 70);
         assert_eq!(dio.small_ns(4096), 0);
+    }
+
+    #[test]
+    fn the_fixed_cost_is_the_least_under_connector_time_of_a_small_call() {
+        let small = |under_ns, is_async, bytes| RecordRef {
+            under_ns,
+            is_async,
+            bytes,
+            ..rec("dataset.read", "0:9x0:9", 0)
+        };
+        let part = |recs: &[RecordRef<'_>]| {
+            let mut r = Recorder::default();
+            for x in recs {
+                r.add(x, OpClass::DataRead);
+            }
+            r.finish()
+        };
+        // An asynchronous call's hand-off, a call of no bytes and one without an under
+        // time do not count; of the rest, the least.
+        let mut a = part(&[small(9, 0, 4096), small(2, 1, 4096), small(1, 0, 0)]);
+        let b = part(&[small(0, 0, 4096), small(7, 0, 4096), small(3, 0, 2 << 20)]);
+        assert_eq!(b.small_call_ns(1 << 20), Some(7));
+        // Merged by the least of each size, whichever part comes first.
+        let mut c = b.clone();
+        c.merge(a.clone());
+        a.merge(b);
+        assert_eq!(a.size_min_under_ns, c.size_min_under_ns);
+        assert_eq!(a.small_call_ns(1 << 20), Some(7));
+        // The 2 MiB call is not small, and nothing below 4 KiB had an under time.
+        assert_eq!(a.small_call_ns(4 << 20), Some(3));
+        assert_eq!(a.small_call_ns(4096), None);
     }
 
     #[test]

@@ -57,6 +57,49 @@ pub const FILTER_MIN_BYTES: u64 = 1 << 20;
 /// allocation were overwritten (wasted).
 pub const FILL_OVERWRITTEN: f64 = 0.5;
 
+/// `small_io` is never more than INFO when batching its calls would save less than this
+/// much of HDF5's own time (1.5 ms, all processes): [`small_io_saving`].
+///
+/// Why a model and an absolute floor, not a share. A small call's traced time is mostly
+/// h5prov's own recording (at 4 KiB about 7 µs of the connector's against 2.6 µs inside
+/// HDF5), so the small calls' share of the traced HDF5 time overstates them; and the share
+/// of HDF5's own (under-connector) time swings with whatever else the run did (one 4 MiB
+/// `H5Dwrite` that takes 1 ms in one run and 10 ms in the next moved the share of the same
+/// 1024 reads from 6 % to 45 %). What batching gives back does not depend on the rest of
+/// the run: each call HDF5 no longer makes saves its fixed cost, the time HDF5 needs for
+/// a call however few bytes it moves, while the bytes still have to be moved. The fixed
+/// cost comes from the trace itself: the least under-connector time of any small call
+/// ([`DatasetsIo::small_call_ns`]), which leaves out h5prov's recording and the
+/// occasional slow call (a preempted process, a sieve-buffer flush), and only rises on a
+/// loaded machine by what every call pays. For accesses of a few KiB it still includes
+/// moving those bytes, so the saving is an upper bound there and exact for tiny accesses.
+/// 1.5 ms sits between the suite's small savings that are real (4000 32-byte `H5Dwrite`
+/// calls of `vlen_log --fixed`: 1.9 ms, natively 2.9 ms against 0.44 ms buffered) and
+/// those that are not (1024 reads of 4 KiB in `attr_read_in_loop`: 0.7–0.8 ms, 1.05 ms on a loaded machine, natively
+/// 1.7 ms against 0.9 ms for one read, a few per cent of the program's HDF5 time): a
+/// saving of a millisecond is nothing a user should change code for, however small the
+/// rest of the run.
+pub const SMALL_IO_MIN_SAVING_NS: u64 = 1_500_000;
+
+/// What batching `small` data accesses of `procs` processes into one call per process
+/// would save, ns, at `call_ns` of HDF5's own time per call (the fixed cost,
+/// [`DatasetsIo::small_call_ns`]): every call but one per process.
+pub fn small_io_saving(small: u64, procs: u64, call_ns: u64) -> u64 {
+    small
+        .saturating_sub(procs.clamp(1, small.max(1)))
+        .saturating_mul(call_ns)
+}
+
+/// `small_io`'s severity: the share of the run's HDF5 time its calls take
+/// ([`severity_for_share`]), but INFO when the model's saving is known and below
+/// [`SMALL_IO_MIN_SAVING_NS`].
+pub fn small_io_level(share: f64, saving_ns: Option<u64>) -> Level {
+    match saving_ns {
+        Some(s) if s < SMALL_IO_MIN_SAVING_NS => Level::Info,
+        _ => severity_for_share(share),
+    }
+}
+
 /// `H5Aread` calls on one attribute, per process and per value it held (its writes plus
 /// one), before the reads are judged as rereads of an unchanged value.
 pub const REREAD_MIN: u64 = 100;

@@ -10,6 +10,7 @@
 pub use crate::aggregate::dataset_io::*;
 use crate::aggregate::{FileAccess, SizeHist};
 use crate::analysis::Report;
+use crate::insights::costmodel::{small_io_level, small_io_saving};
 use crate::insights::{severity_for_share, Insight, Level, Thresholds};
 use crate::units::{fmt_bytes, fmt_ns, pct};
 use std::collections::BTreeMap;
@@ -427,36 +428,13 @@ pub fn detect(
 
 /// `small_io` and `contiguous_small_writes`.
 fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: &mut Vec<Insight>) {
-    let count = |v: &[u64]| v.iter().sum::<u64>();
-    let lb = SizeHist::bucket(th.small_io_bytes.next_power_of_two());
-    let small_of = |v: &[u64]| v.iter().take(lb).sum::<u64>();
-    let a = &rep.access_sizes;
-    let n = count(&a.reads) + count(&a.writes);
-    let small = small_of(&a.reads) + small_of(&a.writes);
-    if n > 0 && small >= SMALL_IO_MIN && small as f64 / n as f64 >= th.small_io_fraction {
-        let ns = dio.small_ns(th.small_io_bytes);
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "small_io",
-            format!(
-                "{} of dataset accesses are smaller than {} ({} of HDF5 time)",
-                pct(small as f64 / n as f64),
-                fmt_bytes(th.small_io_bytes),
-                pct(share)
-            ),
-            format!(
-                "{small} of {n} dataset reads/writes ({} small reads, {} small writes) take {}",
-                small_of(&a.reads),
-                small_of(&a.writes),
-                fmt_ns(ns)
-            ),
-            "Read/write larger selections per call (aggregate in memory, or use \
-             H5Dwrite_multi/H5Dread_multi); chunk datasets to match the access pattern and size \
-             the chunk cache (H5Pset_chunk_cache); under MPI use collective transfers \
-             (H5Pset_dxpl_mpio) so MPI-IO can aggregate.",
-        ));
-    }
+    out.extend(small_io_finding(
+        &rep.access_sizes,
+        rep.run.processes as u64,
+        dio,
+        th,
+        call_ns,
+    ));
 
     let mut partial: Vec<(u64, String)> = rep
         .datasets
@@ -492,6 +470,63 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
              buffer the writes and write larger hyperslabs.",
         ));
     }
+}
+
+/// The `small_io` finding of a run with access sizes `a` over `procs` processes, if any:
+/// many small dataset accesses. Its severity is the share of the run's HDF5 time
+/// (`call_ns`) they take, but INFO when batching them would save little of HDF5's own
+/// time ([`small_io_level`], the model of [`crate::insights::costmodel`]).
+fn small_io_finding(
+    a: &crate::analysis::AccessSizes,
+    procs: u64,
+    dio: &DatasetsIo,
+    th: &Thresholds,
+    call_ns: f64,
+) -> Option<Insight> {
+    let count = |v: &[u64]| v.iter().sum::<u64>();
+    let lb = SizeHist::bucket(th.small_io_bytes.next_power_of_two());
+    let small_of = |v: &[u64]| v.iter().take(lb).sum::<u64>();
+    let n = count(&a.reads) + count(&a.writes);
+    let small = small_of(&a.reads) + small_of(&a.writes);
+    if n == 0 || small < SMALL_IO_MIN || (small as f64 / n as f64) < th.small_io_fraction {
+        return None;
+    }
+    let ns = dio.small_ns(th.small_io_bytes);
+    let share = ns as f64 / call_ns;
+    // The model (crate::insights::costmodel::SMALL_IO_MIN_SAVING_NS): what batching
+    // would save, from HDF5's own fixed cost per call.
+    let per_call = dio.small_call_ns(th.small_io_bytes);
+    let saving = per_call.map(|c| small_io_saving(small, procs, c));
+    let model = match (per_call, saving) {
+        (Some(c), Some(s)) => format!(
+            "; HDF5's own time per call at least {}, so one call per process instead \
+             would save about {}",
+            fmt_ns(c),
+            fmt_ns(s)
+        ),
+        _ => String::new(),
+    };
+    Some(ins(
+        small_io_level(share, saving),
+        "small_io",
+        format!(
+            "{} of dataset accesses are smaller than {} ({} of HDF5 time)",
+            pct(small as f64 / n as f64),
+            fmt_bytes(th.small_io_bytes),
+            pct(share)
+        ),
+        format!(
+            "{small} of {n} dataset reads/writes ({} small reads, {} small writes) take \
+                 {}{model}",
+            small_of(&a.reads),
+            small_of(&a.writes),
+            fmt_ns(ns)
+        ),
+        "Read/write larger selections per call (aggregate in memory, or use \
+             H5Dwrite_multi/H5Dread_multi); chunk datasets to match the access pattern and size \
+             the chunk cache (H5Pset_chunk_cache); under MPI use collective transfers \
+             (H5Pset_dxpl_mpio) so MPI-IO can aggregate.",
+    ))
 }
 
 /// Whether `contiguous_small_writes` judges dataset `d` (with its dataset-rule facts `io`):
@@ -563,5 +598,55 @@ mod tests {
             ..vlen
         };
         assert!(partial_writes(&row(16), Some(&few), &th));
+    }
+
+    /// A run of `calls` accesses of `bytes` each (reads), taking `traced_ns` in all (h5prov's
+    /// recording included) of the run's `call_ns`, the least inside HDF5 `min_under_ns`.
+    fn small_run(
+        calls: u64,
+        bytes: u64,
+        traced_ns: u64,
+        min_under_ns: u64,
+        call_ns: f64,
+    ) -> Option<Insight> {
+        let b = SizeHist::bucket(bytes);
+        let mut reads = vec![0; b + 1];
+        reads[b] = calls;
+        let a = crate::analysis::AccessSizes {
+            reads,
+            writes: Vec::new(),
+        };
+        let mut dio = DatasetsIo::default();
+        dio.size_ns[0] = vec![0; b + 1];
+        dio.size_ns[0][b] = traced_ns;
+        dio.size_min_under_ns = vec![0; b + 1];
+        dio.size_min_under_ns[b] = min_under_ns;
+        small_io_finding(&a, 1, &dio, &Thresholds::default(), call_ns)
+    }
+
+    #[test]
+    fn small_io_severity_comes_from_what_batching_would_save() {
+        // attr_read_in_loop --fixed: 1024 reads of 4 KiB, 4 ms traced of the run's 7 ms
+        // (57 %: HIGH by the share alone), but at least 0.75 µs each inside HDF5: one
+        // read instead saves about 0.77 ms, under the floor. INFO, not HIGH.
+        let f = small_run(1024, 4096, 4_000_000, 750, 7e6).unwrap();
+        assert_eq!(f.code, "small_io");
+        assert_eq!(f.level, Level::Info, "{f:?}");
+        assert!(
+            f.detail.contains("would save about 767.2 µs"),
+            "{}",
+            f.detail
+        );
+        // vlen_log --fixed: 4000 writes of 32 bytes at 0.48 µs each inside HDF5: 1.9 ms
+        // saved, above the floor; the share (12.8 of 14 ms) makes it HIGH.
+        let f = small_run(4000, 32, 12_800_000, 480, 14e6).unwrap();
+        assert_eq!(f.level, Level::High, "{f:?}");
+        // Without under-connector times (a live-stream capture) there is no model: the
+        // share alone, as before.
+        let f = small_run(1024, 4096, 4_000_000, 0, 7e6).unwrap();
+        assert_eq!(f.level, Level::High, "{f:?}");
+        // The floor only lowers: a saving above it at a small share stays INFO.
+        let f = small_run(4000, 32, 1_000_000, 480, 14e6).unwrap();
+        assert_eq!(f.level, Level::Info, "{f:?}");
     }
 }

@@ -473,6 +473,24 @@ impl Chunk {
             slot: None,
         }
     }
+
+    /// Does now what the buffer's first record would do once (inside an application's
+    /// call, maybe a timed one such as an asynchronous file create's issue): makes the
+    /// binary block's tables, and touches the first page of the staging buffer and of the
+    /// sidecar slot, which the first records go to (a page fault each, the slot's a write
+    /// fault on a shared file mapping). Only for a buffer sure to be written: the session
+    /// starter's.
+    fn prepare(&mut self, format: Format) {
+        if format == Format::Bin {
+            self.bin.prepare();
+        }
+        let page = self.buf.capacity().min(4096);
+        self.buf.resize(page, 0);
+        self.buf.clear();
+        if let Some(slot) = &self.slot {
+            slot.disclaim(); // the state word: 0, holds nothing, as it is
+        }
+    }
 }
 
 impl Session {
@@ -965,9 +983,13 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
     // posix_fallocate, ~130 µs) is made now rather than in its first record, which is
     // inside the application's call (an asynchronous file create's issue, see
     // docs/ASYNC.md).
+    // Its first record's one-time work too (`Chunk::prepare`).
     let _ = THREAD.try_with(|t| {
         if let Ok(mut t) = t.try_borrow_mut() {
             t.refresh();
+            if let Some(c) = &t.chunk {
+                c.lock().prepare(cfg.format);
+            }
         }
     });
 }

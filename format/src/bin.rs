@@ -279,6 +279,17 @@ impl BinEncoder {
         self.started = false;
     }
 
+    /// Makes the block's tables now if no record has yet (~18 KiB, ~9k instructions, and
+    /// the first touch of their pages), rather than in the first record's
+    /// [`begin`](Self::begin). For a buffer that is sure to be written (in h5prov, the
+    /// thread that starts a trace session): its first record may be an application's
+    /// timed call (an asynchronous file create's issue).
+    pub fn prepare(&mut self) {
+        if self.block.slots.is_empty() {
+            self.block.clear();
+        }
+    }
+
     /// Starts a record whose fields take at most `room` bytes (its length included):
     /// appends a block's zero length to `out` when the block is new. Returns the block
     /// state, the window and the buffer for a record longer than it (`room` bytes when
@@ -291,8 +302,8 @@ impl BinEncoder {
     ) -> (&mut BinBlock, &mut [u8; BIN_WINDOW], &mut [u8]) {
         if !self.started {
             self.started = true;
-            // The first block: its tables are made now. Later ones were cleared by
-            // `new_block`.
+            // The first block: its tables are made now (unless `prepare` made them).
+            // Later ones were cleared by `new_block`.
             if self.block.slots.is_empty() {
                 self.block.clear();
             }

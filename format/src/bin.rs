@@ -851,6 +851,32 @@ mod tests {
         assert_eq!(out.len(), n + 4);
     }
 
+    /// `prepare` makes the tables a first record would (so it clears nothing), and the
+    /// records written after it are byte for byte those written without it.
+    #[test]
+    fn a_prepared_encoder_writes_the_same_bytes() {
+        let write = |enc: &mut BinEncoder| {
+            let mut out = Vec::new();
+            let mut bits = 0;
+            for (i, t) in [&b"/a/dataset"[..], b"file.h5", b"/a/dataset"]
+                .into_iter()
+                .enumerate()
+            {
+                let (block, window, _) = enc.begin(&mut out, 64);
+                let end = block.put_text(window, 8, i, t, 0, &mut bits);
+                let end = block.put_num(window, end, i + 3, 42, &mut bits);
+                out.extend_from_slice(&window[..end]);
+            }
+            out
+        };
+        let mut prepared = BinEncoder::default();
+        prepared.prepare();
+        assert_eq!(prepared.block.slots.len(), SLOTS);
+        assert_eq!(prepared.block.keyed.len(), KEYED);
+        assert!(!prepared.started, "no block was started");
+        assert_eq!(write(&mut prepared), write(&mut BinEncoder::default()));
+    }
+
     #[test]
     fn varints() {
         for v in [0, 1, 127, 128, 300, 1 << 35, u64::MAX - 1, u64::MAX] {

@@ -678,7 +678,7 @@ fn h5prov_sets_up_its_trace_session_before_the_first_async_create() {
 /// The first record of the thread that starts h5prov's session goes into the first page
 /// of its slot in the crash sidecar (`*.pending`, a shared file mapping whose blocks were
 /// allocated but never written). The write fault of that page (the file system's page
-/// setup, ~100 µs on ext4), and the binary encoder's tables, were paid by the first record,
+/// setup, 40–90 µs on ext4 for a file's first dirtied page), and the binary encoder's tables, were paid by the first record,
 /// inside the first `H5Fcreate_async`: that was most of why its issue through h5prov
 /// over vol-async took ~1.8x HDF5's pass-through's (docs/ASYNC.md, "Measured issue
 /// times"). They are done when the session starts. Observable: the slot's page is in

@@ -677,14 +677,15 @@ fn h5prov_sets_up_its_trace_session_before_the_first_async_create() {
 
 /// The first record of the thread that starts h5prov's session goes into the first page
 /// of its slot in the crash sidecar (`*.pending`, a shared file mapping whose blocks were
-/// allocated but never written). The write fault of that page (the file system's page
-/// setup, 40–90 µs on ext4 for a file's first dirtied page), and the binary encoder's tables, were paid by the first record,
-/// inside the first `H5Fcreate_async`: that was most of why its issue through h5prov
-/// over vol-async took ~1.8x HDF5's pass-through's (docs/ASYNC.md, "Measured issue
-/// times"). They are done when the session starts. Observable: the slot's page is in
-/// memory after the library started and before the first create (`mincore`; on main, only
-/// the sidecar's header page was). A file system whose `fallocate` puts pages in memory
-/// (tmpfs) would make this pass without the change; the test directory is on disk.
+/// allocated but never written). The write fault of that page (the file system's first
+/// dirtying of the file, 40–90 µs on ext4), the binary encoder's tables and the staging
+/// buffer's first page were paid by the first record, inside the first `H5Fcreate_async`:
+/// most of why its issue through h5prov over vol-async took ~1.7x HDF5's pass-through's
+/// (docs/ASYNC.md, "The cold create"). They are done when the session starts. Observable:
+/// the slot's page is in memory after the library started and before the first create
+/// (`mincore`; on main only the sidecar's header page was). A file system whose
+/// `fallocate` puts pages in memory (tmpfs) would make this pass without the change; the
+/// test directory is on disk.
 #[test]
 fn h5prov_faults_in_its_first_records_page_before_the_first_async_create() {
     let dir = scratch("async-first-record-page");

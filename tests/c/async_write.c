@@ -24,6 +24,13 @@
  *                     whether it existed after the library started (H5EScreate) and
  *                     before the first H5Fcreate_async (h5prov's trace directory: made
  *                     when its session starts)
+ *   sidecar_pages_before_create=N  also only then: how many pages of the files named
+ *                     "*.pending" in that directory, past each file's first (its header),
+ *                     were in memory (mincore) before the first H5Fcreate_async: h5prov's
+ *                     crash sidecar, whose slots hold the threads' record buffers; the
+ *                     first page of the starting thread's slot is touched when the session
+ *                     starts (a write fault on a shared file mapping), not by the first
+ *                     record, inside the first create's issue
  *   trace_growth_at_close_issue=B  also only then: how many bytes the regular files in
  *                     that directory (and its subdirectories) grew by while
  *                     H5Dclose_async + H5Fclose_async were issued (h5prov drains its record
@@ -31,6 +38,7 @@
  *                     leaves for the close's completion)
  * Exit status 0 when every call succeeded and every value read back is right; 1 otherwise
  * (the reason on stderr). */
+#define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #include "hdf5.h"
 #include <stdint.h>
@@ -38,6 +46,7 @@
 #include <stdlib.h>
 #include <dirent.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +70,44 @@ static long long dir_bytes(const char *dir) {
             sum += dir_bytes(path);
         else if (S_ISREG(st.st_mode))
             sum += (long long)st.st_size;
+    }
+    closedir(d);
+    return sum;
+}
+
+/* The pages of the files named "*.pending" directly in DIR, past each file's first, that
+ * are in memory (mincore of a read-only mapping, which touches nothing). */
+static long pending_pages_resident(const char *dir) {
+    long sum = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 8 || strcmp(e->d_name + len - 8, ".pending") != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *fp = fopen(path, "r");
+        if (fp == NULL)
+            continue;
+        struct stat st;
+        if (fstat(fileno(fp), &st) == 0 && st.st_size > page) {
+            size_t size = (size_t)st.st_size;
+            void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fileno(fp), 0);
+            if (map != MAP_FAILED) {
+                size_t pages = (size + (size_t)page - 1) / (size_t)page;
+                unsigned char *vec = malloc(pages);
+                if (vec != NULL && mincore(map, size, vec) == 0)
+                    for (size_t i = 1; i < pages; i++)
+                        sum += vec[i] & 1;
+                free(vec);
+                munmap(map, size);
+            }
+        }
+        fclose(fp);
     }
     closedir(d);
     return sum;
@@ -107,6 +154,7 @@ int main(int argc, char **argv) {
     CHECK(es >= 0, "H5EScreate");
     const char *traces = getenv("ASYNC_WRITE_TRACES");
     int traces_before = traces != NULL && access(traces, F_OK) == 0;
+    long sidecar_pages = traces != NULL ? pending_pages_resident(traces) : 0;
     double t0 = now_us();
     hid_t f = H5Fcreate_async(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT, es);
     CHECK(f >= 0, "H5Fcreate_async");
@@ -150,6 +198,7 @@ int main(int argc, char **argv) {
     printf("err=%d\n", (int)err);
     if (traces != NULL) {
         printf("traces_before_create=%d\n", traces_before);
+        printf("sidecar_pages_before_create=%ld\n", sidecar_pages);
         printf("trace_growth_at_close_issue=%lld\n", after_close - before_close);
     }
 

@@ -607,10 +607,11 @@ pub fn start(cfg: &Config, info: impl FnOnce() -> String) {
     // The starting thread's buffer (and its crash sidecar slot: an mmap and a
     // posix_fallocate, ~130 µs) is made now rather than in its first record, which is
     // inside the application's call (an asynchronous file create's issue, see
-    // docs/ASYNC.md).
+    // docs/ASYNC.md). Its first record's one-time work too (`Chunk::prepare`).
     let _ = THREAD.try_with(|t| {
         if let Ok(mut t) = t.try_borrow_mut() {
             t.refresh();
+            t.prepare_first_record(cfg.format);
         }
     });
 }

@@ -5,6 +5,7 @@
 use super::fork::{start_after_fork, FORK_GEN};
 use super::pending::Slot;
 use super::session::{Session, EPOCH, SESSION};
+use crate::config::Format;
 use crate::ffi::sys;
 use crate::stream;
 use h5prov_format::BinEncoder;
@@ -39,6 +40,24 @@ impl Chunk {
             slot: None,
         }
     }
+
+    /// Does now what the buffer's first record would do once (inside an application's
+    /// call, maybe a timed one such as an asynchronous file create's issue): makes the
+    /// binary block's tables, and touches the first page of the staging buffer and of the
+    /// sidecar slot, which the first records go to (a page fault each, the slot's a write
+    /// fault on a shared file mapping). Only for a buffer sure to be written: the session
+    /// starter's.
+    fn prepare(&mut self, format: Format) {
+        if format == Format::Bin {
+            self.bin.prepare();
+        }
+        let page = self.buf.capacity().min(4096);
+        self.buf.resize(page, 0);
+        self.buf.clear();
+        if let Some(slot) = &self.slot {
+            slot.disclaim(); // the state word: 0, holds nothing, as it is
+        }
+    }
 }
 
 pub(super) struct ThreadState {
@@ -51,6 +70,14 @@ pub(super) struct ThreadState {
 }
 
 impl ThreadState {
+    /// Prepares this thread's buffer for its first record now ([`Chunk::prepare`]): the
+    /// session starter's, at session start.
+    pub(super) fn prepare_first_record(&self, format: Format) {
+        if let Some(c) = &self.chunk {
+            c.lock().prepare(format);
+        }
+    }
+
     pub(super) fn refresh(&mut self) {
         let e = EPOCH.load(Ordering::Acquire);
         if e == self.epoch && self.session.is_some() {

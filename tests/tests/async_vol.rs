@@ -658,44 +658,28 @@ fn an_async_created_file_is_described_at_its_completion_not_at_its_issue() {
 /// The program looks for the trace directory after `H5EScreate` (which starts the library)
 /// and before its first `H5Fcreate_async`. (Timing the issue is the benchmark in
 /// docs/ASYNC.md, not a test.)
+///
+/// The first record's one-time work is done then too. That record goes into the first page
+/// of the starting thread's slot in the crash sidecar (`*.pending`, a shared file mapping
+/// whose blocks were allocated but never written). The write fault of that page (the file
+/// system's first dirtying of the file, 40–90 µs on ext4), the binary encoder's tables and
+/// the staging buffer's first page were paid by the first record, inside the first
+/// `H5Fcreate_async`: most of why its issue through h5prov over vol-async took ~1.7x HDF5's
+/// pass-through's (docs/ASYNC.md, "The cold create"). Observable: the slot's page is in
+/// memory after the library started and before the first create (`mincore`; before, only
+/// the sidecar's header page was). A file system whose `fallocate` puts pages in memory
+/// (tmpfs) would make that pass without the change; the test directory is on disk.
 #[test]
-fn h5prov_sets_up_its_trace_session_before_the_first_async_create() {
+fn h5prov_sets_up_its_trace_session_and_first_record_before_the_first_async_create() {
     let dir = scratch("async-session-early");
-    let traces = dir.join("traces");
-    let env = [("ASYNC_WRITE_TRACES", traces.to_str().unwrap())];
-    let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
-    assert_eq!(value(&out, "traces_before_create"), 1.0, "{out}");
-    assert!(out.contains("read_back=ok"), "{out}");
-    // The first file create was still recorded, as an operation left in flight.
-    let recs = read_records(&traces);
-    assert!(
-        recs.iter()
-            .any(|r| r.op == "file.create" && r.is_async == 1 && r.req != 0),
-        "{recs:?}"
-    );
-}
-
-/// The first record of the thread that starts h5prov's session goes into the first page
-/// of its slot in the crash sidecar (`*.pending`, a shared file mapping whose blocks were
-/// allocated but never written). The write fault of that page (the file system's first
-/// dirtying of the file, 40–90 µs on ext4), the binary encoder's tables and the staging
-/// buffer's first page were paid by the first record, inside the first `H5Fcreate_async`:
-/// most of why its issue through h5prov over vol-async took ~1.7x HDF5's pass-through's
-/// (docs/ASYNC.md, "The cold create"). They are done when the session starts. Observable:
-/// the slot's page is in memory after the library started and before the first create
-/// (`mincore`; on main only the sidecar's header page was). A file system whose
-/// `fallocate` puts pages in memory (tmpfs) would make this pass without the change; the
-/// test directory is on disk.
-#[test]
-fn h5prov_faults_in_its_first_records_page_before_the_first_async_create() {
-    let dir = scratch("async-first-record-page");
     let traces = dir.join("traces");
     let env = [("ASYNC_WRITE_TRACES", traces.to_str().unwrap())];
     let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
     assert_eq!(value(&out, "traces_before_create"), 1.0, "{out}");
     assert!(value(&out, "sidecar_pages_before_create") >= 1.0, "{out}");
     assert!(out.contains("read_back=ok"), "{out}");
-    // And the first record is still there, in the page made ready for it.
+    // The first file create was still recorded, as an operation left in flight, in the
+    // page made ready for it.
     let recs = read_records(&traces);
     assert!(
         recs.iter()

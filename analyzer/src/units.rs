@@ -98,6 +98,46 @@ pub fn pct_whole(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+/// A number with its unit, as a finding's evidence carries it (`--json`) and its text
+/// prints it ([`Quantity::text`]). Serialised as a one-key object naming the unit, so that a
+/// reader of the JSON gets the raw value and knows its unit: `{"ns": 4561000}`,
+/// `{"bytes": 4096}`, `{"count": 12}`, `{"fraction": 0.123}`, `{"ratio": 10.0}`,
+/// `{"bytes_per_s": 1.2e6}`, `{"name": "/grid/x"}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// A duration in nanoseconds (printed by [`fmt_ns`]).
+    Ns(u64),
+    /// A byte count (printed by [`fmt_bytes`]).
+    Bytes(u64),
+    /// A number of things: calls, objects, processes (printed as is).
+    Count(u64),
+    /// A part of a whole, 0 to 1 (printed by [`pct`] as a percentage).
+    Fraction(f64),
+    /// How many times one quantity is another (p99/p50, bytes moved per byte asked for);
+    /// printed with one decimal (`10.0`; a finding's text may round it further).
+    Ratio(f64),
+    /// A bandwidth in bytes per second (printed by [`fmt_bw`]).
+    BytesPerS(f64),
+    /// What the finding is about: a file, a dataset or object path, an operation, a process.
+    Name(String),
+}
+
+impl Quantity {
+    /// The quantity as a finding's text prints it, through this module's formatters.
+    pub fn text(&self) -> String {
+        match self {
+            Quantity::Ns(v) => fmt_ns(*v),
+            Quantity::Bytes(v) => fmt_bytes(*v),
+            Quantity::Count(v) => v.to_string(),
+            Quantity::Fraction(v) => pct(*v),
+            Quantity::Ratio(v) => format!("{v:.1}"),
+            Quantity::BytesPerS(v) => fmt_bw(*v),
+            Quantity::Name(s) => s.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +212,34 @@ mod tests {
         assert_eq!(pct(1.0), "100.0%");
         assert_eq!(pct_whole(0.25), "25%");
         assert_eq!(pct_whole(0.999), "100%");
+    }
+
+    #[test]
+    fn quantities_print_through_the_formatters_and_serialise_with_their_unit() {
+        let cases = [
+            (Quantity::Ns(4_561_000), "4.56 ms", r#"{"ns":4561000}"#),
+            (Quantity::Bytes(3 << 19), "1.50 MiB", r#"{"bytes":1572864}"#),
+            (Quantity::Count(1024), "1024", r#"{"count":1024}"#),
+            (
+                Quantity::Fraction(0.1234),
+                "12.3%",
+                r#"{"fraction":0.1234}"#,
+            ),
+            (Quantity::Ratio(10.04), "10.0", r#"{"ratio":10.04}"#),
+            (
+                Quantity::BytesPerS(12.3 * 1024.0 * 1024.0),
+                "12.30 MiB/s",
+                r#"{"bytes_per_s":12897484.8}"#,
+            ),
+            (
+                Quantity::Name("/grid/x".into()),
+                "/grid/x",
+                r#"{"name":"/grid/x"}"#,
+            ),
+        ];
+        for (q, text, json) in cases {
+            assert_eq!(q.text(), text, "{q:?}");
+            assert_eq!(serde_json::to_string(&q).unwrap(), json, "{q:?}");
+        }
     }
 }

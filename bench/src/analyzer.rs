@@ -14,6 +14,10 @@
 //! per record against the CSV traces), `h5prov report` of that export, and DuckDB's
 //! hot-function query over it (`bench/duckdb_hot.py`, the `hot_functions_all_jobs` recipe
 //! of `docs/PARQUET.md`), whose counts and totals per operation must equal the report's.
+//!
+//! Last, the many-objects (PyTables-like) line ([`crate::objects`]): `h5prov report --json`
+//! on sets of 10k, 100k and 1M distinct objects made from the real source traces (`--objects`
+//! sets the sizes; `--objects-only` runs the line alone and writes `analyzer-objects.md`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -29,7 +33,7 @@ use crate::traceset::{self, SetManifest, SetSpec};
 use crate::BenchError;
 
 /// Version of the JSON layout of `analyzer.json`.
-pub const ANALYZER_REPORT_VERSION: u32 = 2;
+pub const ANALYZER_REPORT_VERSION: u32 = 3;
 
 /// Records in the default set.
 pub const DEFAULT_RECORDS: u64 = 10_000_000;
@@ -78,6 +82,8 @@ pub struct AnalyzerSettings {
     pub quick: bool,
     /// Ignore the cached source and set.
     pub regenerate: bool,
+    /// Object counts of the many-objects line ([`crate::objects`]); empty skips it.
+    pub objects: Vec<u64>,
 }
 
 /// One tool's measurements.
@@ -254,6 +260,8 @@ pub struct AnalyzerReport {
     pub prov: ProvSummary,
     /// The targets of issue 6.
     pub targets: Vec<Target>,
+    /// The many-objects (PyTables-like) line, unless skipped (`--objects 0`).
+    pub objects: Option<crate::objects::ObjectsLine>,
     /// Every run.
     pub raw: Vec<RawTiming>,
 }
@@ -553,6 +561,9 @@ pub fn run(
         raw.push(rec);
     }
 
+    // The many-objects line, after the rounds (its sets are made, reported on and removed
+    // one by one).
+    let objects = objects_line(s, &h5prov, &set.manifest.source, progress)?;
     let load_end = loadavg();
     let analyzer_json = read_value(&report_json)?;
     let report_median = {
@@ -764,8 +775,77 @@ pub fn run(
         parquet,
         prov,
         targets,
+        objects,
         raw,
     })
+}
+
+/// The many-objects line of `s` ([`crate::objects::run`]) on the source traces in
+/// `s.work_dir/source`; `None` when `s.objects` is empty.
+fn objects_line(
+    s: &AnalyzerSettings,
+    h5prov: &Path,
+    source: &traceset::SourceManifest,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<crate::objects::ObjectsLine>, BenchError> {
+    if s.objects.is_empty() {
+        return Ok(None);
+    }
+    crate::objects::run(
+        h5prov,
+        &s.work_dir.join("source"),
+        source,
+        &s.work_dir,
+        &s.objects,
+        progress,
+    )
+    .map(Some)
+}
+
+/// `h5prov-bench analyzer --objects-only`: the many-objects line alone, on the source
+/// traces (made or found as the full benchmark does). Writes `analyzer-objects.md` and
+/// `analyzer-objects.json` into `s.out_dir`; returns the Markdown.
+pub fn run_objects_only(
+    s: &AnalyzerSettings,
+    progress: &mut dyn FnMut(&str),
+) -> Result<String, BenchError> {
+    let h5prov = snapshot_binary(&s.h5prov, &s.work_dir.join("bin"))?;
+    let (_, source, _) = traceset::ensure_source(
+        &SetSpec {
+            repo: s.repo.clone(),
+            work_dir: s.work_dir.clone(),
+            plugin_path: s.plugin_path.clone(),
+            records: s.records,
+            files: s.files,
+            regenerate: s.regenerate,
+        },
+        progress,
+    )?;
+    let load_start = loadavg();
+    let line = objects_line(s, &h5prov, &source, progress)?
+        .ok_or_else(|| BenchError::new("--objects-only with no object counts"))?;
+    let load_end = loadavg();
+    let md = format!(
+        "# h5prov analyzer benchmark: many objects\n\n- host `{}`, {} CPUs; load average \
+         before `{load_start}`, after `{load_end}`\n\n{}",
+        crate::host_name(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        crate::objects::markdown(&line)
+    );
+    fs::create_dir_all(&s.out_dir)?;
+    fs::write(s.out_dir.join("analyzer-objects.md"), &md)?;
+    let json = serde_json::json!({
+        "report_version": ANALYZER_REPORT_VERSION,
+        "generated_unix_s": crate::unix_now_s(),
+        "host": crate::host_name(),
+        "loadavg": [load_start, load_end],
+        "objects": line,
+    });
+    fs::write(
+        s.out_dir.join("analyzer-objects.json"),
+        serde_json::to_string_pretty(&json).unwrap_or_default() + "\n",
+    )?;
+    Ok(md)
 }
 
 /// Makes (or finds) the set of `s` ([`traceset::ensure`]), and notes in the work
@@ -1371,6 +1451,10 @@ pub fn markdown(r: &AnalyzerReport) -> String {
         );
     }
     let _ = writeln!(s);
+    if let Some(o) = &r.objects {
+        s.push_str(&crate::objects::markdown(o));
+        let _ = writeln!(s);
+    }
     s
 }
 

@@ -19,6 +19,7 @@ pub mod analyzer;
 pub mod callgrind;
 pub mod collector;
 pub mod config;
+pub mod objects;
 pub mod proc;
 pub mod report;
 pub mod runner;

@@ -103,6 +103,14 @@ struct AnalyzerArgs {
     /// Cache and scratch directory [default: <repo>/target/bench-work/analyzer].
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// Object counts of the many-objects (PyTables-like) line, comma-separated
+    /// [default: 10000,100000,1000000; 1000,3000 with --quick; 0 skips the line].
+    #[arg(long, value_delimiter = ',')]
+    objects: Vec<u64>,
+    /// Run only the many-objects line (on the source traces; no 10M set, no pandas); writes
+    /// analyzer-objects.md and analyzer-objects.json.
+    #[arg(long)]
+    objects_only: bool,
 }
 
 #[derive(Args, Debug)]
@@ -331,6 +339,15 @@ fn analyzer_settings(a: AnalyzerArgs) -> Result<AnalyzerSettings, BenchError> {
         duckdb_python,
         quick: a.quick,
         regenerate: a.regenerate,
+        objects: if a.objects.is_empty() {
+            if a.quick {
+                h5prov_bench::objects::QUICK_OBJECTS.to_vec()
+            } else {
+                h5prov_bench::objects::DEFAULT_OBJECTS.to_vec()
+            }
+        } else {
+            a.objects.into_iter().filter(|&k| k > 0).collect()
+        },
     })
 }
 
@@ -388,9 +405,18 @@ fn main_inner(cli: Cli) -> Result<(), BenchError> {
     }
     if let Some(Cmd::Analyzer(a)) = cli.cmd {
         let prepare = a.prepare_set;
-        let s = analyzer_settings(a)?;
+        let objects_only = a.objects_only;
+        let s = analyzer_settings(AnalyzerArgs {
+            no_pandas: a.no_pandas || objects_only,
+            ..a
+        })?;
         if prepare {
             return analyzer::prepare_set(&s, &mut |line| eprintln!("{line}")).map(|_| ());
+        }
+        if objects_only {
+            let md = analyzer::run_objects_only(&s, &mut |line| eprintln!("{line}"))?;
+            println!("{md}");
+            return Ok(());
         }
         return run_analyzer(&s);
     }

@@ -88,6 +88,8 @@ struct Reaped {
     status: i32,
     /// `ru_maxrss`, KiB on Linux.
     max_rss_kb: u64,
+    /// `ru_utime + ru_stime`, ns: CPU time of the child, all its threads.
+    cpu_ns: u64,
 }
 
 /// `wait4(pid)`, retried on `EINTR`.
@@ -108,6 +110,13 @@ fn wait4_pid(pid: u32) -> io::Result<Reaped> {
             return Ok(Reaped {
                 status,
                 max_rss_kb: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+                cpu_ns: [usage.ru_utime, usage.ru_stime]
+                    .iter()
+                    .map(|t| {
+                        u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000
+                            + u64::try_from(t.tv_usec).unwrap_or(0) * 1_000
+                    })
+                    .sum(),
             });
         }
         let err = io::Error::last_os_error();
@@ -124,6 +133,8 @@ pub struct Measured {
     pub wall_ns: u64,
     /// Peak resident set size in KiB (`ru_maxrss` from `wait4(2)`).
     pub max_rss_kb: u64,
+    /// CPU time, user and system, of all its threads, ns (`ru_utime + ru_stime`).
+    pub cpu_ns: u64,
 }
 
 /// Starts `cmd` as it is configured (arguments, environment, stdio), reaps it with
@@ -152,6 +163,7 @@ pub fn run_measured(
     Ok(Measured {
         wall_ns,
         max_rss_kb: r.max_rss_kb,
+        cpu_ns: r.cpu_ns,
     })
 }
 

@@ -181,7 +181,7 @@ pub fn fnv1a(data: &[u8]) -> u64 {
     h
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }
 
@@ -192,7 +192,7 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn ctx(path: &Path) -> impl Fn(std::io::Error) -> BenchError + '_ {
+pub(crate) fn ctx(path: &Path) -> impl Fn(std::io::Error) -> BenchError + '_ {
     move |e| BenchError::new(format!("{}: {e}", path.display()))
 }
 
@@ -205,46 +205,8 @@ pub fn quota(records: u64, files: usize, i: usize) -> u64 {
 /// Returns the trace set for `spec`, from the cache or freshly made. `progress` gets one
 /// line per step.
 pub fn ensure(spec: &SetSpec, progress: &mut dyn FnMut(&str)) -> Result<TraceSet, BenchError> {
-    if spec.files == 0 || spec.records < spec.files as u64 {
-        return Err(BenchError::new(
-            "--records must be at least --files, and --files at least 1",
-        ));
-    }
     let t0 = Instant::now();
-    let need = quota(spec.records, spec.files, 0);
-    let procs = spec.files.div_ceil(2).clamp(1, MAX_SOURCE_PROCS);
-    let plugin = spec.plugin_path.join("libh5prov.so");
-    let plugin_bytes = fs::read(&plugin).map_err(|e| {
-        BenchError::new(format!(
-            "{}: {e} (build the connector: cargo build --release -p h5prov, and copy it there, \
-             or pass --plugin-path)",
-            plugin.display()
-        ))
-    })?;
-    let plugin_fnv1a = format!("{:016x}", fnv1a(&plugin_bytes));
-    drop(plugin_bytes);
-
-    let source_dir = spec.work_dir.join("source");
-    let cached_source =
-        read_json::<SourceManifest>(&source_dir.join("manifest.json")).filter(|m| {
-            !spec.regenerate
-                && m.generator == GENERATOR_VERSION
-                && m.plugin_fnv1a == plugin_fnv1a
-                && m.runs.len() == 2
-                && m.runs.iter().all(|r| r.procs >= procs)
-                && m.min_records() >= need
-        });
-    let source_cached = cached_source.is_some();
-    let source = match cached_source {
-        Some(m) => {
-            progress(&format!(
-                "[analyzer] source traces cached in {}",
-                source_dir.display()
-            ));
-            m
-        }
-        None => make_source(spec, &source_dir, &plugin_fnv1a, need, procs, progress)?,
-    };
+    let (source_dir, source, source_cached) = ensure_source(spec, progress)?;
     let key = source.key();
 
     let set_dir = spec
@@ -281,6 +243,55 @@ pub fn ensure(spec: &SetSpec, progress: &mut dyn FnMut(&str)) -> Result<TraceSet
         source_cached,
         prepare_s: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The source traces for `spec` ([`SourceManifest`]), from the cache or freshly run:
+/// `(source directory, manifest, taken from the cache)`. Each process of each source
+/// workload has at least the records one of `spec.files` output files needs.
+pub fn ensure_source(
+    spec: &SetSpec,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, SourceManifest, bool), BenchError> {
+    if spec.files == 0 || spec.records < spec.files as u64 {
+        return Err(BenchError::new(
+            "--records must be at least --files, and --files at least 1",
+        ));
+    }
+    let need = quota(spec.records, spec.files, 0);
+    let procs = spec.files.div_ceil(2).clamp(1, MAX_SOURCE_PROCS);
+    let plugin = spec.plugin_path.join("libh5prov.so");
+    let plugin_bytes = fs::read(&plugin).map_err(|e| {
+        BenchError::new(format!(
+            "{}: {e} (build the connector: cargo build --release -p h5prov, and copy it there, \
+             or pass --plugin-path)",
+            plugin.display()
+        ))
+    })?;
+    let plugin_fnv1a = format!("{:016x}", fnv1a(&plugin_bytes));
+    drop(plugin_bytes);
+
+    let source_dir = spec.work_dir.join("source");
+    let cached_source =
+        read_json::<SourceManifest>(&source_dir.join("manifest.json")).filter(|m| {
+            !spec.regenerate
+                && m.generator == GENERATOR_VERSION
+                && m.plugin_fnv1a == plugin_fnv1a
+                && m.runs.len() == 2
+                && m.runs.iter().all(|r| r.procs >= procs)
+                && m.min_records() >= need
+        });
+    let source_cached = cached_source.is_some();
+    let source = match cached_source {
+        Some(m) => {
+            progress(&format!(
+                "[analyzer] source traces cached in {}",
+                source_dir.display()
+            ));
+            m
+        }
+        None => make_source(spec, &source_dir, &plugin_fnv1a, need, procs, progress)?,
+    };
+    Ok((source_dir, source, source_cached))
 }
 
 /// The files of the set exist with the sizes the manifest adds up to.
@@ -631,7 +642,7 @@ pub fn rewrite_rows(
 }
 
 /// Index of column `name` of a CSV header.
-fn column(data: &[u8], path: &Path, name: &[u8]) -> Result<usize, BenchError> {
+pub(crate) fn column(data: &[u8], path: &Path, name: &[u8]) -> Result<usize, BenchError> {
     let header = Records::new(data).next().unwrap_or_default();
     let mut f = Vec::new();
     fields(header, &mut f);
@@ -647,7 +658,7 @@ fn column(data: &[u8], path: &Path, name: &[u8]) -> Result<usize, BenchError> {
 }
 
 /// Indexes of the `kind`, `file` and `path` columns of a CSV header.
-fn object_columns(data: &[u8], path: &Path) -> Result<[usize; 3], BenchError> {
+pub(crate) fn object_columns(data: &[u8], path: &Path) -> Result<[usize; 3], BenchError> {
     Ok([
         column(data, path, b"kind")?,
         column(data, path, b"file")?,
@@ -656,7 +667,7 @@ fn object_columns(data: &[u8], path: &Path) -> Result<[usize; 3], BenchError> {
 }
 
 /// The `kind,file,path` bytes of a row (fields as [`fields`] found them).
-fn object_key(rec: &[u8], f: &[(usize, usize)], cols: [usize; 3], key: &mut Vec<u8>) {
+pub(crate) fn object_key(rec: &[u8], f: &[(usize, usize)], cols: [usize; 3], key: &mut Vec<u8>) {
     key.clear();
     for c in cols {
         if let Some(&(s, e)) = f.get(c) {
@@ -667,7 +678,7 @@ fn object_key(rec: &[u8], f: &[(usize, usize)], cols: [usize; 3], key: &mut Vec<
 }
 
 /// Index of the `rank` column, checking that `pid` follows it.
-fn rank_column(data: &[u8], path: &Path) -> Result<usize, BenchError> {
+pub(crate) fn rank_column(data: &[u8], path: &Path) -> Result<usize, BenchError> {
     let header = Records::new(data).next().unwrap_or_default();
     let mut f = Vec::new();
     fields(header, &mut f);

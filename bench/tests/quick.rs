@@ -1,5 +1,6 @@
-//! Runs `h5prov-bench --quick` with native and pass_through, and `h5prov-bench analyzer
-//! --quick` (200k real trace records in 4 files; pandas when importable), and checks that
+//! Runs `h5prov-bench --quick` with native and pass_through, `h5prov-bench analyzer
+//! --quick` (200k real trace records in 4 files; pandas when importable) and its
+//! many-objects line alone (`--objects-only`), and checks that
 //! the report files exist and parse, the trace set is made of real rows and the analyzer and
 //! pandas agree. No timing assertions: tests don't time.
 
@@ -166,6 +167,15 @@ fn quick_analyzer_benchmark_writes_reports_that_agree() {
         assert!(t["peak_rss_mb"]["median"].as_f64().unwrap() > 0.0, "{t}");
     }
     assert_eq!(v["targets"].as_array().unwrap().len(), 3);
+    // The many-objects line at its --quick sizes, one row each, in the Markdown too.
+    let rows = v["objects"]["rows"].as_array().expect("objects rows");
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["objects"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        h5prov_bench::objects::QUICK_OBJECTS
+    );
+    assert!(md.contains("## Many objects (PyTables-like)"), "{md}");
     if pandas.is_ok() {
         assert_eq!(tools.len(), 3);
         assert_eq!(a["pandas_records"], 200_000, "{a}");
@@ -376,4 +386,57 @@ fn quick_baseline_plugin_runs_as_twin_modes_in_the_same_rounds() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--baseline-plugin-path"), "{err}");
+}
+
+#[test]
+fn quick_objects_line_has_a_row_per_size() {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-objects-quick");
+    let _ = std::fs::remove_dir_all(&base);
+    let out_dir = base.join("report");
+    let work_dir = base.join("work");
+    let h5prov = h5prov_binary();
+    run_bench(&[
+        "analyzer",
+        "--quick",
+        "--objects-only",
+        "--objects",
+        "1000,3000,500",
+        "--h5prov",
+        h5prov.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--work-dir",
+        work_dir.to_str().unwrap(),
+    ]);
+    let md = std::fs::read_to_string(out_dir.join("analyzer-objects.md")).expect("md");
+    assert!(md.contains("## Many objects (PyTables-like)"), "{md}");
+    let text = std::fs::read_to_string(out_dir.join("analyzer-objects.json")).expect("json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("analyzer-objects.json parses");
+    let rows = v["objects"]["rows"].as_array().expect("rows");
+    // One row per size, smallest first, each in the Markdown table.
+    let objects: Vec<u64> = rows
+        .iter()
+        .map(|r| r["objects"].as_u64().unwrap())
+        .collect();
+    assert_eq!(objects, [500, 1000, 3000], "{text}");
+    let mut last = 0;
+    for r in rows {
+        let records = r["records"].as_u64().unwrap();
+        assert!(records > last, "records grow with the objects: {text}");
+        last = records;
+        assert!(r["wall_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["cpu_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["peak_rss_mb"].as_f64().unwrap() > 0.0, "{r}");
+        let line = format!("| {} | {} | {records} |", r["objects"], r["processes"]);
+        assert!(md.contains(&line), "{line} not in {md}");
+    }
+    // The sets are removed once measured; the source stays cached.
+    let left: Vec<_> = std::fs::read_dir(&work_dir)
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().to_string_lossy().into_owned();
+            n.starts_with("objects-").then_some(n)
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -938,6 +938,40 @@ pub fn insights_of(
     ranks: Option<usize>,
     report_args: &[&str],
 ) -> Vec<Found> {
+    let v = report_of(name, args, ranks, report_args);
+    let mut found: Vec<Found> = v["insights"]
+        .as_array()
+        .expect("insights array")
+        .iter()
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap_or_default().to_string(),
+                i["level"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    found.sort();
+    // Every finding a fixture gives is documented: a `## ` heading of docs/INSIGHTS.md
+    // names its code.
+    let docs = std::fs::read_to_string(repo().join("docs/INSIGHTS.md")).expect("docs/INSIGHTS.md");
+    for (code, _) in &found {
+        assert!(
+            docs.lines()
+                .any(|l| l.starts_with("## ") && l.contains(&format!("`{code}`"))),
+            "insight `{code}` has no section in docs/INSIGHTS.md"
+        );
+    }
+    found
+}
+
+/// Runs `tests/c/insights/<name>.c` with h5prov as [`insights_of`] does and returns the
+/// whole `h5prov report --json` of its traces.
+pub fn report_of(
+    name: &str,
+    args: &[&str],
+    ranks: Option<usize>,
+    report_args: &[&str],
+) -> serde_json::Value {
     // The serial and the MPI build of one fixture may run at once: each its own directory.
     let dir = scratch(&format!(
         "insights-{name}{}-{}",
@@ -990,30 +1024,7 @@ pub fn insights_of(
         "{}",
         describe_output("h5prov report", &out)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report JSON");
-    let mut found: Vec<Found> = v["insights"]
-        .as_array()
-        .expect("insights array")
-        .iter()
-        .map(|i| {
-            (
-                i["code"].as_str().unwrap_or_default().to_string(),
-                i["level"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect();
-    found.sort();
-    // Every finding a fixture gives is documented: a `## ` heading of docs/INSIGHTS.md
-    // names its code.
-    let docs = std::fs::read_to_string(repo().join("docs/INSIGHTS.md")).expect("docs/INSIGHTS.md");
-    for (code, _) in &found {
-        assert!(
-            docs.lines()
-                .any(|l| l.starts_with("## ") && l.contains(&format!("`{code}`"))),
-            "insight `{code}` has no section in docs/INSIGHTS.md"
-        );
-    }
-    found
+    serde_json::from_slice(&out.stdout).expect("report JSON")
 }
 
 /// Compiles `tests/c/<name>.c` with `mpicc -DFIXTURE_MPI` against the parallel HDF5

@@ -4,7 +4,9 @@
 //! types are part of.
 
 use crate::analysis::stats::MODIFIED_Z_THRESHOLD;
-use serde::Serialize;
+pub use crate::units::Quantity;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 /// Drishti's rank-imbalance rule: (slowest − fastest) / total above this flags the slowest.
 pub const IMBALANCE: f64 = 0.15;
@@ -160,6 +162,72 @@ impl Level {
     }
 }
 
+/// The numbers and names a finding's text is made from, each under a name, in the order
+/// the rule gave them: in `--json` an object `{"calls": {"count": 1024}, "time": {"ns":
+/// 123456}, "file": {"name": "a.h5"}}` ([`Quantity`] gives the unit keys; `docs/INSIGHTS.md`
+/// the schema). A rule fills it from the values it prints, so the two agree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence(pub Vec<(&'static str, Quantity)>);
+
+impl Evidence {
+    /// No evidence.
+    pub fn new() -> Self {
+        Evidence(Vec::new())
+    }
+    /// Adds `q` under `name`.
+    pub fn with(mut self, name: &'static str, q: Quantity) -> Self {
+        debug_assert!(self.get(name).is_none(), "evidence {name} given twice");
+        self.0.push((name, q));
+        self
+    }
+    /// Adds a duration (ns).
+    pub fn ns(self, name: &'static str, v: u64) -> Self {
+        self.with(name, Quantity::Ns(v))
+    }
+    /// Adds a byte count.
+    pub fn bytes(self, name: &'static str, v: u64) -> Self {
+        self.with(name, Quantity::Bytes(v))
+    }
+    /// Adds a count.
+    pub fn count(self, name: &'static str, v: u64) -> Self {
+        self.with(name, Quantity::Count(v))
+    }
+    /// Adds a part of a whole (0 to 1).
+    pub fn fraction(self, name: &'static str, v: f64) -> Self {
+        self.with(name, Quantity::Fraction(v))
+    }
+    /// Adds a ratio of two quantities.
+    pub fn ratio(self, name: &'static str, v: f64) -> Self {
+        self.with(name, Quantity::Ratio(v))
+    }
+    /// Adds a bandwidth (bytes per second).
+    pub fn bytes_per_s(self, name: &'static str, v: f64) -> Self {
+        self.with(name, Quantity::BytesPerS(v))
+    }
+    /// Adds a name (file, object path, operation, process).
+    pub fn name(self, name: &'static str, v: impl Into<String>) -> Self {
+        self.with(name, Quantity::Name(v.into()))
+    }
+    /// The quantity given under `name`.
+    pub fn get(&self, name: &str) -> Option<&Quantity> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, q)| q)
+    }
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Evidence {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, q) in &self.0 {
+            m.serialize_entry(name, q)?;
+        }
+        m.end()
+    }
+}
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Insight {
@@ -173,4 +241,23 @@ pub struct Insight {
     pub detail: String,
     /// What to do.
     pub recommendation: String,
+    /// The finding's own numbers and names, typed ([`Evidence`]): those of `title` and
+    /// `detail`, and the share of the run's HDF5 time its severity comes from.
+    pub evidence: Evidence,
+    /// Per object a finding lists in `detail` (the costliest five at most, in its order),
+    /// that object's evidence; empty for a finding about the run as a whole.
+    pub items: Vec<Evidence>,
+}
+
+impl Insight {
+    /// The finding with `evidence`.
+    pub fn with(mut self, evidence: Evidence) -> Self {
+        self.evidence = evidence;
+        self
+    }
+    /// The finding with `items`.
+    pub fn with_items(mut self, items: Vec<Evidence>) -> Self {
+        self.items = items;
+        self
+    }
 }

@@ -23,7 +23,7 @@
 use crate::aggregate::dataset_io::{DatasetIo, DatasetsIo};
 use crate::aggregate::Aggregate;
 use crate::analysis::{DatasetRow, Report};
-use crate::insights::{dims_elems, severity_for_share, Insight, Level};
+use crate::insights::{dims_elems, ins, push_hits, severity_for_share, Evidence, Insight, Level};
 use crate::units::{fmt_bytes, fmt_ns, pct};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -150,36 +150,58 @@ pub fn repeated_attribute_reads(agg: &Aggregate) -> Option<Insight> {
     let reads: u64 = hits.iter().map(|h| h.2).sum();
     let values: u64 = hits.iter().map(|h| h.3).sum();
     let share = ns as f64 / call_ns as f64;
-    Some(ins(
-        severity_for_share(share),
-        "repeated_attribute_reads",
-        format!(
-            "{} attribute(s) read {reads} times for {values} value(s): {:.0}x the metadata \
+    Some(
+        ins(
+            severity_for_share(share),
+            "repeated_attribute_reads",
+            format!(
+                "{} attribute(s) read {reads} times for {values} value(s): {:.0}x the metadata \
              work asked ({} of HDF5 time)",
-            hits.len(),
-            reads as f64 / values.max(1) as f64,
-            pct(share)
-        ),
-        hits.iter()
-            .take(5)
-            .map(|h| {
-                format!(
-                    "{}:{} read {} times, written {} time(s), {} in opens, reads and closes",
-                    h.0,
-                    h.1,
-                    h.2,
-                    h.3.saturating_sub(1),
-                    fmt_ns(h.4)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        "Read each attribute once and keep its value: H5Aopen(obj, name, H5P_DEFAULT), \
+                hits.len(),
+                reads as f64 / values.max(1) as f64,
+                pct(share)
+            ),
+            hits.iter()
+                .take(5)
+                .map(|h| {
+                    format!(
+                        "{}:{} read {} times, written {} time(s), {} in opens, reads and closes",
+                        h.0,
+                        h.1,
+                        h.2,
+                        h.3.saturating_sub(1),
+                        fmt_ns(h.4)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            "Read each attribute once and keep its value: H5Aopen(obj, name, H5P_DEFAULT), \
          H5Aread(attr, type, &value), H5Aclose(attr) before the loop, not in it. Each open \
          looks the name up in the object header (or the dense-storage name index) and \
          decodes the attribute; a value that was not written since it was read is the same. \
          Expected gain: the time of all but one open/read/close per attribute.",
-    ))
+        )
+        .with(
+            Evidence::new()
+                .count("attributes", hits.len() as u64)
+                .count("reads", reads)
+                .count("values", values)
+                .fraction("share", share),
+        )
+        .with_items(
+            hits.iter()
+                .take(5)
+                .map(|h| {
+                    Evidence::new()
+                        .name("file", h.0.as_str())
+                        .name("attribute", h.1.as_str())
+                        .count("reads", h.2)
+                        .count("writes", h.3.saturating_sub(1))
+                        .ns("time", h.4)
+                })
+                .collect(),
+        ),
+    )
 }
 
 /// Creates of one dataset path per process before they are judged as a delete and
@@ -337,47 +359,6 @@ pub fn model(rep: &Report, dio: &DatasetsIo) -> Model {
     m
 }
 
-fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
-    Insight {
-        level,
-        code: code.into(),
-        title,
-        detail,
-        recommendation: rec.into(),
-    }
-}
-
-/// One finding from its hits (per object: the time of the calls doing the waste, its
-/// evidence), the five costliest as evidence.
-fn push(
-    out: &mut Vec<Insight>,
-    code: &str,
-    mut hits: Vec<(u64, String)>,
-    call_ns: f64,
-    title: impl FnOnce(f64) -> String,
-    rec: &str,
-) {
-    if hits.is_empty() {
-        return;
-    }
-    let ns: u64 = hits.iter().map(|h| h.0).sum();
-    let share = ns as f64 / call_ns;
-    hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let detail = hits
-        .iter()
-        .take(5)
-        .map(|h| h.1.as_str())
-        .collect::<Vec<_>>()
-        .join("; ");
-    out.push(ins(
-        severity_for_share(share),
-        code,
-        title(share),
-        detail,
-        rec,
-    ));
-}
-
 /// Runs the cost model's rules, appending their findings to `out`.
 pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     let call_ns = rep.run.call_ns.max(1) as f64;
@@ -398,6 +379,15 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
             continue;
         }
         let written = r.bytes_written;
+        let ev = || {
+            Evidence::new()
+                .name("file", &*r.file)
+                .name("dataset", r.path.as_str())
+                .name("alloc_time", io.cost.alloc_time.as_str())
+                .name("fill_time", io.cost.fill_time.as_str())
+                .bytes("fill_bytes", fill)
+                .bytes("written_bytes", written)
+        };
         let what = format!(
             "{}:{} ({} allocation, fill time {}, fill value {})",
             r.file,
@@ -421,6 +411,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     (fill + written) as f64 / written.max(1) as f64,
                     fmt_ns(ns)
                 ),
+                ev().ns("time", ns),
             ));
         } else if io.cost.alloc_time == "early" {
             unused.push((
@@ -433,10 +424,11 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     fill as f64 / written.max(1) as f64,
                     fmt_ns(ns)
                 ),
+                ev().ns("time", ns),
             ));
         }
     }
-    push(
+    push_hits(
         out,
         "fill_on_allocation",
         over,
@@ -453,7 +445,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
          H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE) unless MPI-IO needs early \
          allocation) removes the first pass: the expected gain is the time shown.",
     );
-    push(
+    push_hits(
         out,
         "early_allocation",
         unused,
@@ -490,10 +482,16 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     c.creates,
                     fmt_ns(c.create_ns)
                 ),
+                Evidence::new()
+                    .name("file", &*r.file)
+                    .name("dataset", r.path.as_str())
+                    .count("creates", c.creates)
+                    .count("processes", r.procs.max(1) as u64)
+                    .ns("time", c.create_ns),
             )
         })
         .collect();
-    push(
+    push_hits(
         out,
         "delete_recreate",
         hits,
@@ -534,10 +532,16 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     c.point_elems as f64 / c.point_calls.max(1) as f64,
                     fmt_ns(c.point_ns)
                 ),
+                Evidence::new()
+                    .name("file", &*r.file)
+                    .name("dataset", r.path.as_str())
+                    .count("elements", c.point_elems)
+                    .count("transfers", c.point_calls)
+                    .ns("time", c.point_ns),
             )
         })
         .collect();
-    push(
+    push_hits(
         out,
         "point_selection",
         hits,
@@ -603,11 +607,19 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                         pieces,
                         fmt_ns(ns)
                     ),
+                    Evidence::new()
+                        .name("file", &*r.file)
+                        .name("dataset", r.path.as_str())
+                        .count("transfers", calls)
+                        .bytes("piece_bytes", bytes / pieces.max(1))
+                        .bytes("bytes", bytes)
+                        .count("pieces", pieces)
+                        .ns("time", ns),
                 )
             })
         })
         .collect();
-    push(
+    push_hits(
         out,
         "fragmented_selection",
         hits,
@@ -653,10 +665,18 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                         String::new()
                     }
                 ),
+                Evidence::new()
+                    .name("file", &*r.file)
+                    .name("dataset", r.path.as_str())
+                    .count("extends", c.extends)
+                    .count("writes", r.writes)
+                    .bytes("write_bytes", r.bytes_written / r.writes.max(1))
+                    .ns("extend_time", c.extend_ns)
+                    .ns("write_time", write_ns),
             )
         })
         .collect();
-    push(
+    push_hits(
         out,
         "extend_per_record",
         hits,
@@ -690,8 +710,13 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                 writes as f64 / (fflush + dflush) as f64,
                 fmt_ns(fflush_ns + dflush_ns)
             ),
+            Evidence::new()
+                .count("file_flushes", fflush)
+                .count("dataset_flushes", dflush)
+                .count("writes", writes)
+                .ns("time", fflush_ns + dflush_ns),
         )];
-        push(
+        push_hits(
             out,
             "flush_per_write",
             hits,
@@ -727,10 +752,17 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     c.xfers,
                     fmt_ns(c.xfer_ns)
                 ),
+                Evidence::new()
+                    .name("file", &*r.file)
+                    .name("dataset", r.path.as_str())
+                    .name("type", io.ftype.as_str())
+                    .count("elements", c.elems)
+                    .count("transfers", c.xfers)
+                    .ns("time", c.xfer_ns),
             )
         })
         .collect();
-    push(
+    push_hits(
         out,
         "vlen_strings",
         hits,
@@ -789,10 +821,18 @@ fn rank_redundant_reads(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) 
                     (bytes + distinct) as f64 / distinct.max(1) as f64,
                     fmt_ns(ns)
                 ),
+                Evidence::new()
+                    .name("file", file.as_str())
+                    .name("dataset", path.as_str())
+                    .count("selections", boxes)
+                    .count("processes", u64::from(procs))
+                    .bytes("read_bytes", bytes + distinct)
+                    .bytes("distinct_bytes", distinct)
+                    .ns("time", ns),
             ));
         }
     }
-    push(
+    push_hits(
         out,
         "rank_redundant_reads",
         hits,
@@ -855,10 +895,16 @@ fn repeated_listings(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
                     g.repeats,
                     fmt_ns(g.repeat_ns)
                 ),
+                Evidence::new()
+                    .name("file", file.as_str())
+                    .name("group", group.as_str())
+                    .count("listings", g.listings)
+                    .count("repeats", g.repeats)
+                    .ns("time", g.repeat_ns),
             )
         })
         .collect();
-    push(
+    push_hits(
         out,
         "repeated_link_iteration",
         hits,
@@ -904,8 +950,12 @@ fn links_by_index(rep: &Report, call_ns: f64, out: &mut Vec<Insight>) {
             fmt_ns(op.total_ns),
             fmt_ns(op.total_ns / op.count.max(1))
         ),
+        Evidence::new()
+            .count("calls", op.count)
+            .ns("time", op.total_ns)
+            .ns("time_per_call", op.total_ns / op.count.max(1)),
     )];
-    push(
+    push_hits(
         out,
         "link_by_index",
         hits,
@@ -963,8 +1013,13 @@ fn implicit_file_opens(rep: &Report, call_ns: f64, out: &mut Vec<Insight>) {
             objects as f64 / n as f64,
             fmt_ns(ns)
         ),
+        Evidence::new()
+            .count("files", n)
+            .count("objects", objects)
+            .count("program_opens", asked)
+            .ns("time", ns),
     )];
-    push(
+    push_hits(
         out,
         "external_link_reopen",
         hits,
@@ -1022,10 +1077,18 @@ fn filters_without_gain(rows: &[(&DatasetRow, &DatasetIo)], call_ns: f64, out: &
                     fmt_ns(ns),
                     r.reads + r.writes
                 ),
+                Evidence::new()
+                    .name("file", &*r.file)
+                    .name("dataset", r.path.as_str())
+                    .name("filters", io.filters.as_str())
+                    .bytes("bytes", size)
+                    .bytes("stored_bytes", stored)
+                    .ns("time", ns)
+                    .count("transfers", r.reads + r.writes),
             ))
         })
         .collect();
-    push(
+    push_hits(
         out,
         "filter_no_gain",
         hits,
@@ -1071,10 +1134,19 @@ fn compound_subset(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
                     fmt_ns(ns),
                     fmt_ns(d.conv_ns)
                 ),
+                Evidence::new()
+                    .name("file", f)
+                    .name("dataset", p)
+                    .name("type", d.ftype.as_str())
+                    .bytes("file_bytes", d.conv_file_bytes)
+                    .bytes("memory_bytes", d.conv_bytes)
+                    .count("transfers", d.conv_calls)
+                    .ns("time", ns)
+                    .ns("transfer_time", d.conv_ns),
             )
         })
         .collect();
-    push(
+    push_hits(
         out,
         "compound_field_subset",
         hits,
@@ -1098,6 +1170,7 @@ fn compound_subset(dio: &DatasetsIo, call_ns: f64, out: &mut Vec<Insight>) {
 mod tests {
     use super::*;
     use crate::aggregate::dataset_io::CostFacts;
+    use crate::insights::Level;
 
     fn row(layout: &str, writes: u64, written: u64) -> DatasetRow {
         DatasetRow::written("/d", layout, "1024x1024", 8, writes, written)

@@ -11,7 +11,7 @@ pub use crate::aggregate::dataset_io::*;
 use crate::aggregate::{FileAccess, SizeHist};
 use crate::analysis::Report;
 use crate::insights::costmodel::{small_io_level, small_io_saving};
-use crate::insights::{severity_for_share, Insight, Level, Thresholds};
+use crate::insights::{ins, push_hits, Evidence, Hit, Insight, Thresholds};
 use crate::units::{fmt_bytes, fmt_ns, pct};
 use std::collections::BTreeMap;
 
@@ -25,16 +25,6 @@ fn dims_of(s: &str) -> Option<Vec<u64>> {
     s.split('x')
         .map(|d| d.trim().parse::<u64>().ok().filter(|&v| v > 0))
         .collect()
-}
-
-fn ins(level: Level, code: &str, title: String, detail: String, rec: &str) -> Insight {
-    Insight {
-        level,
-        code: code.into(),
-        title,
-        detail,
-        recommendation: rec.into(),
-    }
 }
 
 /// One dataset's chunk geometry against its accesses.
@@ -139,39 +129,6 @@ fn geometries<'a>(
         .collect()
 }
 
-fn join_top(v: &mut [(u64, String)]) -> String {
-    v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    v.iter()
-        .take(5)
-        .map(|x| x.1.as_str())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// Pushes one finding `code` for `hits` (per object: its time, its evidence) when there
-/// are any: severity from the share of HDF5 time their calls take, the five costliest as
-/// evidence, `title` given that share.
-fn push_weighed(
-    out: &mut Vec<Insight>,
-    code: &str,
-    hits: &mut [(u64, String)],
-    call_ns: f64,
-    title: impl FnOnce(f64) -> String,
-    rec: &str,
-) {
-    if hits.is_empty() {
-        return;
-    }
-    let share = hits.iter().map(|h| h.0).sum::<u64>() as f64 / call_ns;
-    out.push(ins(
-        severity_for_share(share),
-        code,
-        title(share),
-        join_top(hits),
-        rec,
-    ));
-}
-
 /// Runs the dataset rules, appending their findings to `out`.
 pub fn detect(
     rep: &Report,
@@ -184,7 +141,7 @@ pub fn detect(
     let geo = geometries(rep, dio, files);
 
     // Chunks too small for the access.
-    let mut hits: Vec<(u64, String)> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
     for g in geo.iter().filter(|g| g.chunk_bytes < CHUNK_SMALL_BYTES) {
         let shapes = g.shapes();
         let (mut n, mut touched, mut ns, mut bytes) = (0u64, 0u64, 0u64, 0u64);
@@ -211,13 +168,22 @@ pub fn detect(
                     touched / n,
                     fmt_ns(ns)
                 ),
+                Evidence::new()
+                    .name("file", g.file)
+                    .name("dataset", g.path)
+                    .name("chunk", g.io.chunk.as_str())
+                    .bytes("chunk_bytes", g.chunk_bytes)
+                    .count("accesses", n)
+                    .bytes("access_bytes", bytes / n)
+                    .count("chunks_per_access", touched / n)
+                    .ns("time", ns),
             ));
         }
     }
-    push_weighed(
+    push_hits(
         out,
         "chunk_too_small",
-        &mut hits,
+        hits,
         call_ns,
         |share| {
             format!(
@@ -233,7 +199,7 @@ pub fn detect(
 
     // Chunks too large for the access: filtered chunks that do not fit the cache are read
     // (and decompressed) whole for every access that uses part of them.
-    let mut hits: Vec<(u64, String)> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
     for g in geo
         .iter()
         .filter(|g| g.filtered && g.chunk_bytes > g.cache_bytes)
@@ -267,13 +233,28 @@ pub fn detect(
                     (touched * g.chunk_bytes) as f64 / bytes.max(1) as f64,
                     fmt_ns(ns)
                 ),
+                Evidence::new()
+                    .name("file", g.file)
+                    .name("dataset", g.path)
+                    .name("chunk", g.io.chunk.as_str())
+                    .bytes("chunk_bytes", g.chunk_bytes)
+                    .name("filters", g.io.filters.as_str())
+                    .bytes("cache_bytes", g.cache_bytes)
+                    .count("accesses", n)
+                    .bytes("access_bytes", bytes / n)
+                    .bytes("processed_bytes", touched * g.chunk_bytes)
+                    .ratio(
+                        "processed_per_byte",
+                        (touched * g.chunk_bytes) as f64 / bytes.max(1) as f64,
+                    )
+                    .ns("time", ns),
             ));
         }
     }
-    push_weighed(
+    push_hits(
         out,
         "chunk_too_large",
-        &mut hits,
+        hits,
         call_ns,
         |share| {
             format!(
@@ -289,7 +270,7 @@ pub fn detect(
 
     // Chunk cache thrashing: each chunk fits the cache, but the chunks one access spans do
     // not, so chunks are evicted before the next access uses them again.
-    let mut hits: Vec<(u64, String)> = Vec::new();
+    let mut hits: Vec<Hit> = Vec::new();
     for g in geo.iter().filter(|g| g.chunk_bytes <= g.cache_bytes) {
         for (dir, is_read) in [("read", true), ("write", false)] {
             let (mut n, mut touched, mut ns, mut span) = (0u64, 0u64, 0u64, 0u64);
@@ -328,14 +309,31 @@ pub fn detect(
                         all_touched as f64 / g.nchunks.max(1) as f64,
                         fmt_ns(ns)
                     ),
+                    Evidence::new()
+                        .name("file", g.file)
+                        .name("dataset", g.path)
+                        .name("direction", dir)
+                        .count("calls", n)
+                        .count("chunks_per_call", span)
+                        .name("chunk", g.io.chunk.as_str())
+                        .bytes("chunk_bytes", g.chunk_bytes)
+                        .bytes("cache_bytes", g.cache_bytes)
+                        .count("cache_slots", g.cache_slots)
+                        .count("chunk_loads", touched)
+                        .count("chunks", g.nchunks)
+                        .ratio(
+                            "loads_per_chunk",
+                            all_touched as f64 / g.nchunks.max(1) as f64,
+                        )
+                        .ns("time", ns),
                 ));
             }
         }
     }
-    push_weighed(
+    push_hits(
         out,
         "chunk_cache_thrash",
-        &mut hits,
+        hits,
         call_ns,
         |share| {
             format!(
@@ -350,7 +348,7 @@ pub fn detect(
     );
 
     // Datatype conversion.
-    let mut hits: Vec<(u64, String)> = dio
+    let hits: Vec<Hit> = dio
         .iter()
         .filter(|(_, d)| d.conv_calls > 0)
         .map(|((f, p), d)| {
@@ -371,13 +369,20 @@ pub fn detect(
                     fmt_bytes(d.conv_file_bytes),
                     fmt_ns(d.conv_ns)
                 ),
+                Evidence::new()
+                    .name("file", f)
+                    .name("dataset", p)
+                    .count("transfers", d.conv_calls)
+                    .bytes("memory_bytes", d.conv_bytes)
+                    .bytes("file_bytes", d.conv_file_bytes)
+                    .ns("time", d.conv_ns),
             )
         })
         .collect();
-    push_weighed(
+    push_hits(
         out,
         "datatype_conversion",
-        &mut hits,
+        hits,
         call_ns,
         |share| {
             format!(
@@ -392,7 +397,7 @@ pub fn detect(
     );
 
     // Repeated reads of one selection.
-    let mut hits: Vec<(u64, String)> = dio
+    let hits: Vec<Hit> = dio
         .iter()
         .filter(|(_, d)| d.repeat_reads >= REPEAT_MIN)
         .map(|((f, p), d)| {
@@ -404,13 +409,19 @@ pub fn detect(
                     fmt_bytes(d.repeat_bytes),
                     fmt_ns(d.repeat_ns)
                 ),
+                Evidence::new()
+                    .name("file", f)
+                    .name("dataset", p)
+                    .count("rereads", d.repeat_reads)
+                    .bytes("bytes", d.repeat_bytes)
+                    .ns("time", d.repeat_ns),
             )
         })
         .collect();
-    push_weighed(
+    push_hits(
         out,
         "repeated_reads",
-        &mut hits,
+        hits,
         call_ns,
         |share| {
             format!(
@@ -436,7 +447,7 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
         call_ns,
     ));
 
-    let mut partial: Vec<(u64, String)> = rep
+    let partial: Vec<Hit> = rep
         .datasets
         .iter()
         .filter(|d| partial_writes(d, dio.get(&d.file, &d.path), th))
@@ -451,25 +462,30 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
                     fmt_bytes(d.bytes_written / d.writes.max(1)),
                     fmt_ns(d.write_ns)
                 ),
+                Evidence::new()
+                    .name("file", &*d.file)
+                    .name("dataset", d.path.as_str())
+                    .count("writes", d.writes)
+                    .bytes("write_bytes", d.bytes_written / d.writes.max(1))
+                    .ns("time", d.write_ns),
             )
         })
         .collect();
-    if !partial.is_empty() {
-        let ns: u64 = partial.iter().map(|p| p.0).sum();
-        let share = ns as f64 / call_ns;
-        out.push(ins(
-            severity_for_share(share),
-            "contiguous_small_writes",
+    let datasets = partial.len();
+    push_hits(
+        out,
+        "contiguous_small_writes",
+        partial,
+        call_ns,
+        |share| {
             format!(
-                "{} contiguous dataset(s) get many small partial writes ({} of HDF5 time)",
-                partial.len(),
+                "{datasets} contiguous dataset(s) get many small partial writes ({} of HDF5 time)",
                 pct(share)
-            ),
-            join_top(&mut partial),
-            "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
-             buffer the writes and write larger hyperslabs.",
-        ));
-    }
+            )
+        },
+        "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
+         buffer the writes and write larger hyperslabs.",
+    );
 }
 
 /// The `small_io` finding of a run with access sizes `a` over `procs` processes, if any:
@@ -506,7 +522,7 @@ fn small_io_finding(
         ),
         _ => String::new(),
     };
-    Some(ins(
+    let finding = ins(
         small_io_level(share, saving),
         "small_io",
         format!(
@@ -526,7 +542,20 @@ fn small_io_finding(
              H5Dwrite_multi/H5Dread_multi); chunk datasets to match the access pattern and size \
              the chunk cache (H5Pset_chunk_cache); under MPI use collective transfers \
              (H5Pset_dxpl_mpio) so MPI-IO can aggregate.",
-    ))
+    );
+    let mut evidence = Evidence::new()
+        .fraction("small_fraction", small as f64 / n as f64)
+        .bytes("small_below", th.small_io_bytes)
+        .fraction("share", share)
+        .count("small", small)
+        .count("accesses", n)
+        .count("small_reads", small_of(&a.reads))
+        .count("small_writes", small_of(&a.writes))
+        .ns("time", ns);
+    if let (Some(c), Some(s)) = (per_call, saving) {
+        evidence = evidence.ns("call_ns", c).ns("saving", s);
+    }
+    Some(finding.with(evidence))
 }
 
 /// Whether `contiguous_small_writes` judges dataset `d` (with its dataset-rule facts `io`):
@@ -556,6 +585,7 @@ mod tests {
     use super::*;
     use crate::aggregate::dataset_io::CostFacts;
     use crate::analysis::DatasetRow;
+    use crate::insights::Level;
 
     fn row(ftype_bytes: u64) -> DatasetRow {
         DatasetRow::written(

@@ -12,7 +12,9 @@
 
 use crate::aggregate::Aggregate;
 use crate::analysis::{RankRow, Report};
-use crate::insights::{below, dims_elems, ins, severity_for_share, Insight, Level, Thresholds};
+use crate::insights::{
+    below, dims_elems, ins, severity_for_share, Evidence, Insight, Level, Quantity, Thresholds,
+};
 use crate::read::record::{OpClass, ProcKey};
 use crate::units::{fmt_bytes, fmt_ns, pct};
 use std::collections::{BTreeMap, BTreeSet};
@@ -192,17 +194,38 @@ fn metadata_time(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
             )
         })
         .collect();
-    out.push(ins(
-        level,
-        "metadata_time",
-        format!("Metadata operations take {} of HDF5 time", pct(share)),
-        format!("{calls} metadata calls; top: {}", top.join(", ")),
-        "Do less metadata work per byte: keep groups and datasets open instead of reopening \
+    out.push(
+        ins(
+            level,
+            "metadata_time",
+            format!("Metadata operations take {} of HDF5 time", pct(share)),
+            format!("{calls} metadata calls; top: {}", top.join(", ")),
+            "Do less metadata work per byte: keep groups and datasets open instead of reopening \
          them, store many small arrays in one dataset, create files with \
          H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) (compact object \
          headers and link storage) and aggregate metadata with H5Pset_meta_block_size (or \
          paged aggregation, H5Pset_file_space_strategy + H5Pset_page_buffer_size).",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .fraction("share", share)
+                .count("calls", calls),
+        )
+        .with_items(
+            rep.ops
+                .iter()
+                .filter(|o| o.class == "metadata" && !FILE_OPS.contains(&o.op.as_str()))
+                .take(3)
+                .map(|o| {
+                    Evidence::new()
+                        .name("op", o.op.as_str())
+                        .count("calls", o.count)
+                        .ns("time", o.total_ns)
+                        .fraction("share", o.share)
+                })
+                .collect(),
+        ),
+    );
 }
 
 fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
@@ -223,29 +246,41 @@ fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
     let ns: u64 = tiny.iter().map(|d| d.total_ns).sum();
     let bytes: u64 = tiny.iter().map(|d| d.bytes_written.max(d.bytes_read)).sum();
     let share = ns as f64 / call_ns as f64;
-    out.push(ins(
-        severity_for_share(share),
-        "tiny_datasets",
-        format!(
-            "{count} datasets are smaller than {}",
-            fmt_bytes(th.tiny_dataset_bytes)
-        ),
-        format!(
-            "{count} of {} datasets; {} of data in them (mean {} each); calls on them take {} \
+    out.push(
+        ins(
+            severity_for_share(share),
+            "tiny_datasets",
+            format!(
+                "{count} datasets are smaller than {}",
+                fmt_bytes(th.tiny_dataset_bytes)
+            ),
+            format!(
+                "{count} of {} datasets; {} of data in them (mean {} each); calls on them take {} \
              ({} of HDF5 time)",
-            rep.datasets.len(),
-            fmt_bytes(bytes),
-            fmt_bytes(bytes / count.max(1)),
-            fmt_ns(ns),
-            pct(share)
-        ),
-        "Store the small arrays in one larger dataset (an extra dimension, or a compound \
+                rep.datasets.len(),
+                fmt_bytes(bytes),
+                fmt_bytes(bytes / count.max(1)),
+                fmt_ns(ns),
+                pct(share)
+            ),
+            "Store the small arrays in one larger dataset (an extra dimension, or a compound \
          type) or as attributes; if they must stay separate datasets, use the compact layout \
          (H5Pset_layout(dcpl, H5D_COMPACT): data inside the object header), create the file \
          with H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), and \
          aggregate metadata allocations with H5Pset_meta_block_size. Every dataset costs an \
          object header, a link and its own allocation.",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .count("tiny", count)
+                .bytes("tiny_below", th.tiny_dataset_bytes)
+                .count("datasets", rep.datasets.len() as u64)
+                .bytes("bytes", bytes)
+                .bytes("mean_bytes", bytes / count.max(1))
+                .ns("time", ns)
+                .fraction("share", share),
+        ),
+    );
 }
 
 /// The `open_close_churn` insight, if any object of `agg.objects` is opened repeatedly.
@@ -261,7 +296,7 @@ pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
         .into_iter()
         .map(|h| (h.0, h.1))
         .collect();
-    let mut churn: Vec<(u64, u64, String)> = agg
+    let mut churn: Vec<(u64, u64, String, Evidence)> = agg
         .objects
         .iter()
         .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
@@ -288,6 +323,13 @@ pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
                         o.opens,
                         fmt_ns(ns)
                     ),
+                    Evidence::new()
+                        .name("kind", kind)
+                        .name("file", f.as_str())
+                        .name("object", p)
+                        .count("opens", o.opens)
+                        .count("processes", procs)
+                        .ns("time", ns),
                 )
             })
         })
@@ -298,25 +340,33 @@ pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
     churn.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
     let ns: u64 = churn.iter().map(|c| c.0).sum();
     let share = ns as f64 / call_ns as f64;
-    Some(ins(
-        severity_for_share(share),
-        "open_close_churn",
-        format!(
-            "{} object(s) are opened and closed repeatedly ({} of HDF5 time)",
-            churn.len(),
-            pct(share)
-        ),
-        churn
-            .iter()
-            .take(5)
-            .map(|c| c.2.clone())
-            .collect::<Vec<_>>()
-            .join("; "),
-        "Open each object once and keep its identifier for the whole phase (H5Dopen2/H5Gopen2 \
+    Some(
+        ins(
+            severity_for_share(share),
+            "open_close_churn",
+            format!(
+                "{} object(s) are opened and closed repeatedly ({} of HDF5 time)",
+                churn.len(),
+                pct(share)
+            ),
+            churn
+                .iter()
+                .take(5)
+                .map(|c| c.2.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+            "Open each object once and keep its identifier for the whole phase (H5Dopen2/H5Gopen2 \
          outside the loop, H5Dclose after it): every open looks the name up in the group's \
          link storage and reads the object header, every close drops the object's cached \
          state.",
-    ))
+        )
+        .with(
+            Evidence::new()
+                .count("objects", churn.len() as u64)
+                .fraction("share", share),
+        )
+        .with_items(churn.into_iter().take(5).map(|c| c.3).collect()),
+    )
 }
 
 /// Path components from which reopening an object by its path counts as a deep walk.
@@ -330,7 +380,7 @@ const PATH_LOOKUPS: u64 = 1000;
 /// objects by name in it, or keeping them open, removes the walks.
 pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
     let call_ns = agg.total_ns().max(1);
-    let mut hits: Vec<(u64, u64, String)> = agg
+    let mut hits: Vec<(u64, u64, String, Evidence)> = agg
         .objects
         .iter()
         .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
@@ -348,6 +398,13 @@ pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
                         o.opens,
                         fmt_ns(ns)
                     ),
+                    Evidence::new()
+                        .name("kind", kind)
+                        .name("file", f.as_str())
+                        .name("object", p)
+                        .count("components", depth)
+                        .count("opens", o.opens)
+                        .ns("time", ns),
                 )
             })
         })
@@ -359,23 +416,32 @@ pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
     hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
     let ns: u64 = hits.iter().map(|h| h.0).sum();
     let share = ns as f64 / call_ns as f64;
-    Some(ins(
-        severity_for_share(share),
-        "path_traversal",
-        format!(
-            "{} deep object(s) are reopened by path: {lookups} link lookups ({} of HDF5 time)",
-            hits.len(),
-            pct(share)
-        ),
-        hits.iter()
-            .take(5)
-            .map(|h| h.2.clone())
-            .collect::<Vec<_>>()
-            .join("; "),
-        "Open the leaf group once (H5Gopen2) and the objects by name in it (H5Dopen2(group, \
+    Some(
+        ins(
+            severity_for_share(share),
+            "path_traversal",
+            format!(
+                "{} deep object(s) are reopened by path: {lookups} link lookups ({} of HDF5 time)",
+                hits.len(),
+                pct(share)
+            ),
+            hits.iter()
+                .take(5)
+                .map(|h| h.2.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+            "Open the leaf group once (H5Gopen2) and the objects by name in it (H5Dopen2(group, \
          name)), or keep the objects open: every open by absolute path looks up each \
          component from the root, and H5Lexists on every prefix repeats the walk.",
-    ))
+        )
+        .with(
+            Evidence::new()
+                .count("objects", hits.len() as u64)
+                .count("lookups", lookups)
+                .fraction("share", share),
+        )
+        .with_items(hits.into_iter().take(5).map(|h| h.3).collect()),
+    )
 }
 
 /// Attributes on one object before their storage is judged.
@@ -392,7 +458,7 @@ pub const ATTRS_PER_OBJECT: u64 = 64;
 /// on those attributes. Files without a recorded `libver` (older traces) are not judged.
 pub fn attribute_storage_compact(agg: &Aggregate) -> Option<Insight> {
     let call_ns = agg.total_ns().max(1);
-    let mut hits: Vec<(u64, String)> = Vec::new();
+    let mut hits: Vec<(u64, String, Evidence)> = Vec::new();
     for (f, m) in &agg.objects {
         if agg
             .file_access
@@ -422,6 +488,11 @@ pub fn attribute_storage_compact(agg: &Aggregate) -> Option<Insight> {
                          earliest), {} in calls on them",
                         fmt_ns(ns)
                     ),
+                    Evidence::new()
+                        .name("file", f.as_str())
+                        .name("object", h)
+                        .count("attributes", n)
+                        .ns("time", ns),
                 ));
             }
         }
@@ -432,25 +503,33 @@ pub fn attribute_storage_compact(agg: &Aggregate) -> Option<Insight> {
     hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let ns: u64 = hits.iter().map(|h| h.0).sum();
     let share = ns as f64 / call_ns as f64;
-    Some(ins(
-        severity_for_share(share),
-        "attribute_storage_compact",
-        format!(
-            "{} object(s) hold many attributes in their object header ({} of HDF5 time)",
-            hits.len(),
-            pct(share)
-        ),
-        hits.iter()
-            .take(5)
-            .map(|h| h.1.clone())
-            .collect::<Vec<_>>()
-            .join("; "),
-        "With the earliest file format every attribute stays in the object header, and each \
+    Some(
+        ins(
+            severity_for_share(share),
+            "attribute_storage_compact",
+            format!(
+                "{} object(s) hold many attributes in their object header ({} of HDF5 time)",
+                hits.len(),
+                pct(share)
+            ),
+            hits.iter()
+                .take(5)
+                .map(|h| h.1.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+            "With the earliest file format every attribute stays in the object header, and each \
          H5Acreate2/H5Aopen scans all of them. Create the file with \
          H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) so that attributes \
          beyond H5Pset_attr_phase_change's limit (8) go to dense storage, or keep many \
          values in one attribute or a dataset: the expected gain is most of the time shown.",
-    ))
+        )
+        .with(
+            Evidence::new()
+                .count("objects", hits.len() as u64)
+                .fraction("share", share),
+        )
+        .with_items(hits.into_iter().take(5).map(|h| h.2).collect()),
+    )
 }
 
 /// `file_open_close_churn`: a file opened (and closed) again and again by each process,
@@ -474,31 +553,50 @@ fn file_open_close_churn(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut 
         .sum();
     let share = ns as f64 / call_ns as f64;
     churn.sort_by(|a, b| b.opens.cmp(&a.opens).then_with(|| a.file.cmp(&b.file)));
-    out.push(ins(
-        severity_for_share(share),
-        "file_open_close_churn",
-        format!(
-            "{} file(s) are opened and closed repeatedly ({} of HDF5 time in file opens and \
+    out.push(
+        ins(
+            severity_for_share(share),
+            "file_open_close_churn",
+            format!(
+                "{} file(s) are opened and closed repeatedly ({} of HDF5 time in file opens and \
              closes)",
-            churn.len(),
-            pct(share)
-        ),
-        churn
-            .iter()
-            .take(5)
-            .map(|f| {
-                format!(
-                    "{} opened {} times by {} process(es)",
-                    f.file, f.opens, f.procs
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        "Open the file once (H5Fopen before the loop) and close it at the end: every H5Fopen \
+                churn.len(),
+                pct(share)
+            ),
+            churn
+                .iter()
+                .take(5)
+                .map(|f| {
+                    format!(
+                        "{} opened {} times by {} process(es)",
+                        f.file, f.opens, f.procs
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            "Open the file once (H5Fopen before the loop) and close it at the end: every H5Fopen \
          reads the superblock and the root group, every H5Fclose flushes the metadata cache \
          and closes the file driver. To make data durable between steps, H5Fflush is cheaper \
          than a close and reopen.",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .count("files", churn.len() as u64)
+                .fraction("share", share),
+        )
+        .with_items(
+            churn
+                .iter()
+                .take(5)
+                .map(|f| {
+                    Evidence::new()
+                        .name("file", f.file.as_str())
+                        .count("opens", f.opens)
+                        .count("processes", f.procs as u64)
+                })
+                .collect(),
+        ),
+    );
 }
 
 fn unaligned_io(
@@ -509,6 +607,7 @@ fn unaligned_io(
     out: &mut Vec<Insight>,
 ) {
     let mut hits = Vec::new();
+    let mut items = Vec::new();
     let mut ns = 0u64;
     for (file, fa) in &agg.file_access {
         let parallel_fs = matches!(fa.fs.as_str(), "lustre" | "gpfs" | "beegfs");
@@ -550,29 +649,44 @@ fn unaligned_io(
             fmt_bytes(bytes),
             fmt_ns(t)
         ));
+        items.push(
+            Evidence::new()
+                .name("file", file.as_str())
+                .name("fs", fa.fs.as_str())
+                .bytes("stripe", stripe)
+                .bytes("threshold", threshold)
+                .bytes("alignment", alignment)
+                .count("datasets", big.len() as u64)
+                .bytes("bytes", bytes)
+                .ns("time", t),
+        );
     }
     if hits.is_empty() {
         return;
     }
     let share = ns as f64 / call_ns as f64;
-    out.push(ins(
-        severity_for_share(share),
-        "unaligned_io",
-        format!(
-            "Large datasets are not aligned to the file system's stripes ({} of HDF5 time in \
+    out.push(
+        ins(
+            severity_for_share(share),
+            "unaligned_io",
+            format!(
+                "Large datasets are not aligned to the file system's stripes ({} of HDF5 time in \
              their I/O)",
-            pct(share)
-        ),
-        format!(
-            "{}. Judged from the file's alignment setting and the datasets' sizes: h5prov \
+                pct(share)
+            ),
+            format!(
+                "{}. Judged from the file's alignment setting and the datasets' sizes: h5prov \
              does not record file offsets",
-            hits.join("; ")
-        ),
-        "Align large allocations to the stripe size: H5Pset_alignment(fapl, threshold, \
+                hits.join("; ")
+            ),
+            "Align large allocations to the stripe size: H5Pset_alignment(fapl, threshold, \
          stripe_size) on the file access property list (e.g. threshold 1 MiB, alignment = \
          the Lustre stripe size from `lfs getstripe`), so that each stripe-sized access hits \
          one stripe on one server.",
-    ));
+        )
+        .with(Evidence::new().fraction("share", share))
+        .with_items(items),
+    );
 }
 
 fn independent_small_io(
@@ -621,27 +735,39 @@ fn independent_small_io(
     // The independent small transfers' part of the data time.
     let ind = t.independent as f64 / (t.independent + t.collective + t.broken_collective) as f64;
     let share = data_ns as f64 * ind * small as f64 / n as f64 / call_ns as f64;
-    out.push(ins(
-        severity_for_share(share),
-        "independent_small_io",
-        format!(
-            "MPI ranks make {} small independent transfers ({} of HDF5 time)",
-            t.independent,
-            pct(share)
-        ),
-        format!(
-            "independent {}, collective {}; {small} of {n} accesses below {}; data calls take \
+    out.push(
+        ins(
+            severity_for_share(share),
+            "independent_small_io",
+            format!(
+                "MPI ranks make {} small independent transfers ({} of HDF5 time)",
+                t.independent,
+                pct(share)
+            ),
+            format!(
+                "independent {}, collective {}; {small} of {n} accesses below {}; data calls take \
              {}",
-            t.independent,
-            t.collective,
-            fmt_bytes(th.small_io_bytes),
-            fmt_ns(data_ns)
-        ),
-        "Write each rank's part with one collective transfer: select it as one hyperslab and \
+                t.independent,
+                t.collective,
+                fmt_bytes(th.small_io_bytes),
+                fmt_ns(data_ns)
+            ),
+            "Write each rank's part with one collective transfer: select it as one hyperslab and \
          set H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), so that MPI-IO's two-phase I/O \
          aggregates the ranks' pieces into large contiguous file-system requests \
          (collective buffering, tuned with the romio_cb_write / cb_buffer_size hints).",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .count("independent", t.independent)
+                .count("collective", t.collective)
+                .fraction("share", share)
+                .count("small", small)
+                .count("accesses", n)
+                .bytes("small_below", th.small_io_bytes)
+                .ns("data_time", data_ns),
+        ),
+    );
 }
 
 /// Metadata time and calls of the MPI-IO processes alone, file opens and flushes aside
@@ -705,21 +831,31 @@ fn collective_metadata_off(rep: &Report, mpi: &Mpi, call_ns: u64, out: &mut Vec<
         (false, true) => "reads",
         _ => "writes",
     };
-    out.push(ins(
-        level,
-        "collective_metadata_off",
-        format!("Collective metadata {off} are off with {ranks} MPI ranks"),
-        format!(
-            "{calls} metadata calls take {} ({} of HDF5 time); each rank reads the same \
+    out.push(
+        ins(
+            level,
+            "collective_metadata_off",
+            format!("Collective metadata {off} are off with {ranks} MPI ranks"),
+            format!(
+                "{calls} metadata calls take {} ({} of HDF5 time); each rank reads the same \
              metadata from the file on its own",
-            fmt_ns(meta_ns),
-            pct(share)
-        ),
-        "Set H5Pset_all_coll_metadata_ops(fapl, 1) and H5Pset_coll_metadata_write(fapl, 1) \
+                fmt_ns(meta_ns),
+                pct(share)
+            ),
+            "Set H5Pset_all_coll_metadata_ops(fapl, 1) and H5Pset_coll_metadata_write(fapl, 1) \
          on the file access property list: one rank reads metadata and broadcasts it, and \
          metadata writes become one collective write, instead of every rank hitting the same \
          file-system blocks.",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .name("off", off)
+                .count("ranks", ranks as u64)
+                .count("calls", calls)
+                .ns("time", meta_ns)
+                .fraction("share", share),
+        ),
+    );
 }
 
 fn collective_late_arrival(
@@ -743,6 +879,7 @@ fn collective_late_arrival(
         b.get(b.len() / 2).copied().unwrap_or(0)
     };
     let mut groups = BTreeSet::new();
+    let mut items = Vec::new();
     let late: Vec<String> = rep
         .collective_skew
         .iter()
@@ -765,6 +902,17 @@ fn collective_late_arrival(
                             && r.bytes_read + r.bytes_written > 0
                     });
                 material |= heavy;
+                if items.len() < 5 {
+                    items.push(
+                        Evidence::new()
+                            .name("op", c.op.as_str())
+                            .name("process", mpi.who(l.rank, l.pid))
+                            .count("last", l.last)
+                            .count("calls", c.calls)
+                            .ns("wait", c.wait_ns)
+                            .fraction("wait_share", c.wait_share),
+                    );
+                }
                 format!(
                     "{}: {} ({}) arrived last in {}/{} calls; the others waited {} ({} of \
                      the operation's time)",
@@ -794,21 +942,29 @@ fn collective_late_arrival(
     } else {
         Level::Info
     };
-    out.push(ins(
-        level,
-        "collective_late_arrival",
-        format!(
-            "Ranks{} wait for a late arrival at {} collective operation(s) ({} of HDF5 time)",
-            of_groups(groups),
-            late.len(),
-            pct(share)
-        ),
-        late.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
-        "The late rank is busy before the collective call (more data to write, a slower \
+    out.push(
+        ins(
+            level,
+            "collective_late_arrival",
+            format!(
+                "Ranks{} wait for a late arrival at {} collective operation(s) ({} of HDF5 time)",
+                of_groups(groups),
+                late.len(),
+                pct(share)
+            ),
+            late.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
+            "The late rank is busy before the collective call (more data to write, a slower \
          node or OST, CPU contention): balance the work before the call. The other ranks' \
          time in the call is waiting, not I/O, so their long calls are the symptom, not the \
          cause.",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .count("operations", late.len() as u64)
+                .fraction("share", share),
+        )
+        .with_items(items),
+    );
 }
 
 fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
@@ -842,6 +998,13 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
                         fmt_ns(o.total_ns),
                         fmt_ns(s.median_total_ns)
                     ),
+                    Evidence::new()
+                        .name("op", s.op.as_str())
+                        .name("process", who.as_str())
+                        .ratio("bytes_x_median", o.bytes_x_median)
+                        .bytes("bytes", o.bytes)
+                        .ns("time", o.total_ns)
+                        .ns("median_time", s.median_total_ns),
                 ));
             } else if !collective
                 && !o.rule.starts_with("late-arrival")
@@ -856,6 +1019,12 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
                         fmt_ns(o.total_ns),
                         fmt_ns(s.median_total_ns)
                     ),
+                    Evidence::new()
+                        .name("op", s.op.as_str())
+                        .name("process", who.as_str())
+                        .ratio("x_median", o.x_median)
+                        .ns("time", o.total_ns)
+                        .ns("median_time", s.median_total_ns),
                 ));
             }
         }
@@ -873,12 +1042,12 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
     };
     // Whose processes were compared: the group in the title, or on each line when the
     // finding is about several runs.
-    let title_of = of_groups(material.iter().chain(&time_only).map(|(g, _)| *g));
+    let title_of = of_groups(material.iter().chain(&time_only).map(|(g, _, _)| *g));
     let several = title_of.starts_with(" in ");
     let detail: Vec<String> = material
         .iter()
         .chain(&time_only)
-        .map(|(g, l)| {
+        .map(|(g, l, _)| {
             if several {
                 format!("{g}, {l}")
             } else {
@@ -886,33 +1055,55 @@ fn straggler_ranks(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: 
             }
         })
         .collect();
-    out.push(ins(
-        level,
-        "straggler_ranks",
-        if material.is_empty() {
-            format!(
-                "{} slower process(es){title_of} without more data",
-                time_only.len()
-            )
-        } else {
-            format!(
-                "{} process(es){title_of} move materially more data than the others ({} of \
+    out.push(
+        ins(
+            level,
+            "straggler_ranks",
+            if material.is_empty() {
+                format!(
+                    "{} slower process(es){title_of} without more data",
+                    time_only.len()
+                )
+            } else {
+                format!(
+                    "{} process(es){title_of} move materially more data than the others ({} of \
                  HDF5 time)",
-                material.len(),
-                pct(share.min(1.0))
-            )
-        },
-        detail
-            .iter()
-            .take(5)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("; "),
-        "Balance the data decomposition so that every process moves about the same bytes \
+                    material.len(),
+                    pct(share.min(1.0))
+                )
+            },
+            detail
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+            "Balance the data decomposition so that every process moves about the same bytes \
          per phase; the others wait for the heaviest at the next collective call. For a \
          slower process without more data, check its node (CPU oversubscription, a busy \
          storage target) in the timeline.",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .count("heavier", material.len() as u64)
+                .count("slower", time_only.len() as u64)
+                .fraction("share", share.min(1.0)),
+        )
+        .with_items(
+            material
+                .iter()
+                .chain(&time_only)
+                .take(5)
+                .map(|(g, _, e)| {
+                    if several {
+                        e.clone().name("group", *g)
+                    } else {
+                        e.clone()
+                    }
+                })
+                .collect(),
+        ),
+    );
 }
 
 fn rank_imbalance(rep: &Report, mpi: &Mpi, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
@@ -1026,28 +1217,50 @@ fn rank_imbalance_among(
         } else {
             severity_for_share(share)
         };
-        out.push(ins(
-            level,
-            &format!("rank_imbalance_{what}"),
-            format!(
-                "Processes of {group} are imbalanced in {what}: {who} has ×{:.1} the median",
-                max as f64 / med.max(1) as f64
-            ),
-            format!(
-                "max {vmax} ({who}), median {vmed}, min {}, (max − min)/total = {}; its extra \
+        out.push(
+            ins(
+                level,
+                &format!("rank_imbalance_{what}"),
+                format!(
+                    "Processes of {group} are imbalanced in {what}: {who} has ×{:.1} the median",
+                    max as f64 / med.max(1) as f64
+                ),
+                format!(
+                    "max {vmax} ({who}), median {vmed}, min {}, (max − min)/total = {}; its extra \
                  {} cost every process: {} of HDF5 time",
-                if what == "bytes" {
-                    fmt_bytes(min)
-                } else {
-                    fmt_ns(min)
-                },
-                pct(imb),
-                if what == "bytes" { "data time" } else { "time" },
-                pct(share.min(1.0))
-            ),
-            "Balance the data decomposition across processes, or give the heavy process's \
+                    if what == "bytes" {
+                        fmt_bytes(min)
+                    } else {
+                        fmt_ns(min)
+                    },
+                    pct(imb),
+                    if what == "bytes" { "data time" } else { "time" },
+                    pct(share.min(1.0))
+                ),
+                "Balance the data decomposition across processes, or give the heavy process's \
              share to aggregators (collective buffering).",
-        ));
+            )
+            .with({
+                let (qmax, qmed, qmin) = if what == "bytes" {
+                    (
+                        Quantity::Bytes(max),
+                        Quantity::Bytes(med),
+                        Quantity::Bytes(min),
+                    )
+                } else {
+                    (Quantity::Ns(max), Quantity::Ns(med), Quantity::Ns(min))
+                };
+                Evidence::new()
+                    .name("group", group)
+                    .name("process", who.as_str())
+                    .ratio("x_median", max as f64 / med.max(1) as f64)
+                    .with("max", qmax)
+                    .with("median", qmed)
+                    .with("min", qmin)
+                    .fraction("imbalance", imb)
+                    .fraction("share", share.min(1.0))
+            }),
+        );
     }
 }
 
@@ -1061,6 +1274,7 @@ fn straggler_calls(
 ) {
     let mut excess = 0u64;
     let mut lines = Vec::new();
+    let mut items = Vec::new();
     for s in &rep.straggler_calls {
         // Slow calls of a collective operation are ranks waiting for the last one
         // (`collective_late_arrival`), not slow calls.
@@ -1102,6 +1316,18 @@ fn straggler_calls(
             .sum();
         excess += e;
         let c = kept[0];
+        if items.len() < 5 {
+            items.push(
+                Evidence::new()
+                    .name("op", s.op.as_str())
+                    .count("calls", kept.len() as u64)
+                    .ns("cutoff", s.cutoff_ns)
+                    .ns("worst", c.total_ns)
+                    .ratio("x_median", c.x_median)
+                    .name("process", mpi.who(c.rank, c.pid))
+                    .count("seq", c.seq),
+            );
+        }
         lines.push(format!(
             "{}: {} call(s) of at least {} above {}, worst {} (×{:.1} median) by {} seq {}{}",
             s.op,
@@ -1126,18 +1352,26 @@ fn straggler_calls(
     // INFO at most: an isolated slow call has no HDF5 setting to fix it, and whether one
     // happens in a run is chance (a preempted process, a writeback), so a level from its
     // share would change from run to run. The finding points at the timeline.
-    out.push(ins(
-        Level::Info,
-        "straggler_calls",
-        format!(
-            "Isolated slow calls in {} operation(s) cost {} of HDF5 time",
-            lines.len(),
-            pct(share)
-        ),
-        lines.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
-        "Look the listed calls up (process, seq) in the Perfetto export and compare with \
+    out.push(
+        ins(
+            Level::Info,
+            "straggler_calls",
+            format!(
+                "Isolated slow calls in {} operation(s) cost {} of HDF5 time",
+                lines.len(),
+                pct(share)
+            ),
+            lines.iter().take(5).cloned().collect::<Vec<_>>().join("; "),
+            "Look the listed calls up (process, seq) in the Perfetto export and compare with \
          what else ran then: isolated slow calls of the same size as their neighbours come \
          from a metadata-cache flush or eviction, a page-cache writeback, or a busy storage \
          target.",
-    ));
+        )
+        .with(
+            Evidence::new()
+                .count("operations", lines.len() as u64)
+                .fraction("share", share),
+        )
+        .with_items(items),
+    );
 }

@@ -131,6 +131,29 @@ struct AsyncRow<'a> {
     waited_right_after: u64,
 }
 
+/// A finding as a CSV row: its text. Its typed evidence is nested (a map, and a list per
+/// object), which a flat table cannot hold: `--json` carries it.
+#[derive(Serialize)]
+struct InsightCsv<'a> {
+    level: crate::insights::Level,
+    code: &'a str,
+    title: &'a str,
+    detail: &'a str,
+    recommendation: &'a str,
+}
+
+impl<'a> InsightCsv<'a> {
+    fn of(i: &'a crate::insights::Insight) -> Self {
+        InsightCsv {
+            level: i.level,
+            code: &i.code,
+            title: &i.title,
+            detail: &i.detail,
+            recommendation: &i.recommendation,
+        }
+    }
+}
+
 /// All tables as `(file name, CSV bytes)`, in a fixed order.
 pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
     let mut v = vec![
@@ -269,8 +292,14 @@ pub fn tables(rep: &Report) -> Vec<(&'static str, Vec<u8>)> {
     v.push(("transfers.csv", table(&rep.transfers.by_mode)));
     v.push(("phases.csv", table(&rep.phases)));
     v.push(("windows.csv", table(&rep.windows)));
-    v.push(("insights.csv", table(&rep.insights)));
-    v.push(("timing_notes.csv", table(&rep.timing_notes)));
+    v.push((
+        "insights.csv",
+        table(rep.insights.iter().map(InsightCsv::of)),
+    ));
+    v.push((
+        "timing_notes.csv",
+        table(rep.timing_notes.iter().map(InsightCsv::of)),
+    ));
     // Only when there is something to say: consistent traces give the same tables as ever.
     if !rep.warnings.is_empty() {
         v.push(("warnings.csv", table(&rep.warnings)));

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 /// Builds the report. The aggregate is taken apart as the report takes what it needs from
 /// it: on object-heavy traces its object tables and the report's dataset rows were the
-/// analyzer's peak of memory together (see [`dataset_rows`]).
+/// analyzer's peak of memory together (see `dataset_rows`).
 pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report {
     let groups = process_groups(&agg);
     let mut run = run_info(&agg, inputs);

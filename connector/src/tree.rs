@@ -538,7 +538,7 @@ static NAMES: LazyLock<Mutex<Names>> = LazyLock::new(|| {
     })
 });
 
-/// The current generation of [`Names`]: read before the under call of an open by name.
+/// The current generation of `Names`: read before the under call of an open by name.
 pub fn names_generation() -> u64 {
     NAMES_GENERATION.load(Ordering::Acquire)
 }
@@ -565,7 +565,7 @@ fn names_at(generation: u64) -> Option<parking_lot::MutexGuard<'static, Names>> 
 }
 
 /// The file number and token that `name`, opened at the object `at`, resolved to in
-/// `generation` (see [`Names`]).
+/// `generation` (see `Names`).
 pub fn resolved_name(generation: u64, at: &Key, name: &str) -> Option<Identity> {
     let names = names_at(generation)?;
     names.map.get(at)?.get(name).copied()

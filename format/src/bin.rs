@@ -293,7 +293,7 @@ impl BinEncoder {
     /// Starts a record whose fields take at most `room` bytes (its length included):
     /// appends a block's zero length to `out` when the block is new. Returns the block
     /// state, the window and the buffer for a record longer than it (`room` bytes when
-    /// `room` is more than [`BIN_WINDOW`]).
+    /// `room` is more than `BIN_WINDOW`).
     #[inline(always)]
     pub fn begin(
         &mut self,

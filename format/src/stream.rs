@@ -1,7 +1,7 @@
 //! The stream's wire forms (`docs/STREAMING.md`), shared by the connector that sends them
 //! and `h5prov collect` that reads them: the event JSON line (`stream_format=jsonl`), and
 //! the binary framing (`stream_format=bin`, the default at `stream_level=event`) that
-//! carries the trace records in the binary trace encoding ([`crate::bin`]: the same
+//! carries the trace records in the binary trace encoding (`crate::bin`: the same
 //! table, the same encoder and decoder as `*.trace.bin`).
 //!
 //! A binary connection (after the token handshake, when there is one):

@@ -96,7 +96,7 @@ pub fn argobots_stamp(tarball_identity: &str) -> String {
 }
 
 /// The stamp of the vol-async build from `tarball` against the HDF5 library `hdf5_lib` and
-/// the Argobots library `abt_lib` (identities from [`file_identity`]).
+/// the Argobots library `abt_lib` (identities from `file_identity`).
 pub fn vol_async_stamp(tarball_identity: &str, hdf5_lib: &str, abt_lib: &str) -> String {
     format!(
         "vol-async 1.8.1\nsource {tarball_identity}\npatches {}\nhdf5 {hdf5_lib}\n\

@@ -181,7 +181,7 @@ impl<'a> Builder<'a> {
 
     /// Adds one record, read at `line` of its file, after checking it ([`RecordChecks`]).
     /// A record of an anonymous object is held until the link that names it, and then
-    /// added under that name ([`Builder::add_anonymous`]).
+    /// added under that name (`Builder::add_anonymous`).
     #[inline]
     pub fn add(&mut self, line: u64, r: &RecordRef<'_>) {
         let timed = self.checks.check(line, r);

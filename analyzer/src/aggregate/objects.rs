@@ -96,7 +96,7 @@ fn join_merge<K: Ord, V>(
 /// them.
 ///
 /// Each key is stored once, as `kind\0path`, inline when it is short (24 bytes), as it
-/// nearly always is (the hash tables keep short keys inline too, see [`ObjKey`]). Its byte order is the order of (`kind`, `path`), because `\0` is the
+/// nearly always is (the hash tables keep short keys inline too, see `ObjKey`). Its byte order is the order of (`kind`, `path`), because `\0` is the
 /// smallest byte and no kind contains it. A sorted vector rather than a tree: it is built
 /// once, then only iterated.
 #[derive(Debug, Clone, PartialEq, Eq)]

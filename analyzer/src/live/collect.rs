@@ -1267,7 +1267,7 @@ impl Collector {
 
     /// Reads one connection's lines or frames until it ends or stays silent past the idle
     /// timeout; with a token, only after the handshake (TLS and the token's, within
-    /// [`AUTH_TIMEOUT`]).
+    /// `AUTH_TIMEOUT`).
     pub async fn serve(&self, conn: StreamConn) {
         self.metrics.connections.inc();
         self.metrics.open.inc();

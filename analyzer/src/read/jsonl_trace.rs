@@ -1,7 +1,7 @@
 //! The JSONL readers: one JSON object per line, read into one reused line buffer. String
 //! values borrow from the line unless they contain escapes. Missing keys read as "not
 //! known" (empty string or 0), as the format allows. A line longer than
-//! [`MAX_LINE`] is a malformed line, skipped without being held.
+//! `MAX_LINE` is a malformed line, skipped without being held.
 
 use super::csv_records::{too_long, MAX_LINE};
 use super::{input, Error, FileDiag, ReadOptions};

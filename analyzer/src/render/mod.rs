@@ -1,4 +1,4 @@
-//! Pure renderers: each takes a [`Report`](crate::analysis::Report) (or a comparison) and
+//! Pure renderers: each takes a [`crate::analysis::Report`] (or a comparison) and
 //! returns bytes. Nothing here reads files or the environment; the binary decides about
 //! color and where output goes.
 

@@ -1,6 +1,6 @@
 //! The Arrow schemas of the four tables of a Parquet export, built from the format's record
 //! tables ([`TraceRecordRef::KINDS`], [`ObjectSummaryRef::KINDS`]) and from
-//! [`ProcessMeta`]'s JSON keys: a column added to a table is a column of the export.
+//! [`ProcessMeta`](h5prov_format::ProcessMeta)'s JSON keys: a column added to a table is a column of the export.
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use h5prov_format::{ColumnKind, ObjectSummaryRef, TraceRecordRef, OBJECT_COLUMNS, TRACE_COLUMNS};

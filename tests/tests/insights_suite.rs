@@ -697,8 +697,14 @@ fn planted_problem_suite() {
 /// INFO `small_io` on `attr_read_in_loop`); the floors move to just under it: one problem
 /// fewer (47/50, 15/18, 8/10), two false serious findings, a few INFO ones.
 /// The second blind set (h35) has no floor (0.0): it is a measurement of recall on
-/// problems written after the rules, not a level the rules have reached.
-const FLOORS: [f64; 9] = [0.94, 0.83, 0.8, 0.0, 0.99, 0.96, 1.0, 1.0, 0.92];
+/// problems written after the rules, not a level the rules have reached. Its 8 problems
+/// count in the other measures too (h35, 1 run at 21:50 UTC, no rule changed): recall 90 %
+/// (52/58: the set's 4 misses), held-out 77 % (20/26), precision 91 % (83/91) at WARN/HIGH
+/// and 89 % (84/94) overall (8 false serious findings per run, 5 of them on the set's
+/// fixes), fixes quiet 98 % (57/58: `sieve_off --fixed`), the 50 earlier problems as
+/// after h32. The floors move to just under that, with the earlier margin (one problem,
+/// a few findings); they fall because the set was added, not because a rule changed.
+const FLOORS: [f64; 9] = [0.87, 0.73, 0.8, 0.0, 0.89, 0.87, 0.98, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

@@ -37,6 +37,10 @@ struct Entry {
     /// Part of the fresh blind held-out set (h21): committed with its expert text before
     /// h5prov ever ran on it.
     blind: bool,
+    /// Part of the second blind held-out set (h35): committed with its expert text before
+    /// h5prov ever ran on it, after every rule of today's model was written; a measurement
+    /// of recall on problems nobody wrote a rule against (no floor).
+    blind2: bool,
     new: bool,
     source: String,
     expert: String,
@@ -140,6 +144,7 @@ fn parse_manifest(text: &str) -> Result<Vec<Entry>, String> {
             ("held_out", Value::Bool(b)) => e.held_out = b,
             ("new", Value::Bool(b)) => e.new = b,
             ("blind", Value::Bool(b)) => e.blind = b,
+            ("blind2", Value::Bool(b)) => e.blind2 = b,
             ("also", Value::List(l)) => e.also = l,
             ("fixed_also", Value::List(l)) => e.fixed_also = l,
             ("report_args", Value::List(l)) => e.report_args = l,
@@ -194,6 +199,12 @@ fn manifest_is_complete() {
     assert!(
         problems.iter().filter(|e| e.blind).count() >= 10,
         "a blind set of 10"
+    );
+    assert!(
+        problems
+            .iter()
+            .all(|e| !e.blind2 || (e.held_out && e.new && !e.blind)),
+        "the second blind set is new, held out and apart from the first"
     );
     let mut ids = BTreeSet::new();
     let docs = std::fs::read_to_string(repo().join("docs/INSIGHTS-SUITE.md")).unwrap();
@@ -483,6 +494,8 @@ fn planted_problem_suite() {
     let held_named = held.iter().filter(|s| s.named()).count();
     let blind: Vec<&&Scored> = problems.iter().filter(|s| s.entry.blind).collect();
     let blind_named = blind.iter().filter(|s| s.named()).count();
+    let blind2: Vec<&&Scored> = problems.iter().filter(|s| s.entry.blind2).collect();
+    let blind2_named = blind2.iter().filter(|s| s.named()).count();
     let sum = |serious_only: bool| {
         scored
             .iter()
@@ -532,6 +545,8 @@ fn planted_problem_suite() {
             s.entry.key,
             if s.entry.blind {
                 "blind"
+            } else if s.entry.blind2 {
+                "blind2"
             } else if s.entry.held_out {
                 "yes"
             } else {
@@ -577,6 +592,12 @@ fn planted_problem_suite() {
             pct(blind_named, blind.len()),
             "≥ 75 %",
             at_least(blind_named, blind.len(), 0.75),
+        ),
+        (
+            "recall, second blind set (h35)",
+            pct(blind2_named, blind2.len()),
+            "≥ 75 % (a measurement: no floor)",
+            at_least(blind2_named, blind2.len(), 0.75),
         ),
         (
             "precision at WARN/HIGH",
@@ -634,6 +655,7 @@ fn planted_problem_suite() {
         frac(named, problems.len()),
         frac(held_named, held.len()),
         frac(blind_named, blind.len()),
+        frac(blind2_named, blind2.len()),
         frac(ps_t, ps_n),
         frac(pa_t, pa_n),
         frac(quiet, problems.len()),
@@ -674,7 +696,15 @@ fn planted_problem_suite() {
 /// blind), precision 100 % (222/222) at WARN/HIGH and 97 % (222/228) overall (the six
 /// INFO `small_io` on `attr_read_in_loop`); the floors move to just under it: one problem
 /// fewer (47/50, 15/18, 8/10), two false serious findings, a few INFO ones.
-const FLOORS: [f64; 8] = [0.94, 0.83, 0.8, 0.99, 0.96, 1.0, 1.0, 0.92];
+/// The second blind set (h35) has no floor (0.0): it is a measurement of recall on
+/// problems written after the rules, not a level the rules have reached. Its 8 problems
+/// count in the other measures too (h35, 1 run at 21:50 UTC, no rule changed): recall 90 %
+/// (52/58: the set's 4 misses), held-out 77 % (20/26), precision 91 % (83/91) at WARN/HIGH
+/// and 89 % (84/94) overall (8 false serious findings per run, 5 of them on the set's
+/// fixes), fixes quiet 98 % (57/58: `sieve_off --fixed`), the 50 earlier problems as
+/// after h32. The floors move to just under that, with the earlier margin (one problem,
+/// a few findings); they fall because the set was added, not because a rule changed.
+const FLOORS: [f64; 9] = [0.87, 0.73, 0.8, 0.0, 0.89, 0.87, 0.98, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

@@ -481,12 +481,17 @@ fn planted_problem_suite() {
         });
     }
 
-    let problems: Vec<&Scored> = scored
+    // The floored measures are over the entries the rules were written against; the second
+    // blind set (h35) is scored on its own below, as a measurement.
+    let core: Vec<&Scored> = scored.iter().filter(|s| !s.entry.blind2).collect();
+    let problems: Vec<&Scored> = core
         .iter()
+        .copied()
         .filter(|s| s.entry.kind == "problem")
         .collect();
-    let controls: Vec<&Scored> = scored
+    let controls: Vec<&Scored> = core
         .iter()
+        .copied()
         .filter(|s| s.entry.kind == "control")
         .collect();
     let held: Vec<&&Scored> = problems.iter().filter(|s| s.entry.held_out).collect();
@@ -494,22 +499,24 @@ fn planted_problem_suite() {
     let held_named = held.iter().filter(|s| s.named()).count();
     let blind: Vec<&&Scored> = problems.iter().filter(|s| s.entry.blind).collect();
     let blind_named = blind.iter().filter(|s| s.named()).count();
-    let blind2: Vec<&&Scored> = problems.iter().filter(|s| s.entry.blind2).collect();
+    let blind2: Vec<&Scored> = scored.iter().filter(|s| s.entry.blind2).collect();
     let blind2_named = blind2.iter().filter(|s| s.named()).count();
-    let sum = |serious_only: bool| {
-        scored
-            .iter()
+    let sum = |set: &[&Scored], serious_only: bool| {
+        set.iter()
             .map(|s| s.precision_counts(serious_only))
             .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     };
-    let (ps_t, ps_n) = sum(true);
-    let (pa_t, pa_n) = sum(false);
+    let (ps_t, ps_n) = sum(&core, true);
+    let (pa_t, pa_n) = sum(&core, false);
+    let (b2s_t, b2s_n) = sum(&blind2, true);
+    let (b2a_t, b2a_n) = sum(&blind2, false);
+    let b2_quiet = blind2.iter().filter(|s| s.fixed_loud() == 0).count();
     let quiet = problems.iter().filter(|s| s.fixed_loud() == 0).count();
     let empty = controls
         .iter()
         .filter(|s| s.runs.iter().all(|r| r.is_empty()))
         .count();
-    let stable = scored.iter().filter(|s| s.stable()).count();
+    let stable = core.iter().filter(|s| s.stable()).count();
 
     let mut out = String::new();
     let _ = writeln!(
@@ -594,12 +601,6 @@ fn planted_problem_suite() {
             at_least(blind_named, blind.len(), 0.75),
         ),
         (
-            "recall, second blind set (h35)",
-            pct(blind2_named, blind2.len()),
-            "≥ 75 % (a measurement: no floor)",
-            at_least(blind2_named, blind2.len(), 0.75),
-        ),
-        (
             "precision at WARN/HIGH",
             pct(ps_t, ps_n),
             "100 %",
@@ -625,9 +626,37 @@ fn planted_problem_suite() {
         ),
         (
             "stable over the runs (same WARN/HIGH codes)",
-            pct(stable, scored.len()),
+            pct(stable, core.len()),
             "all",
-            stable == scored.len(),
+            stable == core.len(),
+        ),
+    ];
+    // The second blind set (h35): written after every rule of today's model, scored apart
+    // from the measures above and with no floor.
+    let blind2_checks = [
+        (
+            "recall at WARN/HIGH",
+            pct(blind2_named, blind2.len()),
+            "≥ 75 %",
+            at_least(blind2_named, blind2.len(), 0.75),
+        ),
+        (
+            "precision at WARN/HIGH",
+            pct(b2s_t, b2s_n),
+            "100 %",
+            b2s_t == b2s_n,
+        ),
+        (
+            "precision over all insights (INFO included)",
+            pct(b2a_t, b2a_n),
+            "≥ 90 %",
+            at_least(b2a_t, b2a_n, 0.9),
+        ),
+        (
+            "fixed variants quiet about their problem",
+            pct(b2_quiet, blind2.len()),
+            "all",
+            b2_quiet == blind2.len(),
         ),
     ];
     let _ = writeln!(
@@ -640,6 +669,21 @@ fn planted_problem_suite() {
             "| {what} | {value} | {want} | {} |",
             if *ok { "yes" } else { "**no**" }
         );
+    }
+    if !blind2.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nThe second blind set (h35, {} problems; not in the measures above, no floor):\n\n\
+             | measure | value | Done when | met |\n|---|---|---|---|",
+            blind2.len()
+        );
+        for (what, value, want, ok) in &blind2_checks {
+            let _ = writeln!(
+                out,
+                "| {what} | {value} | {want} | {} |",
+                if *ok { "yes" } else { "**no**" }
+            );
+        }
     }
     println!("{out}");
     if let Ok(path) = std::env::var("H5PROV_SUITE_TABLES") {
@@ -655,12 +699,11 @@ fn planted_problem_suite() {
         frac(named, problems.len()),
         frac(held_named, held.len()),
         frac(blind_named, blind.len()),
-        frac(blind2_named, blind2.len()),
         frac(ps_t, ps_n),
         frac(pa_t, pa_n),
         frac(quiet, problems.len()),
         frac(empty, controls.len()),
-        frac(stable, scored.len()),
+        frac(stable, core.len()),
     ];
     let below: Vec<String> = checks
         .iter()
@@ -696,15 +739,11 @@ fn planted_problem_suite() {
 /// blind), precision 100 % (222/222) at WARN/HIGH and 97 % (222/228) overall (the six
 /// INFO `small_io` on `attr_read_in_loop`); the floors move to just under it: one problem
 /// fewer (47/50, 15/18, 8/10), two false serious findings, a few INFO ones.
-/// The second blind set (h35) has no floor (0.0): it is a measurement of recall on
-/// problems written after the rules, not a level the rules have reached. Its 8 problems
-/// count in the other measures too (h35, 1 run at 21:50 UTC, no rule changed): recall 90 %
-/// (52/58: the set's 4 misses), held-out 77 % (20/26), precision 91 % (83/91) at WARN/HIGH
-/// and 89 % (84/94) overall (8 false serious findings per run, 5 of them on the set's
-/// fixes), fixes quiet 98 % (57/58: `sieve_off --fixed`), the 50 earlier problems as
-/// after h32. The floors move to just under that, with the earlier margin (one problem,
-/// a few findings); they fall because the set was added, not because a rule changed.
-const FLOORS: [f64; 9] = [0.87, 0.73, 0.8, 0.0, 0.89, 0.87, 0.98, 1.0, 0.92];
+/// The second blind set (h35, 8 problems written after every rule of today's model) is
+/// not in these measures: it is scored apart, with no floor (1 run at 21:50 UTC: recall 50 %,
+/// 4/8; docs/INSIGHTS-SUITE.md), so that adding it leaves the guard on the other entries as
+/// tight as before.
+const FLOORS: [f64; 8] = [0.94, 0.83, 0.8, 0.99, 0.96, 1.0, 1.0, 0.92];
 
 /// `t / n`, 1 when `n` is 0.
 fn frac(t: usize, n: usize) -> f64 {

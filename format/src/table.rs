@@ -410,7 +410,8 @@ pub struct CsvHeader {
     /// Per table field, its position in the file (`usize::MAX` when absent).
     pos: Vec<usize>,
     width: usize,
-    standard: bool,
+    /// The header's columns are the table's first `width` columns, in order.
+    prefix: bool,
 }
 
 impl CsvHeader {
@@ -424,15 +425,14 @@ impl CsvHeader {
     ) -> Result<CsvHeader, String> {
         let mut pos = vec![usize::MAX; columns.len()];
         let mut width = 0;
-        let mut standard = true;
+        let mut prefix = true;
         for (i, name) in names.into_iter().enumerate() {
             width = i + 1;
-            standard &= columns.get(i).is_some_and(|c| c.as_bytes() == name);
+            prefix &= columns.get(i).is_some_and(|c| c.as_bytes() == name);
             if let Some(c) = columns.iter().position(|c| c.as_bytes() == name) {
                 pos[c] = i;
             }
         }
-        standard &= width == columns.len();
         for (c, name) in columns.iter().enumerate() {
             if required[c] && pos[c] == usize::MAX {
                 return Err(format!(
@@ -441,11 +441,7 @@ impl CsvHeader {
                 ));
             }
         }
-        Ok(CsvHeader {
-            pos,
-            width,
-            standard,
-        })
+        Ok(CsvHeader { pos, width, prefix })
     }
 
     /// Number of columns in the header.
@@ -455,7 +451,14 @@ impl CsvHeader {
 
     /// Whether the header is exactly the table's columns, in order.
     pub fn is_standard(&self) -> bool {
-        self.standard
+        self.prefix && self.width == self.pos.len()
+    }
+
+    /// The header's width when its columns are the table's first columns, in order (all
+    /// of them, or those of an older writer that had not the later columns yet); `None`
+    /// for any other header.
+    pub fn standard_prefix(&self) -> Option<usize> {
+        self.prefix.then_some(self.width)
     }
 
     /// A row's fields as a [`FieldSource`], after checking its width.

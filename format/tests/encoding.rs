@@ -268,6 +268,7 @@ fn trace_records_round_trip_through_csv_and_jsonl() {
     let (header, rows) = csv_rows(&csv_text);
     let h = TraceRecordRef::csv_header(header.iter()).unwrap();
     assert!(h.is_standard());
+    assert_eq!(h.standard_prefix(), Some(TRACE_COLUMNS.len()));
     assert_eq!(rows.len(), recs.len());
     for (row, want) in rows.iter().zip(&recs) {
         let got = TraceRecordRef::from_csv(&h, &Fields(row)).unwrap();
@@ -322,6 +323,7 @@ fn parser_reads_by_name_with_defaults_and_names_the_bad_column() {
     let (header, rows) = csv_rows_flexible(text);
     let h = TraceRecordRef::csv_header(header.iter()).unwrap();
     assert!(!h.is_standard());
+    assert_eq!(h.standard_prefix(), None);
     let parse = |i: usize| TraceRecordRef::from_csv(&h, &Fields(&rows[i]));
     let r = parse(0).unwrap();
     assert_eq!((r.rank, r.status, r.batch, r.seq), (-1, 0, 1, 0));
@@ -884,4 +886,20 @@ fn read_bin_file_reads_whole_files_and_names_flaws() {
 /// `data` as one zstd frame, as the connector writes a block.
 fn zstd_frame(data: &[u8]) -> Vec<u8> {
     zstd::stream::encode_all(data, 1).unwrap()
+}
+
+/// A header of the table's first columns (an older writer's) is a standard prefix, not
+/// the standard header.
+#[test]
+fn header_of_the_first_columns_is_a_standard_prefix() {
+    let n = TRACE_COLUMNS.len();
+    let h =
+        TraceRecordRef::csv_header(TRACE_COLUMNS[..n - 1].iter().map(|c| c.as_bytes())).unwrap();
+    assert!(!h.is_standard());
+    assert_eq!(h.standard_prefix(), Some(n - 1));
+    let mut more: Vec<&[u8]> = TRACE_COLUMNS.iter().map(|c| c.as_bytes()).collect();
+    more.push(b"extra");
+    let h = TraceRecordRef::csv_header(more).unwrap();
+    assert!(!h.is_standard());
+    assert_eq!(h.standard_prefix(), None);
 }

@@ -86,6 +86,20 @@ pub struct AnalyzerSettings {
     pub objects: Vec<u64>,
 }
 
+impl AnalyzerSettings {
+    /// The trace set these settings describe (made or found by [`traceset`]).
+    fn set_spec(&self) -> SetSpec {
+        SetSpec {
+            repo: self.repo.clone(),
+            work_dir: self.work_dir.clone(),
+            plugin_path: self.plugin_path.clone(),
+            records: self.records,
+            files: self.files,
+            regenerate: self.regenerate,
+        }
+    }
+}
+
 /// One tool's measurements.
 #[derive(Clone, Debug, Serialize)]
 pub struct ToolSummary {
@@ -810,17 +824,7 @@ pub fn run_objects_only(
     progress: &mut dyn FnMut(&str),
 ) -> Result<String, BenchError> {
     let h5prov = snapshot_binary(&s.h5prov, &s.work_dir.join("bin"))?;
-    let (_, source, _) = traceset::ensure_source(
-        &SetSpec {
-            repo: s.repo.clone(),
-            work_dir: s.work_dir.clone(),
-            plugin_path: s.plugin_path.clone(),
-            records: s.records,
-            files: s.files,
-            regenerate: s.regenerate,
-        },
-        progress,
-    )?;
+    let (_, source, _) = traceset::ensure_source(&s.set_spec(), progress)?;
     let load_start = loadavg();
     let line = objects_line(s, &h5prov, &source, progress)?
         .ok_or_else(|| BenchError::new("--objects-only with no object counts"))?;
@@ -854,17 +858,7 @@ pub fn prepare_set(
     s: &AnalyzerSettings,
     progress: &mut dyn FnMut(&str),
 ) -> Result<traceset::TraceSet, BenchError> {
-    let set = traceset::ensure(
-        &SetSpec {
-            repo: s.repo.clone(),
-            work_dir: s.work_dir.clone(),
-            plugin_path: s.plugin_path.clone(),
-            records: s.records,
-            files: s.files,
-            regenerate: s.regenerate,
-        },
-        progress,
-    )?;
+    let set = traceset::ensure(&s.set_spec(), progress)?;
     if s.regenerate || !set.cached {
         fs::write(
             s.work_dir.join("made.json"),

@@ -803,3 +803,38 @@ fn h5prov_run_stacks_the_users_vol_async_under_h5prov() {
         "no asynchronous file.create: vol-async was not under h5prov\n{text}"
     );
 }
+
+/// A synchronous and two asynchronous opens of one dataset, all open at once, share one
+/// state node, as synchronous opens do (the homomorphic tree: one node per object): one
+/// summary row for the dataset, with 3 opens and 2 writes. h5prov asks nothing about an
+/// object whose open is in flight; the asynchronous opens take the dataset's identity from
+/// the name the synchronous open resolved at the same location (`tests/c/async_shared.c`).
+/// Before, each asynchronous open had a node of its own: three rows.
+#[test]
+fn async_opens_share_the_node_of_the_object_they_open() {
+    let exe = compile_c("cc", "async_shared", Some(&threadsafe_dir()), &[]);
+    let dir = scratch("async-shared-nodes");
+    let out = ok_stdout(Stack::Over, &exe, &["s.h5"], &dir);
+    assert!(out.contains("done=1"), "{out}");
+    let recs = read_records(&dir.join("traces"));
+    // The two opens really were left in flight (vol-async handed back requests).
+    let in_flight = recs
+        .iter()
+        .filter(|r| r.op == "dataset.open" && r.is_async == 1 && r.req != 0)
+        .count();
+    assert_eq!(in_flight, 2, "{recs:?}");
+    let objects = read_objects(&dir.join("traces"));
+    let opened: Vec<_> = objects
+        .iter()
+        .filter(|o| o.kind == "dataset" && o.created == 0)
+        .collect();
+    assert_eq!(opened.len(), 1, "one node for the three opens: {objects:?}");
+    let d = opened[0];
+    assert_eq!(
+        (d.path.as_str(), d.opens, d.writes),
+        ("/data", 3, 2),
+        "{d:?}"
+    );
+    assert!(!d.token.is_empty(), "{d:?}");
+    assert!(d.file.ends_with("s.h5"), "{d:?}");
+}

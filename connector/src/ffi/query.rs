@@ -638,7 +638,9 @@ fn file_node_for(fileno: u64, fallback: Option<&Arc<Node>>) -> Option<Arc<Node>>
 /// `pending`: the operation is still in flight (the under connector returned a request), so
 /// nothing is asked about the object (its identity, a dataset's or attribute's shape when
 /// not given by the create's arguments): the under connector would have to wait for the
-/// operation to answer. Such an object gets a node of its own.
+/// operation to answer. Such an object takes its identity from what the open already
+/// knows, a name resolved by an earlier open at the same location ([`tree::resolved_name`]),
+/// and shares that object's node; without one it gets a node of its own.
 /// `generation`: [`tree::names_generation`] read before the under call: an object opened by
 /// name takes its identity from [`tree::resolved_name`] when that name is remembered.
 ///
@@ -699,7 +701,6 @@ pub unsafe fn attach(
             };
             (key, parent_file)
         }
-        _ if pending => (tree::unique_key(), parent_file),
         kind => {
             // An open (not a create) of a name at a location object with an identity: the
             // name may be remembered (the location and the name say which object it is
@@ -715,7 +716,13 @@ pub unsafe fn attach(
                 .filter(|k| matches!(k, Key::File(_) | Key::Object(..)));
             let named = at.filter(|_| !open.created && by_name && !name.is_empty());
             let remembered = named.and_then(|at| tree::resolved_name(generation, at, &name));
+            // In flight: only what the open already knows, a name remembered from an
+            // earlier open at the same location (a table lookup, no query), so a second
+            // open of the object shares its node whether or not it is asynchronous.
             let identity = remembered.or_else(|| {
+                if pending {
+                    return None;
+                }
                 // SAFETY: under is a live object of connector vol.
                 let found = unsafe { object_identity(under, vol, kind, open.dxpl) };
                 if let (Some(at), Some(id)) = (named, found) {

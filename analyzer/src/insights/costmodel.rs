@@ -204,6 +204,77 @@ pub fn repeated_attribute_reads(agg: &Aggregate) -> Option<Insight> {
     )
 }
 
+/// `delete_recreate` for attributes: the object header's ledger. HDF5 refuses to create
+/// an attribute whose name exists, so an attribute created again and again under one name
+/// by one process (at least [`RECREATE_MIN`] creates per process) was deleted in between
+/// (`H5Adelete`, as h5py's `attrs[name] = value` does to an existing attribute): each
+/// round removes its message from the object header and inserts a new one (and, in dense
+/// storage, updates the name index and the fractal heap) to keep one value. Work asked
+/// for: one value per write; done: a delete and a create per write. The waste is the
+/// calls on the attribute but one create's worth per process, plus the deletes
+/// (`attr.specific:delete`, recorded on the parent object without the attribute's name,
+/// counted up to the recreates). Severity is its share of the run's HDF5 time.
+pub fn recreated_attributes(agg: &Aggregate) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1) as f64;
+    let mut hits: Vec<crate::insights::Hit> = Vec::new();
+    let mut recreates = 0u64;
+    for ((f, p), o) in crate::aggregate::objects_of_kind(&agg.objects, "attr") {
+        let procs = (o.procs.len() as u64).max(1);
+        if o.attr_creates < RECREATE_MIN.saturating_mul(procs) {
+            continue;
+        }
+        let again = o.attr_creates - procs;
+        recreates += again;
+        let ns = (o.total_ns as f64 * again as f64 / o.attr_creates as f64) as u64;
+        hits.push((
+            ns,
+            format!(
+                "{f}:{p}: created {} times by {procs} process(es), deleted and created again \
+                 {again} times to hold one value each, {} in its calls",
+                o.attr_creates,
+                fmt_ns(o.total_ns)
+            ),
+            Evidence::new()
+                .name("file", f)
+                .name("attribute", p)
+                .count("creates", o.attr_creates)
+                .count("processes", procs)
+                .ns("time", ns),
+        ));
+    }
+    if hits.is_empty() {
+        return None;
+    }
+    // The deletes, up to one per recreate, at their mean time.
+    if let Some(d) = agg.ops.get("attr.specific:delete") {
+        let n = d.count.min(recreates);
+        let ns = d.total_ns / d.count.max(1) * n;
+        if let Some(h) = hits.first_mut() {
+            h.0 += ns;
+        }
+    }
+    let mut out = Vec::new();
+    crate::insights::push_hits(
+        &mut out,
+        "delete_recreate",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Attributes are deleted and created again under the same name ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each H5Adelete removes the attribute's message from the object header and each \
+         H5Acreate2 inserts a new one (in dense storage: the name index and the fractal heap \
+         too), to keep one value. Create the attribute once and write it in place: \
+         H5Aopen(obj, name, H5P_DEFAULT) + H5Awrite(attr, type, &value) (h5py: \
+         obj.attrs.modify(name, value), which writes in place when the shape and type \
+         allow), or write it once at the end. Expected gain: the time shown.",
+    );
+    out.pop()
+}
+
 /// Creates of one dataset path per process before they are judged as a delete and
 /// recreate of the same dataset.
 pub const RECREATE_MIN: u64 = 10;

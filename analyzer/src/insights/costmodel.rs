@@ -362,6 +362,25 @@ pub fn box_pieces(e: &[u64], dims: &[u64]) -> u64 {
 }
 
 /// Bytes of a dataset's current extent (from its objects row), 0 when unknown.
+/// Largest part of the file extent a box spans that its pieces may carry before many
+/// narrow boxes over the same rows count as fragmented (each sweeps, or sieves, the rows
+/// the others sweep too).
+pub const FRAG_COVERAGE: f64 = 0.5;
+
+/// The part of the file extent it spans that a box `e` of a contiguous row-major array of
+/// `dims` carries: its elements over the elements from its first to its last row along
+/// the outermost dimension it extends (1 for a block of whole rows, 1/4 for a quarter of
+/// the columns, 0 when the shapes do not match).
+pub fn box_coverage(e: &[u64], dims: &[u64]) -> f64 {
+    if e.len() != dims.len() || e.is_empty() {
+        return 0.0;
+    }
+    let i0 = e.iter().position(|&x| x > 1).unwrap_or(e.len() - 1);
+    let extent: u64 = e[i0].saturating_mul(dims[i0 + 1..].iter().product::<u64>());
+    let elems: u64 = e[i0..].iter().product();
+    elems as f64 / extent.max(1) as f64
+}
+
 pub(crate) fn dataset_bytes(row: &DatasetRow) -> u64 {
     dims_elems(&row.dims)
         .unwrap_or(0)
@@ -642,7 +661,10 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
             if c.frag_calls > 0 && c.frag_bytes / c.frag_blocks.max(1) < FRAG_BLOCK_BYTES {
                 (calls, pieces, bytes, ns) = (c.frag_calls, c.frag_blocks, c.frag_bytes, c.frag_ns);
             }
-            if r.layout == "contiguous" && r.type_size > 0 {
+            // MPI-IO's two-phase I/O aggregates the pieces of collective transfers (the
+            // pieces of all ranks together into contiguous requests), as it does for the
+            // selections with holes above.
+            if r.layout == "contiguous" && r.type_size > 0 && r.coll_io <= r.ind_io {
                 let dims = dims_list(&r.dims).unwrap_or_default();
                 for (shape, v) in io.shapes.iter() {
                     let Some(e) = dims_list(shape) else { continue };
@@ -655,7 +677,10 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                         continue;
                     }
                     let p = box_pieces(&e, &dims);
-                    if p >= FRAG_BLOCKS && v.file_bytes / (n * p) < FRAG_BLOCK_BYTES {
+                    // What the driver does per transfer is one request per piece (or one
+                    // sieve of the extent the pieces span): judged by the pieces per
+                    // transfer and the part of that extent they carry, not by a piece size.
+                    if p >= FRAG_BLOCKS && box_coverage(&e, &dims) <= FRAG_COVERAGE {
                         calls += n;
                         pieces += n * p;
                         bytes += v.file_bytes;

@@ -472,6 +472,20 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
         })
         .collect();
     let datasets = partial.len();
+    // The model small_io's severity uses: what writing the same bytes in one call per
+    // process would save, from HDF5's own fixed cost per call. A few hundred writes of
+    // some KiB each cost little more than their bytes, whatever their share of a short
+    // run's time: no layout or buffering gives that share back.
+    let writes: u64 = rep
+        .datasets
+        .iter()
+        .filter(|d| partial_writes(d, dio.get(&d.file, &d.path), th))
+        .map(|d| d.writes)
+        .sum();
+    let saving = dio
+        .small_call_ns(th.small_io_bytes)
+        .map(|c| crate::insights::costmodel::small_io_saving(writes, rep.run.processes as u64, c));
+    let before = out.len();
     push_hits(
         out,
         "contiguous_small_writes",
@@ -486,6 +500,13 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
         "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
          buffer the writes and write larger hyperslabs.",
     );
+    if let Some(f) = out.get_mut(before) {
+        let share = match f.evidence.get("share") {
+            Some(crate::insights::Quantity::Fraction(v)) => *v,
+            _ => 0.0,
+        };
+        f.level = crate::insights::costmodel::small_io_level(share, saving);
+    }
 }
 
 /// The `small_io` finding of a run with access sizes `a` over `procs` processes, if any:
@@ -568,7 +589,8 @@ fn partial_writes(
 ) -> bool {
     let mean = d.bytes_written / d.writes.max(1);
     d.layout == "contiguous"
-        && d.writes >= th.partial_writes
+        // Many writes per process: a parallel job's few writes per rank are not many.
+        && d.writes >= th.partial_writes.saturating_mul(d.procs.max(1) as u64)
         && mean < th.small_io_bytes
         // Writes of the whole dataset each time are rewrites, not partial writes: no
         // layout merges them (deep_path's fix updates its small datasets whole).

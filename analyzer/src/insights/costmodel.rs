@@ -381,6 +381,18 @@ pub fn box_coverage(e: &[u64], dims: &[u64]) -> f64 {
     elems as f64 / extent.max(1) as f64
 }
 
+/// The pieces a transfer of box `e` (elements of `type_size` bytes) of a contiguous
+/// row-major array of `dims` is split into, when that is fragmented: what the file driver
+/// does per transfer is one request per file-contiguous piece (or one sieve of the extent
+/// the pieces span), so the box is judged by its pieces per transfer (at least
+/// [`FRAG_BLOCKS`]) and the part of that extent they carry (at most [`FRAG_COVERAGE`]),
+/// not by a piece size: 2048 pieces of 4 KiB that carry a quarter of the rows they cross
+/// are as fragmented for the driver as 2048 pieces of 128 bytes.
+pub fn fragmented_box(e: &[u64], dims: &[u64], type_size: u64) -> Option<u64> {
+    let p = box_pieces(e, dims);
+    (type_size > 0 && p >= FRAG_BLOCKS && box_coverage(e, dims) <= FRAG_COVERAGE).then_some(p)
+}
+
 pub(crate) fn dataset_bytes(row: &DatasetRow) -> u64 {
     dims_elems(&row.dims)
         .unwrap_or(0)
@@ -676,11 +688,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     if e.len() != dims.len() || n < 2 || v.file_bytes != n * elems * r.type_size {
                         continue;
                     }
-                    let p = box_pieces(&e, &dims);
-                    // What the driver does per transfer is one request per piece (or one
-                    // sieve of the extent the pieces span): judged by the pieces per
-                    // transfer and the part of that extent they carry, not by a piece size.
-                    if p >= FRAG_BLOCKS && box_coverage(&e, &dims) <= FRAG_COVERAGE {
+                    if let Some(p) = fragmented_box(&e, &dims, r.type_size) {
                         calls += n;
                         pieces += n * p;
                         bytes += v.file_bytes;
@@ -1458,12 +1466,19 @@ mod tests {
 
     /// An aggregate of `(op, kind, path)` records of one process, each taking 1000 ns.
     fn agg_of(recs: &[(&str, &str, &str)]) -> Aggregate {
+        let recs: Vec<(&str, &str, &str, &str)> =
+            recs.iter().map(|r| (r.0, r.1, "a.h5", r.2)).collect();
+        agg_in(&recs)
+    }
+
+    /// An aggregate of records `(op, kind, file, path)` of one process, 1 µs each.
+    fn agg_in(recs: &[(&str, &str, &str, &str)]) -> Aggregate {
         use crate::aggregate::Accumulator;
         use crate::read::record::RecordRef;
         use crate::read::FileDiag;
         let mut acc = Accumulator::default();
         acc.add_trace_with(std::path::Path::new("t.trace.csv"), |b| {
-            for (i, (op, kind, path)) in recs.iter().enumerate() {
+            for (i, (op, kind, file, path)) in recs.iter().enumerate() {
                 let r = RecordRef {
                     seq: i as u64,
                     start_ns: 1_000 + 1_000 * i as u64,
@@ -1471,7 +1486,7 @@ mod tests {
                     pid: 9,
                     op,
                     kind,
-                    file: "a.h5",
+                    file,
                     path,
                     batch: 1,
                     ..RecordRef::default()
@@ -1575,5 +1590,115 @@ mod tests {
         // Created once (then overwritten): nothing of the kind.
         let got = codes(1);
         assert!(!got.iter().any(|(c, _)| c == "delete_recreate"), "{got:?}");
+    }
+
+    #[test]
+    fn an_attribute_deleted_and_created_again_is_delete_recreate_not_churn() {
+        // h5py's `attrs["step"] = i` in a loop: H5Adelete (recorded on the dataset, without
+        // the attribute's name) then H5Acreate2, H5Awrite, H5Aclose, next to a row write.
+        let th = crate::insights::Thresholds::default();
+        let steps = |n: usize| {
+            let mut v = vec![("dataset.create", "dataset", "/state")];
+            for i in 0..n {
+                if i > 0 {
+                    v.push(("attr.specific:delete", "dataset", "/state"));
+                }
+                v.push(("attr.create", "attr", "/state/step"));
+                v.push(("attr.write", "attr", "/state/step"));
+                v.push(("attr.close", "attr", "/state/step"));
+                v.push(("dataset.write", "dataset", "/state"));
+            }
+            v
+        };
+        let codes = |n: usize| {
+            let rep = crate::report::analyze(agg_of(&steps(n)), &th, &[]);
+            rep.insights
+                .iter()
+                .map(|i| (i.code.clone(), i.level))
+                .collect::<Vec<_>>()
+        };
+        let got = codes(2000);
+        assert!(
+            got.iter()
+                .any(|(c, l)| c == "delete_recreate" && matches!(l, Level::Warn | Level::High)),
+            "{got:?}"
+        );
+        // Its creates are not opens: keeping it open is not the fix.
+        assert!(!got.iter().any(|(c, _)| c == "open_close_churn"), "{got:?}");
+        // Created once: neither.
+        let got = codes(1);
+        assert!(!got.iter().any(|(c, _)| c == "delete_recreate"), "{got:?}");
+        // Opened (not created) again and again: still open/close churn.
+        let mut v = vec![
+            ("attr.create", "attr", "/d/a"),
+            ("attr.close", "attr", "/d/a"),
+        ];
+        for _ in 0..300 {
+            v.push(("attr.open", "attr", "/d/a"));
+            v.push(("attr.write", "attr", "/d/a"));
+            v.push(("attr.close", "attr", "/d/a"));
+        }
+        assert!(crate::insights::mpi::open_close_churn(&agg_of(&v), &th).is_some());
+        assert!(recreated_attributes(&agg_of(&v)).is_none());
+    }
+
+    #[test]
+    fn many_files_each_opened_once_pay_the_per_file_cost() {
+        // One file per step, each created, given one small dataset and closed: no file is
+        // reopened, but the run pays a superblock, a root group and a flush per step.
+        let th = crate::insights::Thresholds::default();
+        let names: Vec<String> = (0..300).map(|i| format!("step{i}.h5")).collect();
+        let files = |n: usize, writes: usize| {
+            let mut v = Vec::new();
+            for f in names.iter().take(n) {
+                v.push(("file.create", "file", f.as_str(), "/"));
+                v.push(("dataset.create", "dataset", f.as_str(), "/x"));
+                for _ in 0..writes {
+                    v.push(("dataset.write", "dataset", f.as_str(), "/x"));
+                }
+                v.push(("dataset.close", "dataset", f.as_str(), "/x"));
+                v.push(("file.close", "file", f.as_str(), "/"));
+            }
+            v
+        };
+        let churn = |n: usize, writes: usize| {
+            let rep = crate::report::analyze(agg_in(&files(n, writes)), &th, &[]);
+            rep.insights
+                .into_iter()
+                .find(|i| i.code == "file_open_close_churn")
+        };
+        let i = churn(300, 1).expect("300 files of one write each");
+        assert!(matches!(i.level, Level::Warn | Level::High), "{i:?}");
+        assert!(
+            i.detail
+                .contains("300 file open(s) or create(s) of 300 file(s)"),
+            "{}",
+            i.detail
+        );
+        assert!(
+            i.recommendation.contains("extendible dataset"),
+            "{}",
+            i.recommendation
+        );
+        // A few files: the fixed cost is paid a few times, nothing to change.
+        assert!(churn(3, 1).is_none());
+        // Many files, each carrying far more data time than its life cycle: not judged.
+        assert!(churn(30, 10).is_none());
+    }
+
+    #[test]
+    fn a_box_is_fragmented_by_its_pieces_and_the_extent_they_carry_not_their_size() {
+        // mpi_column_blocks: a rank's 2048x512 column block of a 2048x2048 double array is
+        // 2048 pieces of 4 KiB carrying a quarter of the rows they cross.
+        assert_eq!(fragmented_box(&[2048, 512], &[2048, 2048], 8), Some(2048));
+        // strided_column: 2048 pieces of 8 bytes.
+        assert_eq!(fragmented_box(&[2048, 1], &[2048, 2048], 8), Some(2048));
+        // sieve_off: 32 Ki pieces of 64 bytes, 1 KiB apart.
+        assert_eq!(fragmented_box(&[32768, 8], &[32768, 128], 8), Some(32768));
+        // Blocks of whole rows are one piece; three quarters of each row carry most of
+        // the extent; a few pieces are a few requests.
+        assert_eq!(fragmented_box(&[512, 2048], &[2048, 2048], 8), None);
+        assert_eq!(fragmented_box(&[2048, 1536], &[2048, 2048], 8), None);
+        assert_eq!(fragmented_box(&[8, 512], &[2048, 2048], 8), None);
     }
 }

@@ -505,8 +505,16 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
             Some(crate::insights::Quantity::Fraction(v)) => *v,
             _ => 0.0,
         };
-        f.level = crate::insights::costmodel::small_io_level(share, saving);
+        f.level = partial_writes_level(share, saving);
     }
+}
+
+/// `contiguous_small_writes`'s severity: the share of HDF5 time of the writes, but INFO
+/// when writing the same bytes in one call per process would save less than
+/// [`crate::insights::costmodel::SMALL_IO_MIN_SAVING_NS`] (`saving_ns`, from HDF5's own
+/// fixed cost per call), as for `small_io`.
+fn partial_writes_level(share: f64, saving_ns: Option<u64>) -> crate::insights::Level {
+    crate::insights::costmodel::small_io_level(share, saving_ns)
 }
 
 /// The `small_io` finding of a run with access sizes `a` over `procs` processes, if any:
@@ -700,5 +708,26 @@ mod tests {
         // The floor only lowers: a saving above it at a small share stays INFO.
         let f = small_run(4000, 32, 1_000_000, 480, 14e6).unwrap();
         assert_eq!(f.level, Level::Info, "{f:?}");
+    }
+
+    #[test]
+    fn contiguous_small_writes_are_judged_per_process_and_by_what_batching_saves() {
+        let th = Thresholds::default();
+        // 16 writes of 64 KiB by 4 ranks (mpi_collective_steps --fixed): 4 per rank, not
+        // many partial writes.
+        let mut d = DatasetRow::written("/v", "contiguous", "2000x64", 8, 16, 16 << 16);
+        d.procs = 4;
+        assert!(!partial_writes(&d, None, &th));
+        // The same 16 writes by one process are.
+        d.procs = 1;
+        assert!(partial_writes(&d, None, &th));
+        // 300 row writes of 8 KiB at 3 µs of HDF5's own time each, 60 % of a short run:
+        // one write instead saves 0.9 ms. INFO, not HIGH.
+        let saving = crate::insights::costmodel::small_io_saving(300, 1, 3_000);
+        assert_eq!(partial_writes_level(0.6, Some(saving)), Level::Info);
+        // 4000 element writes save more: the share decides.
+        let saving = crate::insights::costmodel::small_io_saving(4000, 1, 3_000);
+        assert_eq!(partial_writes_level(0.6, Some(saving)), Level::High);
+        assert_eq!(partial_writes_level(0.6, None), Level::High);
     }
 }

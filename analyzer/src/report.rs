@@ -40,6 +40,7 @@ pub fn analyze(mut agg: Aggregate, th: &Thresholds, inputs: &[String]) -> Report
         .chain(crate::insights::mpi::path_traversal(&agg))
         .chain(crate::insights::mpi::attribute_storage_compact(&agg))
         .chain(crate::insights::costmodel::repeated_attribute_reads(&agg))
+        .chain(crate::insights::costmodel::recreated_attributes(&agg))
         .collect();
     let datasets = dataset_rows(
         std::mem::take(&mut agg.objects),

@@ -329,6 +329,11 @@ pub struct TypeSig {
     pub vstr: bool,
     /// Size in bytes.
     pub size: u64,
+    /// For compounds, a digest of the member layout (each member's name, offset and class,
+    /// in name order, as HDF5 compares compounds): two compounds of one size with the same
+    /// members at other offsets differ here, and HDF5 converts between them member by
+    /// member. 0 for the other classes.
+    pub members: u64,
 }
 
 impl TypeSig {
@@ -1298,6 +1303,7 @@ mod tests {
             sign,
             vstr,
             size,
+            members: 0,
         };
         let mut buf = [0; 40];
         for (t, want) in [

@@ -387,6 +387,7 @@ impl<'a> Builder<'a> {
                 o.opens += u64::from(is_open);
                 o.attr_reads += u64::from(r.op == "attr.read");
                 o.attr_writes += u64::from(r.op == "attr.write");
+                o.attr_creates += u64::from(r.op == "attr.create");
                 match class {
                     OpClass::DataWrite => {
                         o.writes += 1;

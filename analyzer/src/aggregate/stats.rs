@@ -461,6 +461,8 @@ pub struct ObjStats {
     pub attr_reads: u64,
     /// `H5Awrite` calls on it.
     pub attr_writes: u64,
+    /// `H5Acreate` calls on it (counted in `opens` too: an attribute created is open).
+    pub attr_creates: u64,
 }
 
 impl ObjStats {
@@ -468,6 +470,7 @@ impl ObjStats {
         self.calls += o.calls;
         self.attr_reads += o.attr_reads;
         self.attr_writes += o.attr_writes;
+        self.attr_creates += o.attr_creates;
         self.total_ns += o.total_ns;
         self.opens += o.opens;
         self.reads += o.reads;

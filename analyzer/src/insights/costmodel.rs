@@ -204,6 +204,77 @@ pub fn repeated_attribute_reads(agg: &Aggregate) -> Option<Insight> {
     )
 }
 
+/// `delete_recreate` for attributes: the object header's ledger. HDF5 refuses to create
+/// an attribute whose name exists, so an attribute created again and again under one name
+/// by one process (at least [`RECREATE_MIN`] creates per process) was deleted in between
+/// (`H5Adelete`, as h5py's `attrs[name] = value` does to an existing attribute): each
+/// round removes its message from the object header and inserts a new one (and, in dense
+/// storage, updates the name index and the fractal heap) to keep one value. Work asked
+/// for: one value per write; done: a delete and a create per write. The waste is the
+/// calls on the attribute but one create's worth per process, plus the deletes
+/// (`attr.specific:delete`, recorded on the parent object without the attribute's name,
+/// counted up to the recreates). Severity is its share of the run's HDF5 time.
+pub fn recreated_attributes(agg: &Aggregate) -> Option<Insight> {
+    let call_ns = agg.total_ns().max(1) as f64;
+    let mut hits: Vec<crate::insights::Hit> = Vec::new();
+    let mut recreates = 0u64;
+    for ((f, p), o) in crate::aggregate::objects_of_kind(&agg.objects, "attr") {
+        let procs = (o.procs.len() as u64).max(1);
+        if o.attr_creates < RECREATE_MIN.saturating_mul(procs) {
+            continue;
+        }
+        let again = o.attr_creates - procs;
+        recreates += again;
+        let ns = (o.total_ns as f64 * again as f64 / o.attr_creates as f64) as u64;
+        hits.push((
+            ns,
+            format!(
+                "{f}:{p}: created {} times by {procs} process(es), deleted and created again \
+                 {again} times to hold one value each, {} in its calls",
+                o.attr_creates,
+                fmt_ns(o.total_ns)
+            ),
+            Evidence::new()
+                .name("file", f)
+                .name("attribute", p)
+                .count("creates", o.attr_creates)
+                .count("processes", procs)
+                .ns("time", ns),
+        ));
+    }
+    if hits.is_empty() {
+        return None;
+    }
+    // The deletes, up to one per recreate, at their mean time.
+    if let Some(d) = agg.ops.get("attr.specific:delete") {
+        let n = d.count.min(recreates);
+        let ns = d.total_ns / d.count.max(1) * n;
+        if let Some(h) = hits.first_mut() {
+            h.0 += ns;
+        }
+    }
+    let mut out = Vec::new();
+    crate::insights::push_hits(
+        &mut out,
+        "delete_recreate",
+        hits,
+        call_ns,
+        |share| {
+            format!(
+                "Attributes are deleted and created again under the same name ({} of HDF5 time)",
+                pct(share)
+            )
+        },
+        "Each H5Adelete removes the attribute's message from the object header and each \
+         H5Acreate2 inserts a new one (in dense storage: the name index and the fractal heap \
+         too), to keep one value. Create the attribute once and write it in place: \
+         H5Aopen(obj, name, H5P_DEFAULT) + H5Awrite(attr, type, &value) (h5py: \
+         obj.attrs.modify(name, value), which writes in place when the shape and type \
+         allow), or write it once at the end. Expected gain: the time shown.",
+    );
+    out.pop()
+}
+
 /// Creates of one dataset path per process before they are judged as a delete and
 /// recreate of the same dataset.
 pub const RECREATE_MIN: u64 = 10;
@@ -291,6 +362,37 @@ pub fn box_pieces(e: &[u64], dims: &[u64]) -> u64 {
 }
 
 /// Bytes of a dataset's current extent (from its objects row), 0 when unknown.
+/// Largest part of the file extent a box spans that its pieces may carry before many
+/// narrow boxes over the same rows count as fragmented (each sweeps, or sieves, the rows
+/// the others sweep too).
+pub const FRAG_COVERAGE: f64 = 0.5;
+
+/// The part of the file extent it spans that a box `e` of a contiguous row-major array of
+/// `dims` carries: its elements over the elements from its first to its last row along
+/// the outermost dimension it extends (1 for a block of whole rows, 1/4 for a quarter of
+/// the columns, 0 when the shapes do not match).
+pub fn box_coverage(e: &[u64], dims: &[u64]) -> f64 {
+    if e.len() != dims.len() || e.is_empty() {
+        return 0.0;
+    }
+    let i0 = e.iter().position(|&x| x > 1).unwrap_or(e.len() - 1);
+    let extent: u64 = e[i0].saturating_mul(dims[i0 + 1..].iter().product::<u64>());
+    let elems: u64 = e[i0..].iter().product();
+    elems as f64 / extent.max(1) as f64
+}
+
+/// The pieces a transfer of box `e` (elements of `type_size` bytes) of a contiguous
+/// row-major array of `dims` is split into, when that is fragmented: what the file driver
+/// does per transfer is one request per file-contiguous piece (or one sieve of the extent
+/// the pieces span), so the box is judged by its pieces per transfer (at least
+/// [`FRAG_BLOCKS`]) and the part of that extent they carry (at most [`FRAG_COVERAGE`]),
+/// not by a piece size: 2048 pieces of 4 KiB that carry a quarter of the rows they cross
+/// are as fragmented for the driver as 2048 pieces of 128 bytes.
+pub fn fragmented_box(e: &[u64], dims: &[u64], type_size: u64) -> Option<u64> {
+    let p = box_pieces(e, dims);
+    (type_size > 0 && p >= FRAG_BLOCKS && box_coverage(e, dims) <= FRAG_COVERAGE).then_some(p)
+}
+
 pub(crate) fn dataset_bytes(row: &DatasetRow) -> u64 {
     dims_elems(&row.dims)
         .unwrap_or(0)
@@ -571,7 +673,10 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
             if c.frag_calls > 0 && c.frag_bytes / c.frag_blocks.max(1) < FRAG_BLOCK_BYTES {
                 (calls, pieces, bytes, ns) = (c.frag_calls, c.frag_blocks, c.frag_bytes, c.frag_ns);
             }
-            if r.layout == "contiguous" && r.type_size > 0 {
+            // MPI-IO's two-phase I/O aggregates the pieces of collective transfers (the
+            // pieces of all ranks together into contiguous requests), as it does for the
+            // selections with holes above.
+            if r.layout == "contiguous" && r.type_size > 0 && r.coll_io <= r.ind_io {
                 let dims = dims_list(&r.dims).unwrap_or_default();
                 for (shape, v) in io.shapes.iter() {
                     let Some(e) = dims_list(shape) else { continue };
@@ -583,8 +688,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
                     if e.len() != dims.len() || n < 2 || v.file_bytes != n * elems * r.type_size {
                         continue;
                     }
-                    let p = box_pieces(&e, &dims);
-                    if p >= FRAG_BLOCKS && v.file_bytes / (n * p) < FRAG_BLOCK_BYTES {
+                    if let Some(p) = fragmented_box(&e, &dims, r.type_size) {
                         calls += n;
                         pieces += n * p;
                         bytes += v.file_bytes;
@@ -1362,12 +1466,19 @@ mod tests {
 
     /// An aggregate of `(op, kind, path)` records of one process, each taking 1000 ns.
     fn agg_of(recs: &[(&str, &str, &str)]) -> Aggregate {
+        let recs: Vec<(&str, &str, &str, &str)> =
+            recs.iter().map(|r| (r.0, r.1, "a.h5", r.2)).collect();
+        agg_in(&recs)
+    }
+
+    /// An aggregate of records `(op, kind, file, path)` of one process, 1 µs each.
+    fn agg_in(recs: &[(&str, &str, &str, &str)]) -> Aggregate {
         use crate::aggregate::Accumulator;
         use crate::read::record::RecordRef;
         use crate::read::FileDiag;
         let mut acc = Accumulator::default();
         acc.add_trace_with(std::path::Path::new("t.trace.csv"), |b| {
-            for (i, (op, kind, path)) in recs.iter().enumerate() {
+            for (i, (op, kind, file, path)) in recs.iter().enumerate() {
                 let r = RecordRef {
                     seq: i as u64,
                     start_ns: 1_000 + 1_000 * i as u64,
@@ -1375,7 +1486,7 @@ mod tests {
                     pid: 9,
                     op,
                     kind,
-                    file: "a.h5",
+                    file,
                     path,
                     batch: 1,
                     ..RecordRef::default()
@@ -1479,5 +1590,115 @@ mod tests {
         // Created once (then overwritten): nothing of the kind.
         let got = codes(1);
         assert!(!got.iter().any(|(c, _)| c == "delete_recreate"), "{got:?}");
+    }
+
+    #[test]
+    fn an_attribute_deleted_and_created_again_is_delete_recreate_not_churn() {
+        // h5py's `attrs["step"] = i` in a loop: H5Adelete (recorded on the dataset, without
+        // the attribute's name) then H5Acreate2, H5Awrite, H5Aclose, next to a row write.
+        let th = crate::insights::Thresholds::default();
+        let steps = |n: usize| {
+            let mut v = vec![("dataset.create", "dataset", "/state")];
+            for i in 0..n {
+                if i > 0 {
+                    v.push(("attr.specific:delete", "dataset", "/state"));
+                }
+                v.push(("attr.create", "attr", "/state/step"));
+                v.push(("attr.write", "attr", "/state/step"));
+                v.push(("attr.close", "attr", "/state/step"));
+                v.push(("dataset.write", "dataset", "/state"));
+            }
+            v
+        };
+        let codes = |n: usize| {
+            let rep = crate::report::analyze(agg_of(&steps(n)), &th, &[]);
+            rep.insights
+                .iter()
+                .map(|i| (i.code.clone(), i.level))
+                .collect::<Vec<_>>()
+        };
+        let got = codes(2000);
+        assert!(
+            got.iter()
+                .any(|(c, l)| c == "delete_recreate" && matches!(l, Level::Warn | Level::High)),
+            "{got:?}"
+        );
+        // Its creates are not opens: keeping it open is not the fix.
+        assert!(!got.iter().any(|(c, _)| c == "open_close_churn"), "{got:?}");
+        // Created once: neither.
+        let got = codes(1);
+        assert!(!got.iter().any(|(c, _)| c == "delete_recreate"), "{got:?}");
+        // Opened (not created) again and again: still open/close churn.
+        let mut v = vec![
+            ("attr.create", "attr", "/d/a"),
+            ("attr.close", "attr", "/d/a"),
+        ];
+        for _ in 0..300 {
+            v.push(("attr.open", "attr", "/d/a"));
+            v.push(("attr.write", "attr", "/d/a"));
+            v.push(("attr.close", "attr", "/d/a"));
+        }
+        assert!(crate::insights::mpi::open_close_churn(&agg_of(&v), &th).is_some());
+        assert!(recreated_attributes(&agg_of(&v)).is_none());
+    }
+
+    #[test]
+    fn many_files_each_opened_once_pay_the_per_file_cost() {
+        // One file per step, each created, given one small dataset and closed: no file is
+        // reopened, but the run pays a superblock, a root group and a flush per step.
+        let th = crate::insights::Thresholds::default();
+        let names: Vec<String> = (0..300).map(|i| format!("step{i}.h5")).collect();
+        let files = |n: usize, writes: usize| {
+            let mut v = Vec::new();
+            for f in names.iter().take(n) {
+                v.push(("file.create", "file", f.as_str(), "/"));
+                v.push(("dataset.create", "dataset", f.as_str(), "/x"));
+                for _ in 0..writes {
+                    v.push(("dataset.write", "dataset", f.as_str(), "/x"));
+                }
+                v.push(("dataset.close", "dataset", f.as_str(), "/x"));
+                v.push(("file.close", "file", f.as_str(), "/"));
+            }
+            v
+        };
+        let churn = |n: usize, writes: usize| {
+            let rep = crate::report::analyze(agg_in(&files(n, writes)), &th, &[]);
+            rep.insights
+                .into_iter()
+                .find(|i| i.code == "file_open_close_churn")
+        };
+        let i = churn(300, 1).expect("300 files of one write each");
+        assert!(matches!(i.level, Level::Warn | Level::High), "{i:?}");
+        assert!(
+            i.detail
+                .contains("300 file open(s) or create(s) of 300 file(s)"),
+            "{}",
+            i.detail
+        );
+        assert!(
+            i.recommendation.contains("extendible dataset"),
+            "{}",
+            i.recommendation
+        );
+        // A few files: the fixed cost is paid a few times, nothing to change.
+        assert!(churn(3, 1).is_none());
+        // Many files, each carrying far more data time than its life cycle: not judged.
+        assert!(churn(30, 10).is_none());
+    }
+
+    #[test]
+    fn a_box_is_fragmented_by_its_pieces_and_the_extent_they_carry_not_their_size() {
+        // mpi_column_blocks: a rank's 2048x512 column block of a 2048x2048 double array is
+        // 2048 pieces of 4 KiB carrying a quarter of the rows they cross.
+        assert_eq!(fragmented_box(&[2048, 512], &[2048, 2048], 8), Some(2048));
+        // strided_column: 2048 pieces of 8 bytes.
+        assert_eq!(fragmented_box(&[2048, 1], &[2048, 2048], 8), Some(2048));
+        // sieve_off: 32 Ki pieces of 64 bytes, 1 KiB apart.
+        assert_eq!(fragmented_box(&[32768, 8], &[32768, 128], 8), Some(32768));
+        // Blocks of whole rows are one piece; three quarters of each row carry most of
+        // the extent; a few pieces are a few requests.
+        assert_eq!(fragmented_box(&[512, 2048], &[2048, 2048], 8), None);
+        assert_eq!(fragmented_box(&[2048, 1536], &[2048, 2048], 8), None);
+        assert_eq!(fragmented_box(&[8, 512], &[2048, 2048], 8), None);
     }
 }

@@ -472,6 +472,20 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
         })
         .collect();
     let datasets = partial.len();
+    // The model small_io's severity uses: what writing the same bytes in one call per
+    // process would save, from HDF5's own fixed cost per call. A few hundred writes of
+    // some KiB each cost little more than their bytes, whatever their share of a short
+    // run's time: no layout or buffering gives that share back.
+    let writes: u64 = rep
+        .datasets
+        .iter()
+        .filter(|d| partial_writes(d, dio.get(&d.file, &d.path), th))
+        .map(|d| d.writes)
+        .sum();
+    let saving = dio
+        .small_call_ns(th.small_io_bytes)
+        .map(|c| crate::insights::costmodel::small_io_saving(writes, rep.run.processes as u64, c));
+    let before = out.len();
     push_hits(
         out,
         "contiguous_small_writes",
@@ -486,6 +500,21 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
         "Use a chunked layout whose chunks match the write selections (H5Pset_chunk), or \
          buffer the writes and write larger hyperslabs.",
     );
+    if let Some(f) = out.get_mut(before) {
+        let share = match f.evidence.get("share") {
+            Some(crate::insights::Quantity::Fraction(v)) => *v,
+            _ => 0.0,
+        };
+        f.level = partial_writes_level(share, saving);
+    }
+}
+
+/// `contiguous_small_writes`'s severity: the share of HDF5 time of the writes, but INFO
+/// when writing the same bytes in one call per process would save less than
+/// [`crate::insights::costmodel::SMALL_IO_MIN_SAVING_NS`] (`saving_ns`, from HDF5's own
+/// fixed cost per call), as for `small_io`.
+fn partial_writes_level(share: f64, saving_ns: Option<u64>) -> crate::insights::Level {
+    crate::insights::costmodel::small_io_level(share, saving_ns)
 }
 
 /// The `small_io` finding of a run with access sizes `a` over `procs` processes, if any:
@@ -568,7 +597,8 @@ fn partial_writes(
 ) -> bool {
     let mean = d.bytes_written / d.writes.max(1);
     d.layout == "contiguous"
-        && d.writes >= th.partial_writes
+        // Many writes per process: a parallel job's few writes per rank are not many.
+        && d.writes >= th.partial_writes.saturating_mul(d.procs.max(1) as u64)
         && mean < th.small_io_bytes
         // Writes of the whole dataset each time are rewrites, not partial writes: no
         // layout merges them (deep_path's fix updates its small datasets whole).
@@ -678,5 +708,26 @@ mod tests {
         // The floor only lowers: a saving above it at a small share stays INFO.
         let f = small_run(4000, 32, 1_000_000, 480, 14e6).unwrap();
         assert_eq!(f.level, Level::Info, "{f:?}");
+    }
+
+    #[test]
+    fn contiguous_small_writes_are_judged_per_process_and_by_what_batching_saves() {
+        let th = Thresholds::default();
+        // 16 writes of 64 KiB by 4 ranks (mpi_collective_steps --fixed): 4 per rank, not
+        // many partial writes.
+        let mut d = DatasetRow::written("/v", "contiguous", "2000x64", 8, 16, 16 << 16);
+        d.procs = 4;
+        assert!(!partial_writes(&d, None, &th));
+        // The same 16 writes by one process are.
+        d.procs = 1;
+        assert!(partial_writes(&d, None, &th));
+        // 300 row writes of 8 KiB at 3 µs of HDF5's own time each, 60 % of a short run:
+        // one write instead saves 0.9 ms. INFO, not HIGH.
+        let saving = crate::insights::costmodel::small_io_saving(300, 1, 3_000);
+        assert_eq!(partial_writes_level(0.6, Some(saving)), Level::Info);
+        // 4000 element writes save more: the share decides.
+        let saving = crate::insights::costmodel::small_io_saving(4000, 1, 3_000);
+        assert_eq!(partial_writes_level(0.6, Some(saving)), Level::High);
+        assert_eq!(partial_writes_level(0.6, None), Level::High);
     }
 }

@@ -310,24 +310,27 @@ pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
         })
         .filter_map(|(kind, f, p, o)| {
             let procs = (o.procs.len() as u64).max(1);
-            let per = o.opens / procs;
+            // An attribute's creates are not opens: created again and again, it is
+            // deleted and recreated (`delete_recreate`), not kept open.
+            let opens = o.opens.saturating_sub(o.attr_creates);
+            let per = opens / procs;
             // Time on the object other than moving data: opens, closes, queries.
             let ns = o.total_ns.saturating_sub(o.read_ns + o.write_ns);
             (per >= th.churn_opens).then(|| {
                 (
                     ns,
-                    o.opens,
+                    opens,
                     format!(
                         "{kind} {f}:{p} opened {} times by {procs} process(es), {} in opens, \
                          closes and queries",
-                        o.opens,
+                        opens,
                         fmt_ns(ns)
                     ),
                     Evidence::new()
                         .name("kind", kind)
                         .name("file", f.as_str())
                         .name("object", p)
-                        .count("opens", o.opens)
+                        .count("opens", opens)
                         .count("processes", procs)
                         .ns("time", ns),
                 )
@@ -532,18 +535,22 @@ pub fn attribute_storage_compact(agg: &Aggregate) -> Option<Insight> {
     )
 }
 
-/// `file_open_close_churn`: a file opened (and closed) again and again by each process,
-/// e.g. around every record. Each `H5Fopen` reads the superblock and the root group, each
-/// `H5Fclose` flushes the metadata cache and closes the file driver.
+/// Files opened or created per process from which the files' fixed costs are judged over
+/// all of them (many files, each opened once), not per file.
+pub const MANY_FILES: u64 = 16;
+
+/// `file_open_close_churn`: the per-file fixed cost paid again and again. Every
+/// `H5Fcreate`/`H5Fopen` writes or reads the superblock and the root group and sets up the
+/// metadata cache and the file driver, every `H5Fclose` flushes the cache and closes the
+/// driver, whatever data the file carries. The cost is judged over all files of the run:
+/// one file reopened at least `--churn-opens` times per process, or at least
+/// [`MANY_FILES`] opens or creates per process (of one file or of many) whose life-cycle
+/// time (opens, creates, closes) exceeds the time moving the data they carry (the fixed
+/// cost per file above the data time per file). Severity: the life-cycle time over HDF5
+/// time.
 fn file_open_close_churn(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
-    let mut churn: Vec<&crate::analysis::FileRow> = rep
-        .files
-        .iter()
-        .filter(|f| f.opens / (f.procs as u64).max(1) >= th.churn_opens)
-        .collect();
-    if churn.is_empty() {
-        return;
-    }
+    let procs = (rep.run.processes as u64).max(1);
+    let opens: u64 = rep.files.iter().map(|f| f.opens).sum();
     // Opens and closes of all files: the report keeps them per operation, not per file.
     let ns: u64 = rep
         .ops
@@ -551,37 +558,81 @@ fn file_open_close_churn(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut 
         .filter(|o| ["file.open", "file.create", "file.close"].contains(&o.op.as_str()))
         .map(|o| o.total_ns)
         .sum();
+    // Every dataset row belongs to one of the files.
+    let data_ns: u64 = rep.datasets.iter().map(|d| d.read_ns + d.write_ns).sum();
+    let bytes: u64 = rep
+        .files
+        .iter()
+        .map(|f| f.bytes_read + f.bytes_written)
+        .sum();
+    let mut churn: Vec<&crate::analysis::FileRow> = rep
+        .files
+        .iter()
+        .filter(|f| f.opens / (f.procs as u64).max(1) >= th.churn_opens)
+        .collect();
+    let many = opens / procs >= MANY_FILES && ns > data_ns;
+    if churn.is_empty() && !many {
+        return;
+    }
+    if churn.is_empty() {
+        churn = rep.files.iter().filter(|f| f.opens > 0).collect();
+    }
     let share = ns as f64 / call_ns as f64;
     churn.sort_by(|a, b| b.opens.cmp(&a.opens).then_with(|| a.file.cmp(&b.file)));
+    let files = rep.files.iter().filter(|f| f.opens > 0).count() as u64;
+    let per_open_ns = ns / opens.max(1);
+    let per_open_bytes = bytes / opens.max(1);
+    let data_per_open_ns = data_ns / opens.max(1);
+    let mut detail = format!(
+        "{opens} file open(s) or create(s) of {files} file(s) by {procs} process(es): {} of \
+         life cycle (open, create, close) per open against {} of data carried per open, moved \
+         in {}",
+        fmt_ns(per_open_ns),
+        fmt_bytes(per_open_bytes),
+        fmt_ns(data_per_open_ns)
+    );
+    let reopened: Vec<String> = churn
+        .iter()
+        .filter(|f| f.opens / (f.procs as u64).max(1) >= 2)
+        .take(5)
+        .map(|f| {
+            format!(
+                "{} opened {} times by {} process(es)",
+                f.file, f.opens, f.procs
+            )
+        })
+        .collect();
+    if !reopened.is_empty() {
+        detail.push_str("; ");
+        detail.push_str(&reopened.join("; "));
+    }
     out.push(
         ins(
             severity_for_share(share),
             "file_open_close_churn",
             format!(
-                "{} file(s) are opened and closed repeatedly ({} of HDF5 time in file opens and \
-             closes)",
-                churn.len(),
+                "Files are opened and closed again and again, each carrying little data ({} of \
+                 HDF5 time in file opens, creates and closes)",
                 pct(share)
             ),
-            churn
-                .iter()
-                .take(5)
-                .map(|f| {
-                    format!(
-                        "{} opened {} times by {} process(es)",
-                        f.file, f.opens, f.procs
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-            "Open the file once (H5Fopen before the loop) and close it at the end: every H5Fopen \
-         reads the superblock and the root group, every H5Fclose flushes the metadata cache \
-         and closes the file driver. To make data durable between steps, H5Fflush is cheaper \
-         than a close and reopen.",
+            detail,
+            "Every H5Fcreate/H5Fopen writes or reads the superblock and the root group and \
+         sets up the metadata cache and the file driver, every H5Fclose flushes the cache and \
+         closes the driver: a fixed cost per file, whatever data it carries. Keep one file \
+         open for the whole run (H5Fopen before the loop, H5Fclose at the end), and store \
+         the steps in it: a group per step, or better one extendible dataset with a row per \
+         step (H5Dset_extent + H5Sselect_hyperslab + H5Dwrite). To make data durable between \
+         steps, H5Fflush is cheaper than a close and reopen. Expected gain: most of the time \
+         shown.",
         )
         .with(
             Evidence::new()
-                .count("files", churn.len() as u64)
+                .count("files", files)
+                .count("opens", opens)
+                .count("processes", procs)
+                .ns("open_time", per_open_ns)
+                .bytes("bytes_per_open", per_open_bytes)
+                .ns("data_time_per_open", data_per_open_ns)
                 .fraction("share", share),
         )
         .with_items(

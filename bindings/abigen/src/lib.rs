@@ -90,6 +90,11 @@ pub const FUNCTIONS: &[&str] = &[
     "H5Tget_order",
     "H5Tget_sign",
     "H5Tis_variable_str",
+    // Compound member layouts: whether a memory compound matches the file's (conversion)
+    "H5Tget_nmembers",
+    "H5Tget_member_name",
+    "H5Tget_member_offset",
+    "H5Tget_member_class",
     // VOL: connector management
     "H5VLregister_connector_by_name",
     "H5VLregister_connector_by_value",

@@ -219,6 +219,23 @@ pub struct Api {
     pub H5Tclose: unsafe extern "C" fn(type_id: hid_t) -> herr_t,
     ///`H5Tget_class`
     pub H5Tget_class: unsafe extern "C" fn(type_id: hid_t) -> H5T_class_t,
+    ///`H5Tget_member_class`
+    pub H5Tget_member_class: unsafe extern "C" fn(
+        type_id: hid_t,
+        membno: ::std::os::raw::c_uint,
+    ) -> H5T_class_t,
+    ///`H5Tget_member_name`
+    pub H5Tget_member_name: unsafe extern "C" fn(
+        type_id: hid_t,
+        membno: ::std::os::raw::c_uint,
+    ) -> *mut ::std::os::raw::c_char,
+    ///`H5Tget_member_offset`
+    pub H5Tget_member_offset: unsafe extern "C" fn(
+        type_id: hid_t,
+        membno: ::std::os::raw::c_uint,
+    ) -> usize,
+    ///`H5Tget_nmembers`
+    pub H5Tget_nmembers: unsafe extern "C" fn(type_id: hid_t) -> ::std::os::raw::c_int,
     ///`H5Tget_order`
     pub H5Tget_order: unsafe extern "C" fn(type_id: hid_t) -> H5T_order_t,
     ///`H5Tget_sign`
@@ -1694,6 +1711,63 @@ impl Api {
                     ::core::mem::transmute::<
                         *mut ::core::ffi::c_void,
                         unsafe extern "C" fn(type_id: hid_t) -> H5T_class_t,
+                    >(p)
+                }
+            },
+            H5Tget_member_class: {
+                let p = sym(c"H5Tget_member_class");
+                if p.is_null() {
+                    return Err("H5Tget_member_class");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            type_id: hid_t,
+                            membno: ::std::os::raw::c_uint,
+                        ) -> H5T_class_t,
+                    >(p)
+                }
+            },
+            H5Tget_member_name: {
+                let p = sym(c"H5Tget_member_name");
+                if p.is_null() {
+                    return Err("H5Tget_member_name");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            type_id: hid_t,
+                            membno: ::std::os::raw::c_uint,
+                        ) -> *mut ::std::os::raw::c_char,
+                    >(p)
+                }
+            },
+            H5Tget_member_offset: {
+                let p = sym(c"H5Tget_member_offset");
+                if p.is_null() {
+                    return Err("H5Tget_member_offset");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(
+                            type_id: hid_t,
+                            membno: ::std::os::raw::c_uint,
+                        ) -> usize,
+                    >(p)
+                }
+            },
+            H5Tget_nmembers: {
+                let p = sym(c"H5Tget_nmembers");
+                if p.is_null() {
+                    return Err("H5Tget_nmembers");
+                }
+                unsafe {
+                    ::core::mem::transmute::<
+                        *mut ::core::ffi::c_void,
+                        unsafe extern "C" fn(type_id: hid_t) -> ::std::os::raw::c_int,
                     >(p)
                 }
             },
@@ -3575,6 +3649,47 @@ As the C function; h5prov must be bound (panics otherwise).*/
 #[inline]
 pub unsafe fn H5Tget_class(type_id: hid_t) -> H5T_class_t {
     unsafe { (super::api().H5Tget_class)(type_id) }
+}
+/**Calls `H5Tget_member_class` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_member_class(
+    type_id: hid_t,
+    membno: ::std::os::raw::c_uint,
+) -> H5T_class_t {
+    unsafe { (super::api().H5Tget_member_class)(type_id, membno) }
+}
+/**Calls `H5Tget_member_name` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_member_name(
+    type_id: hid_t,
+    membno: ::std::os::raw::c_uint,
+) -> *mut ::std::os::raw::c_char {
+    unsafe { (super::api().H5Tget_member_name)(type_id, membno) }
+}
+/**Calls `H5Tget_member_offset` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_member_offset(
+    type_id: hid_t,
+    membno: ::std::os::raw::c_uint,
+) -> usize {
+    unsafe { (super::api().H5Tget_member_offset)(type_id, membno) }
+}
+/**Calls `H5Tget_nmembers` in the HDF5 library h5prov is bound to.
+
+# Safety
+As the C function; h5prov must be bound (panics otherwise).*/
+#[inline]
+pub unsafe fn H5Tget_nmembers(type_id: hid_t) -> ::std::os::raw::c_int {
+    unsafe { (super::api().H5Tget_nmembers)(type_id) }
 }
 /**Calls `H5Tget_order` in the HDF5 library h5prov is bound to.
 

@@ -190,43 +190,40 @@ pub unsafe fn type_sig(type_id: hid_t, size: u64) -> Option<TypeSig> {
     }
 }
 
-/// A digest of a compound's member layout: each member's name, offset and class, in name
-/// order (HDF5 matches members by name and compares compounds in that order), hashed. Two
-/// compounds whose digests differ are not equal for HDF5, whose conversion path then moves
-/// each member on its own (a memory struct in another field order than the file's). Not
-/// `H5Tequal`: that needs the dataset's own datatype id at each transfer, which the
-/// connector does not keep (it keeps [`TypeSig`]s); this compares the two sides by the same
-/// summary, and costs nothing for the atomic types of nearly every transfer.
+/// A digest of a compound's member layout: each member's name, offset and class, hashed
+/// one by one and summed, so the digest does not depend on the members' order (HDF5
+/// matches members by name). Two compounds whose digests differ are not equal for HDF5,
+/// whose conversion path then moves each member on its own (a memory struct in another
+/// field order than the file's). Not `H5Tequal`: that needs the dataset's own datatype id
+/// at each transfer, which the connector does not keep (it keeps [`TypeSig`]s); this
+/// compares the two sides by the same summary, and costs nothing for the atomic types of
+/// nearly every transfer. No allocation of h5prov's own: three queries a member, and the
+/// name HDF5 allocates, hashed in place and freed.
 ///
 /// # Safety
 /// `type_id` is a compound datatype id.
 unsafe fn compound_members(type_id: hid_t) -> u64 {
     use std::hash::{Hash, Hasher};
     // SAFETY: plain queries on a datatype id the caller holds; each member name HDF5
-    // allocates is copied, then freed with H5free_memory.
+    // allocates is hashed, then freed with H5free_memory.
     unsafe {
         let n = b::H5Tget_nmembers(type_id);
         if n <= 0 {
             return 0;
         }
-        let mut members: Vec<(Vec<u8>, u64, i32)> = Vec::with_capacity(n as usize);
+        let mut digest = 0u64;
         for i in 0..n as u32 {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
             let name = b::H5Tget_member_name(type_id, i);
-            let bytes = if name.is_null() {
-                Vec::new()
-            } else {
-                let v = std::ffi::CStr::from_ptr(name).to_bytes().to_vec();
+            if !name.is_null() {
+                std::ffi::CStr::from_ptr(name).to_bytes().hash(&mut h);
                 b::H5free_memory(name.cast());
-                v
-            };
-            let offset = b::H5Tget_member_offset(type_id, i) as u64;
-            let class = b::H5Tget_member_class(type_id, i) as i32;
-            members.push((bytes, offset, class));
+            }
+            (b::H5Tget_member_offset(type_id, i) as u64).hash(&mut h);
+            (b::H5Tget_member_class(type_id, i) as i32).hash(&mut h);
+            digest = digest.wrapping_add(h.finish());
         }
-        members.sort();
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        members.hash(&mut h);
-        h.finish() | 1
+        digest | 1
     }
 }
 

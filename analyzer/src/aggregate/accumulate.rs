@@ -484,7 +484,7 @@ impl<'a> Builder<'a> {
             collectives: self.collectives.finish(&names),
             ..Default::default()
         };
-        lock(self.datasets).merge(self.dataset_io.finish());
+        self.dataset_io.finish_into(&mut lock(self.datasets));
         for o in self.ops {
             agg.ops.insert(o.name, o.stats);
         }

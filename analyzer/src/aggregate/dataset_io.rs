@@ -408,21 +408,32 @@ impl DatasetsIo {
     /// Adds another part (commutative and associative).
     pub fn merge(&mut self, o: DatasetsIo) {
         for (f, theirs) in o.datasets {
-            let Some(ours) = self.datasets.get_mut(&f) else {
-                self.datasets.insert(f, theirs);
-                continue;
-            };
-            if ours.len() < theirs.len() {
-                let small = std::mem::replace(ours, theirs);
-                merge_datasets(ours, small);
-            } else {
-                merge_datasets(ours, theirs);
-            }
+            self.merge_file(f, theirs);
         }
-        add_dense(&mut self.size_ns[0], &o.size_ns[0]);
-        add_dense(&mut self.size_ns[1], &o.size_ns[1]);
-        min_dense(&mut self.size_min_under_ns, &o.size_min_under_ns);
+        self.merge_sizes(&o.size_ns, &o.size_min_under_ns);
         self.links.merge(o.links);
+    }
+
+    /// Adds the datasets of container file `f`.
+    fn merge_file(&mut self, f: String, theirs: BTreeMap<CompactString, DatasetIo>) {
+        let Some(ours) = self.datasets.get_mut(&f) else {
+            self.datasets.insert(f, theirs);
+            return;
+        };
+        if ours.len() < theirs.len() {
+            let small = std::mem::replace(ours, theirs);
+            merge_datasets(ours, small);
+        } else {
+            merge_datasets(ours, theirs);
+        }
+    }
+
+    /// Adds time by access size ([`DatasetsIo::size_ns`]) and the least under-connector
+    /// times ([`DatasetsIo::size_min_under_ns`]).
+    fn merge_sizes(&mut self, size_ns: &[Vec<u64>; 2], min_under_ns: &[u64]) {
+        add_dense(&mut self.size_ns[0], &size_ns[0]);
+        add_dense(&mut self.size_ns[1], &size_ns[1]);
+        min_dense(&mut self.size_min_under_ns, min_under_ns);
     }
 
     /// `((file, path), dataset)` of every dataset, sorted by file, then path.
@@ -709,44 +720,74 @@ impl Recorder {
     /// The facts collected, keyed by (file, path); the recorder is then empty, ready for
     /// the next trace file, and keeps its emptied tables for it.
     pub fn finish(&mut self) -> DatasetsIo {
-        let mut datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>> = BTreeMap::new();
-        // Each file once (`files` is unique). Collected, not inserted one by one: a tree
-        // built from all its entries at once has full nodes, where one filled in hash
-        // order (random) keeps about a third of its room empty, and these trees hold
-        // every dataset of a read.
+        let mut out = DatasetsIo::default();
+        self.finish_into(&mut out);
+        out
+    }
+
+    /// Adds the facts collected to `out` (the read's, a worker's) as
+    /// [`DatasetsIo::merge`] of [`Recorder::finish`] would; the recorder is then empty,
+    /// ready for the next trace file, and keeps its emptied tables for it.
+    ///
+    /// A container file `out` holds at least as many datasets of is merged in place:
+    /// each dataset looked up in `out` and added there (a new one inserted), the same
+    /// merges in the same direction as [`DatasetsIo::merge`], without building this
+    /// file's sorted tree first. Building it (~450-byte entries moved twice, into fresh
+    /// mappings) and merging it was ~15 % of a report's CPU on the 10M-record set, where
+    /// most of a trace file's datasets are already in `out`.
+    pub fn finish_into(&mut self, out: &mut DatasetsIo) {
         let files = std::mem::take(&mut self.files);
-        // Sorted by moving 16-byte (key, index) pairs, not whole entries: `collect` into a
-        // tree sorts its (path, DatasetIo) pairs of a few hundred bytes each, and that sort
-        // was ~7 % of a report's CPU on the 10M-record set. Paths are unique (hash keys),
-        // so an unstable sort gives one order; the tree is then built from sorted input.
         for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
-            let mut entries: Vec<(CompactString, Option<DatasetIo>)> =
-                by_path.drain().map(|(p, l)| (p, Some(l.io))).collect();
-            let mut order: Vec<(&str, u32)> = entries
-                .iter()
-                .enumerate()
-                .map(|(i, (p, _))| (p.as_str(), i as u32))
-                .collect();
-            order.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
-            let tree = order
-                .into_iter()
-                .map(|i| {
-                    let e = &mut entries[i as usize];
-                    (std::mem::take(&mut e.0), e.1.take().unwrap_or_default())
-                })
-                .collect();
-            datasets.insert(f.into(), tree);
+            match out.datasets.get_mut(&*f) {
+                Some(ours) if ours.len() >= by_path.len() => {
+                    for (p, l) in by_path.drain() {
+                        match ours.get_mut(&p) {
+                            Some(d) => d.merge(l.io),
+                            None => {
+                                ours.insert(p, l.io);
+                            }
+                        }
+                    }
+                }
+                _ => out.merge_file(f.into(), sorted_tree(&mut by_path)),
+            }
             self.spare.push(by_path);
         }
         self.last_file = 0;
-        DatasetsIo {
-            datasets,
-            size_ns: std::mem::take(&mut self.size_ns),
-            size_min_under_ns: std::mem::take(&mut self.size_min_under_ns),
-            links: self.links.finish(),
-        }
+        out.merge_sizes(&self.size_ns, &self.size_min_under_ns);
+        self.size_ns = Default::default();
+        self.size_min_under_ns = Vec::new();
+        out.links.merge(self.links.finish());
     }
+}
+
+/// The datasets of `by_path` (emptied) as a tree. Collected, not inserted one by one: a
+/// tree built from all its entries at once has full nodes, where one filled in hash
+/// order (random) keeps about a third of its room empty, and these trees hold every
+/// dataset of a read.
+fn sorted_tree(
+    by_path: &mut FxHashMap<CompactString, Local>,
+) -> BTreeMap<CompactString, DatasetIo> {
+    // Sorted by moving 16-byte (key, index) pairs, not whole entries: `collect` into a
+    // tree sorts its (path, DatasetIo) pairs of a few hundred bytes each, and that sort
+    // was ~7 % of a report's CPU on the 10M-record set. Paths are unique (hash keys), so
+    // an unstable sort gives one order; the tree is then built from sorted input.
+    let mut entries: Vec<(CompactString, Option<DatasetIo>)> =
+        by_path.drain().map(|(p, l)| (p, Some(l.io))).collect();
+    let mut order: Vec<(&str, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (p, _))| (p.as_str(), i as u32))
+        .collect();
+    order.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
+    order
+        .into_iter()
+        .map(|i| {
+            let e = &mut entries[i as usize];
+            (std::mem::take(&mut e.0), e.1.take().unwrap_or_default())
+        })
+        .collect()
 }
 
 /// The number of elements of a `dims` text (`100x10` → 1000); `None` when empty or not

@@ -84,8 +84,14 @@ impl FlowRows {
         let bytes = procs
             .into_iter()
             .map(|(p, mut all)| {
-                all.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)).then(a.2.cmp(b.2)));
-                all.truncate(DATAFLOW_PER_PROCESS);
+                let order = |a: &FlowEntry<'_>, b: &FlowEntry<'_>| {
+                    b.0.cmp(&a.0).then(a.1.cmp(b.1)).then(a.2.cmp(b.2))
+                };
+                // The top ones selected, not all sorted: a process has thousands.
+                if all.len() > DATAFLOW_PER_PROCESS {
+                    all.select_nth_unstable_by(DATAFLOW_PER_PROCESS - 1, order);
+                    all.truncate(DATAFLOW_PER_PROCESS);
+                }
                 let sets = all
                     .into_iter()
                     .map(|(_, f, path, rw)| ((f.to_string(), path.to_string()), rw))

@@ -296,27 +296,36 @@ impl DatasetIo {
     /// What an objects row says about its dataset's storage; `None` for other kinds and
     /// for rows without chunk or datatype.
     pub fn of_summary(o: &ObjectSummaryRef<'_>) -> Option<DatasetIo> {
-        if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
+        if !Self::has_storage(o) {
             return None;
         }
-        let mut d = DatasetIo {
-            chunk: o.chunk.into(),
-            filters: o.filters.into(),
-            stored_bytes: o.stored_bytes,
-            ftype: o.ftype.into(),
-            cost: CostFacts {
-                fill_time: o.fill_time.into(),
-                alloc_time: o.alloc_time.into(),
-                fill: o.fill.into(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        if !o.chunk.is_empty() {
-            d.cache_slots = cache_part(o.cache, 0);
-            d.cache_bytes = cache_part(o.cache, 1);
-        }
+        let mut d = DatasetIo::default();
+        d.add_summary(o);
         Some(d)
+    }
+
+    /// Whether `o` says something of its dataset's storage ([`DatasetIo::of_summary`]
+    /// is `Some`): a dataset row with a chunk or a datatype.
+    pub fn has_storage(o: &ObjectSummaryRef<'_>) -> bool {
+        o.kind == "dataset" && !(o.chunk.is_empty() && o.ftype.is_empty())
+    }
+
+    /// Adds what a row with storage ([`DatasetIo::has_storage`]) says: the same as
+    /// merging its [`DatasetIo::of_summary`], without building and dropping a whole
+    /// `DatasetIo` per row.
+    pub fn add_summary(&mut self, o: &ObjectSummaryRef<'_>) {
+        keep_smallest(&mut self.chunk, o.chunk);
+        keep_smallest(&mut self.filters, o.filters);
+        self.stored_bytes = self.stored_bytes.max(o.stored_bytes);
+        keep_smallest(&mut self.ftype, o.ftype);
+        if !o.chunk.is_empty() {
+            self.cache_slots = self.cache_slots.max(cache_part(o.cache, 0));
+            self.cache_bytes = self.cache_bytes.max(cache_part(o.cache, 1));
+        }
+        let c = &mut self.cost;
+        keep_smallest(&mut c.fill_time, o.fill_time);
+        keep_smallest(&mut c.alloc_time, o.alloc_time);
+        keep_smallest(&mut c.fill, o.fill);
     }
 
     fn merge(&mut self, o: DatasetIo) {
@@ -457,6 +466,22 @@ impl DatasetsIo {
                 None
             }
             None => Some(d),
+        }
+    }
+
+    /// Adds the storage facts of objects row `o` (one with [`DatasetIo::has_storage`]) to
+    /// its dataset, unless that is not here: then `false`.
+    pub fn add_summary_existing(&mut self, o: &ObjectSummaryRef<'_>) -> bool {
+        match self
+            .datasets
+            .get_mut(o.file)
+            .and_then(|m| m.get_mut(o.path))
+        {
+            Some(x) => {
+                x.add_summary(o);
+                true
+            }
+            None => false,
         }
     }
 
@@ -941,6 +966,63 @@ mod tests {
         let b = boxes(&run(0, &many));
         assert_eq!(b.len(), MAX_READ_BOXES);
         assert!(b.contains_key("0:0") && !b.contains_key(many[MAX_READ_BOXES]));
+    }
+
+    /// Adding a row in place is merging its `of_summary`, row after row, whatever the
+    /// rows hold.
+    #[test]
+    fn a_row_added_in_place_is_its_of_summary_merged() {
+        let row = |chunk: &str, ftype: &str, cache: &str, stored: u64, fill: &str| {
+            h5prov_format::ObjectSummary {
+                kind: "dataset".into(),
+                file: "f.h5".into(),
+                path: "/d".into(),
+                chunk: chunk.into(),
+                ftype: ftype.into(),
+                filters: if stored > 0 {
+                    "deflate".into()
+                } else {
+                    "".into()
+                },
+                cache: cache.into(),
+                stored_bytes: stored,
+                fill_time: fill.into(),
+                alloc_time: "incr".into(),
+                fill: "default".into(),
+                ..Default::default()
+            }
+        };
+        let rows = [
+            row("64x64", "f32", "521:1048576:0.75", 100, "ifset"),
+            row("", "f64", "9:9:0", 0, ""),
+            row("32x64", "", "-:2097152:0.75", 50, "alloc"),
+            row("", "", "1:1:1", 7, "never"),
+        ];
+        let mut merged = DatasetIo::default();
+        let mut added = DatasetIo::default();
+        let mut io = DatasetsIo::default();
+        for r in &rows {
+            let r = r.borrowed();
+            if let Some(d) = DatasetIo::of_summary(&r) {
+                merged.merge(d.clone());
+                if !io.add_summary_existing(&r) {
+                    io.add(r.file, r.path, d);
+                }
+            }
+            if DatasetIo::has_storage(&r) {
+                added.add_summary(&r);
+            }
+        }
+        assert_eq!(merged, added);
+        assert_eq!(io.get("f.h5", "/d"), Some(&merged));
+        assert_eq!(
+            (
+                merged.chunk.as_str(),
+                merged.cache_bytes,
+                merged.stored_bytes
+            ),
+            ("32x64", 2097152, 100)
+        );
     }
 
     #[test]

@@ -968,6 +968,35 @@ mod tests {
         assert!(b.contains_key("0:0") && !b.contains_key(many[MAX_READ_BOXES]));
     }
 
+    /// A trace file's facts finished into a read that already holds its datasets (merged
+    /// in place) are those facts finished on their own and merged.
+    #[test]
+    fn finishing_into_a_read_is_merging_the_finished_facts() {
+        let feed = |r: &mut Recorder, paths: &[&str]| {
+            for &path in paths {
+                let x = RecordRef {
+                    path,
+                    ..rec("dataset.read", "0:9x0:9", 0)
+                };
+                r.add(&x, OpClass::DataRead);
+            }
+        };
+        let mut r = Recorder::default();
+        feed(&mut r, &["/a", "/b", "/c"]);
+        let first = r.finish();
+        feed(&mut r, &["/b", "/d", "/b"]);
+        let second = r.finish();
+        let mut merged = first.clone();
+        merged.merge(second);
+        let mut into = first;
+        feed(&mut r, &["/b", "/d", "/b"]);
+        r.finish_into(&mut into);
+        assert_eq!(into, merged);
+        let b = into.get("f.h5", "/b").unwrap();
+        assert_eq!((b.cost.xfers, b.repeat_reads), (3, 1));
+        assert_eq!(into.get("f.h5", "/d").unwrap().cost.xfers, 1);
+    }
+
     /// Adding a row in place is merging its `of_summary`, row after row, whatever the
     /// rows hold.
     #[test]
@@ -993,9 +1022,9 @@ mod tests {
             }
         };
         let rows = [
-            row("64x64", "f32", "521:1048576:0.75", 100, "ifset"),
-            row("", "f64", "9:9:0", 0, ""),
             row("32x64", "", "-:2097152:0.75", 50, "alloc"),
+            row("", "f64", "9:9:0", 0, ""),
+            row("64x64", "f32", "521:1048576:0.75", 100, "ifset"),
             row("", "", "1:1:1", 7, "never"),
         ];
         let mut merged = DatasetIo::default();

@@ -485,7 +485,7 @@ impl<'a> Builder<'a> {
             collectives: self.collectives.finish(&names),
             ..Default::default()
         };
-        lock(self.datasets).merge(self.dataset_io.finish());
+        self.dataset_io.finish_into(&mut lock(self.datasets));
         for o in self.ops {
             agg.ops.insert(o.name, o.stats);
         }
@@ -711,8 +711,10 @@ impl Accumulator {
             // Facts of datasets the read holds already go there at once: only those new
             // to it make up this file's tree (a tree of every dataset the file shares
             // with the rest of the read held ~30 MB at the 10M-record set's peak).
-            if let Some(d) = crate::aggregate::dataset_io::DatasetIo::of_summary(o) {
-                if let Some(d) = lock(read_facts).add_existing(o.file, o.path, d) {
+            if crate::aggregate::dataset_io::DatasetIo::has_storage(o)
+                && !lock(read_facts).add_summary_existing(o)
+            {
+                if let Some(d) = crate::aggregate::dataset_io::DatasetIo::of_summary(o) {
                     dio.add(o.file, o.path, d);
                 }
             }

@@ -296,27 +296,36 @@ impl DatasetIo {
     /// What an objects row says about its dataset's storage; `None` for other kinds and
     /// for rows without chunk or datatype.
     pub fn of_summary(o: &ObjectSummaryRef<'_>) -> Option<DatasetIo> {
-        if o.kind != "dataset" || (o.chunk.is_empty() && o.ftype.is_empty()) {
+        if !Self::has_storage(o) {
             return None;
         }
-        let mut d = DatasetIo {
-            chunk: o.chunk.into(),
-            filters: o.filters.into(),
-            stored_bytes: o.stored_bytes,
-            ftype: o.ftype.into(),
-            cost: CostFacts {
-                fill_time: o.fill_time.into(),
-                alloc_time: o.alloc_time.into(),
-                fill: o.fill.into(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        if !o.chunk.is_empty() {
-            d.cache_slots = cache_part(o.cache, 0);
-            d.cache_bytes = cache_part(o.cache, 1);
-        }
+        let mut d = DatasetIo::default();
+        d.add_summary(o);
         Some(d)
+    }
+
+    /// Whether `o` says something of its dataset's storage ([`DatasetIo::of_summary`]
+    /// is `Some`): a dataset row with a chunk or a datatype.
+    pub fn has_storage(o: &ObjectSummaryRef<'_>) -> bool {
+        o.kind == "dataset" && !(o.chunk.is_empty() && o.ftype.is_empty())
+    }
+
+    /// Adds what a row with storage ([`DatasetIo::has_storage`]) says: the same as
+    /// merging its [`DatasetIo::of_summary`], without building and dropping a whole
+    /// `DatasetIo` per row.
+    pub fn add_summary(&mut self, o: &ObjectSummaryRef<'_>) {
+        keep_smallest(&mut self.chunk, o.chunk);
+        keep_smallest(&mut self.filters, o.filters);
+        self.stored_bytes = self.stored_bytes.max(o.stored_bytes);
+        keep_smallest(&mut self.ftype, o.ftype);
+        if !o.chunk.is_empty() {
+            self.cache_slots = self.cache_slots.max(cache_part(o.cache, 0));
+            self.cache_bytes = self.cache_bytes.max(cache_part(o.cache, 1));
+        }
+        let c = &mut self.cost;
+        keep_smallest(&mut c.fill_time, o.fill_time);
+        keep_smallest(&mut c.alloc_time, o.alloc_time);
+        keep_smallest(&mut c.fill, o.fill);
     }
 
     fn merge(&mut self, o: DatasetIo) {
@@ -408,21 +417,32 @@ impl DatasetsIo {
     /// Adds another part (commutative and associative).
     pub fn merge(&mut self, o: DatasetsIo) {
         for (f, theirs) in o.datasets {
-            let Some(ours) = self.datasets.get_mut(&f) else {
-                self.datasets.insert(f, theirs);
-                continue;
-            };
-            if ours.len() < theirs.len() {
-                let small = std::mem::replace(ours, theirs);
-                merge_datasets(ours, small);
-            } else {
-                merge_datasets(ours, theirs);
-            }
+            self.merge_file(f, theirs);
         }
-        add_dense(&mut self.size_ns[0], &o.size_ns[0]);
-        add_dense(&mut self.size_ns[1], &o.size_ns[1]);
-        min_dense(&mut self.size_min_under_ns, &o.size_min_under_ns);
+        self.merge_sizes(&o.size_ns, &o.size_min_under_ns);
         self.links.merge(o.links);
+    }
+
+    /// Adds the datasets of container file `f`.
+    fn merge_file(&mut self, f: String, theirs: BTreeMap<CompactString, DatasetIo>) {
+        let Some(ours) = self.datasets.get_mut(&f) else {
+            self.datasets.insert(f, theirs);
+            return;
+        };
+        if ours.len() < theirs.len() {
+            let small = std::mem::replace(ours, theirs);
+            merge_datasets(ours, small);
+        } else {
+            merge_datasets(ours, theirs);
+        }
+    }
+
+    /// Adds time by access size ([`DatasetsIo::size_ns`]) and the least under-connector
+    /// times ([`DatasetsIo::size_min_under_ns`]).
+    fn merge_sizes(&mut self, size_ns: &[Vec<u64>; 2], min_under_ns: &[u64]) {
+        add_dense(&mut self.size_ns[0], &size_ns[0]);
+        add_dense(&mut self.size_ns[1], &size_ns[1]);
+        min_dense(&mut self.size_min_under_ns, min_under_ns);
     }
 
     /// `((file, path), dataset)` of every dataset, sorted by file, then path.
@@ -446,6 +466,22 @@ impl DatasetsIo {
                 None
             }
             None => Some(d),
+        }
+    }
+
+    /// Adds the storage facts of objects row `o` (one with [`DatasetIo::has_storage`]) to
+    /// its dataset, unless that is not here: then `false`.
+    pub fn add_summary_existing(&mut self, o: &ObjectSummaryRef<'_>) -> bool {
+        match self
+            .datasets
+            .get_mut(o.file)
+            .and_then(|m| m.get_mut(o.path))
+        {
+            Some(x) => {
+                x.add_summary(o);
+                true
+            }
+            None => false,
         }
     }
 
@@ -709,44 +745,74 @@ impl Recorder {
     /// The facts collected, keyed by (file, path); the recorder is then empty, ready for
     /// the next trace file, and keeps its emptied tables for it.
     pub fn finish(&mut self) -> DatasetsIo {
-        let mut datasets: BTreeMap<String, BTreeMap<CompactString, DatasetIo>> = BTreeMap::new();
-        // Each file once (`files` is unique). Collected, not inserted one by one: a tree
-        // built from all its entries at once has full nodes, where one filled in hash
-        // order (random) keeps about a third of its room empty, and these trees hold
-        // every dataset of a read.
+        let mut out = DatasetsIo::default();
+        self.finish_into(&mut out);
+        out
+    }
+
+    /// Adds the facts collected to `out` (the read's, a worker's) as
+    /// [`DatasetsIo::merge`] of [`Recorder::finish`] would; the recorder is then empty,
+    /// ready for the next trace file, and keeps its emptied tables for it.
+    ///
+    /// A container file `out` holds at least as many datasets of is merged in place:
+    /// each dataset looked up in `out` and added there (a new one inserted), the same
+    /// merges in the same direction as [`DatasetsIo::merge`], without building this
+    /// file's sorted tree first. Building it (~450-byte entries moved twice, into fresh
+    /// mappings) and merging it was ~15 % of a report's CPU on the 10M-record set, where
+    /// most of a trace file's datasets are already in `out`.
+    pub fn finish_into(&mut self, out: &mut DatasetsIo) {
         let files = std::mem::take(&mut self.files);
-        // Sorted by moving 16-byte (key, index) pairs, not whole entries: `collect` into a
-        // tree sorts its (path, DatasetIo) pairs of a few hundred bytes each, and that sort
-        // was ~7 % of a report's CPU on the 10M-record set. Paths are unique (hash keys),
-        // so an unstable sort gives one order; the tree is then built from sorted input.
         for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
-            let mut entries: Vec<(CompactString, Option<DatasetIo>)> =
-                by_path.drain().map(|(p, l)| (p, Some(l.io))).collect();
-            let mut order: Vec<(&str, u32)> = entries
-                .iter()
-                .enumerate()
-                .map(|(i, (p, _))| (p.as_str(), i as u32))
-                .collect();
-            order.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
-            let tree = order
-                .into_iter()
-                .map(|i| {
-                    let e = &mut entries[i as usize];
-                    (std::mem::take(&mut e.0), e.1.take().unwrap_or_default())
-                })
-                .collect();
-            datasets.insert(f.into(), tree);
+            match out.datasets.get_mut(&*f) {
+                Some(ours) if ours.len() >= by_path.len() => {
+                    for (p, l) in by_path.drain() {
+                        match ours.get_mut(&p) {
+                            Some(d) => d.merge(l.io),
+                            None => {
+                                ours.insert(p, l.io);
+                            }
+                        }
+                    }
+                }
+                _ => out.merge_file(f.into(), sorted_tree(&mut by_path)),
+            }
             self.spare.push(by_path);
         }
         self.last_file = 0;
-        DatasetsIo {
-            datasets,
-            size_ns: std::mem::take(&mut self.size_ns),
-            size_min_under_ns: std::mem::take(&mut self.size_min_under_ns),
-            links: self.links.finish(),
-        }
+        out.merge_sizes(&self.size_ns, &self.size_min_under_ns);
+        self.size_ns = Default::default();
+        self.size_min_under_ns = Vec::new();
+        out.links.merge(self.links.finish());
     }
+}
+
+/// The datasets of `by_path` (emptied) as a tree. Collected, not inserted one by one: a
+/// tree built from all its entries at once has full nodes, where one filled in hash
+/// order (random) keeps about a third of its room empty, and these trees hold every
+/// dataset of a read.
+fn sorted_tree(
+    by_path: &mut FxHashMap<CompactString, Local>,
+) -> BTreeMap<CompactString, DatasetIo> {
+    // Sorted by moving 16-byte (key, index) pairs, not whole entries: `collect` into a
+    // tree sorts its (path, DatasetIo) pairs of a few hundred bytes each, and that sort
+    // was ~7 % of a report's CPU on the 10M-record set. Paths are unique (hash keys), so
+    // an unstable sort gives one order; the tree is then built from sorted input.
+    let mut entries: Vec<(CompactString, Option<DatasetIo>)> =
+        by_path.drain().map(|(p, l)| (p, Some(l.io))).collect();
+    let mut order: Vec<(&str, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (p, _))| (p.as_str(), i as u32))
+        .collect();
+    order.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
+    order
+        .into_iter()
+        .map(|i| {
+            let e = &mut entries[i as usize];
+            (std::mem::take(&mut e.0), e.1.take().unwrap_or_default())
+        })
+        .collect()
 }
 
 /// The number of elements of a `dims` text (`100x10` → 1000); `None` when empty or not
@@ -900,6 +966,92 @@ mod tests {
         let b = boxes(&run(0, &many));
         assert_eq!(b.len(), MAX_READ_BOXES);
         assert!(b.contains_key("0:0") && !b.contains_key(many[MAX_READ_BOXES]));
+    }
+
+    /// A trace file's facts finished into a read that already holds its datasets (merged
+    /// in place) are those facts finished on their own and merged.
+    #[test]
+    fn finishing_into_a_read_is_merging_the_finished_facts() {
+        let feed = |r: &mut Recorder, paths: &[&str]| {
+            for &path in paths {
+                let x = RecordRef {
+                    path,
+                    ..rec("dataset.read", "0:9x0:9", 0)
+                };
+                r.add(&x, OpClass::DataRead);
+            }
+        };
+        let mut r = Recorder::default();
+        feed(&mut r, &["/a", "/b", "/c"]);
+        let first = r.finish();
+        feed(&mut r, &["/b", "/d", "/b"]);
+        let second = r.finish();
+        let mut merged = first.clone();
+        merged.merge(second);
+        let mut into = first;
+        feed(&mut r, &["/b", "/d", "/b"]);
+        r.finish_into(&mut into);
+        assert_eq!(into, merged);
+        let b = into.get("f.h5", "/b").unwrap();
+        assert_eq!((b.cost.xfers, b.repeat_reads), (3, 1));
+        assert_eq!(into.get("f.h5", "/d").unwrap().cost.xfers, 1);
+    }
+
+    /// Adding a row in place is merging its `of_summary`, row after row, whatever the
+    /// rows hold.
+    #[test]
+    fn a_row_added_in_place_is_its_of_summary_merged() {
+        let row = |chunk: &str, ftype: &str, cache: &str, stored: u64, fill: &str| {
+            h5prov_format::ObjectSummary {
+                kind: "dataset".into(),
+                file: "f.h5".into(),
+                path: "/d".into(),
+                chunk: chunk.into(),
+                ftype: ftype.into(),
+                filters: if stored > 0 {
+                    "deflate".into()
+                } else {
+                    "".into()
+                },
+                cache: cache.into(),
+                stored_bytes: stored,
+                fill_time: fill.into(),
+                alloc_time: "incr".into(),
+                fill: "default".into(),
+                ..Default::default()
+            }
+        };
+        let rows = [
+            row("32x64", "", "-:2097152:0.75", 50, "alloc"),
+            row("", "f64", "9:9:0", 0, ""),
+            row("64x64", "f32", "521:1048576:0.75", 100, "ifset"),
+            row("", "", "1:1:1", 7, "never"),
+        ];
+        let mut merged = DatasetIo::default();
+        let mut added = DatasetIo::default();
+        let mut io = DatasetsIo::default();
+        for r in &rows {
+            let r = r.borrowed();
+            if let Some(d) = DatasetIo::of_summary(&r) {
+                merged.merge(d.clone());
+                if !io.add_summary_existing(&r) {
+                    io.add(r.file, r.path, d);
+                }
+            }
+            if DatasetIo::has_storage(&r) {
+                added.add_summary(&r);
+            }
+        }
+        assert_eq!(merged, added);
+        assert_eq!(io.get("f.h5", "/d"), Some(&merged));
+        assert_eq!(
+            (
+                merged.chunk.as_str(),
+                merged.cache_bytes,
+                merged.stored_bytes
+            ),
+            ("32x64", 2097152, 100)
+        );
     }
 
     #[test]

@@ -491,17 +491,7 @@ fn apart_table(out: &mut String, title: &str, helper: &str, set: &[&Scored]) {
             quiet == set.len(),
         ),
     ];
-    let _ = writeln!(
-        out,
-        "\n| measure | value | Done when | met |\n|---|---|---|---|"
-    );
-    for (what, value, want, ok) in &checks {
-        let _ = writeln!(
-            out,
-            "| {what} | {value} | {want} | {} |",
-            if *ok { "yes" } else { "**no**" }
-        );
-    }
+    measures_table(out, &checks);
 }
 
 /// "yes" when stable, else the WARN/HIGH codes of each run that differ (`p:` the problem,
@@ -715,17 +705,7 @@ fn planted_problem_suite() {
             stable == core.len(),
         ),
     ];
-    let _ = writeln!(
-        out,
-        "\n| measure | value | Done when | met |\n|---|---|---|---|"
-    );
-    for (what, value, want, ok) in &checks {
-        let _ = writeln!(
-            out,
-            "| {what} | {value} | {want} | {} |",
-            if *ok { "yes" } else { "**no**" }
-        );
-    }
+    measures_table(&mut out, &checks);
     // The second blind set (h35): written after every rule of today's model; the third
     // (h37): written without reading the rule code, for the rules after later changes.
     // Each scored apart from the measures above, with no floor.
@@ -799,5 +779,20 @@ fn frac(t: usize, n: usize) -> f64 {
         1.0
     } else {
         t as f64 / n as f64
+    }
+}
+
+/// Appends the measures table: each measure's value, what Done-when asks, and whether met.
+fn measures_table(out: &mut String, checks: &[(&str, String, &str, bool)]) {
+    let _ = writeln!(
+        out,
+        "\n| measure | value | Done when | met |\n|---|---|---|---|"
+    );
+    for (what, value, want, ok) in checks {
+        let _ = writeln!(
+            out,
+            "| {what} | {value} | {want} | {} |",
+            if *ok { "yes" } else { "**no**" }
+        );
     }
 }

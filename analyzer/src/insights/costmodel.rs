@@ -1557,6 +1557,18 @@ mod tests {
         );
     }
 
+    /// The codes and levels of the findings on `recs` (one process, equal call times).
+    fn codes_of(
+        recs: &[(&str, &str, &str)],
+        th: &crate::insights::Thresholds,
+    ) -> Vec<(String, Level)> {
+        let rep = crate::report::analyze(agg_of(recs), th, &[]);
+        rep.insights
+            .iter()
+            .map(|i| (i.code.clone(), i.level))
+            .collect()
+    }
+
     #[test]
     fn a_dataset_created_again_and_again_is_delete_recreate_not_churn() {
         let th = crate::insights::Thresholds::default();
@@ -1572,13 +1584,7 @@ mod tests {
             }
             v
         };
-        let codes = |n: usize| {
-            let rep = crate::report::analyze(agg_of(&steps(n)), &th, &[]);
-            rep.insights
-                .iter()
-                .map(|i| (i.code.clone(), i.level))
-                .collect::<Vec<_>>()
-        };
+        let codes = |n: usize| codes_of(&steps(n), &th);
         // 150 creates of /latest: named by its mechanism, and not as open/close churn.
         let got = codes(150);
         assert!(
@@ -1610,13 +1616,7 @@ mod tests {
             }
             v
         };
-        let codes = |n: usize| {
-            let rep = crate::report::analyze(agg_of(&steps(n)), &th, &[]);
-            rep.insights
-                .iter()
-                .map(|i| (i.code.clone(), i.level))
-                .collect::<Vec<_>>()
-        };
+        let codes = |n: usize| codes_of(&steps(n), &th);
         let got = codes(2000);
         assert!(
             got.iter()

@@ -696,18 +696,24 @@ pub(crate) fn detect(rep: &Report, dio: &DatasetsIo, facts: &RowFacts, out: &mut
             // pieces of all ranks together into contiguous requests), as it does for the
             // selections with holes above.
             if r.layout == "contiguous" && r.type_size > 0 && r.coll_io <= r.ind_io {
-                let dims = dims_list(&r.dims).unwrap_or_default();
+                // Parsed for the first box transferred more than once (most datasets have
+                // none: nothing is parsed for them).
+                let mut dims: Option<Vec<u64>> = None;
                 for (shape, v) in io.shapes.iter() {
-                    let Some(e) = dims_list(shape) else { continue };
                     let n = v.reads + v.writes;
-                    let elems: u64 = e.iter().product();
                     // One transfer of a box sweeps its rows once, which reading it needs
                     // anyway; the waste is the same rows swept again by each of many
                     // narrow boxes (strided_column's fix reads its column block once).
-                    if e.len() != dims.len() || n < 2 || v.file_bytes != n * elems * r.type_size {
+                    if n < 2 {
                         continue;
                     }
-                    if let Some(p) = fragmented_box(&e, &dims, r.type_size) {
+                    let Some(e) = dims_list(shape) else { continue };
+                    let elems: u64 = e.iter().product();
+                    let dims = dims.get_or_insert_with(|| dims_list(&r.dims).unwrap_or_default());
+                    if e.len() != dims.len() || v.file_bytes != n * elems * r.type_size {
+                        continue;
+                    }
+                    if let Some(p) = fragmented_box(&e, dims, r.type_size) {
                         calls += n;
                         pieces += n * p;
                         bytes += v.file_bytes;

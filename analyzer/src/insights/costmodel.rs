@@ -21,9 +21,11 @@
 //! `docs/INSIGHTS.md` ("The cost model") gives each code's trigger and references.
 
 use crate::aggregate::dataset_io::{DatasetIo, DatasetsIo};
-use crate::aggregate::Aggregate;
+use crate::aggregate::{Aggregate, ObjStats};
 use crate::analysis::{DatasetRow, Report};
-use crate::insights::{dims_elems, ins, push_hits, severity_for_share, Evidence, Insight, Level};
+use crate::insights::{
+    dims_elems, ins, push_hits, severity_for_share, Evidence, Insight, Level, RowFacts,
+};
 use crate::units::{fmt_bytes, fmt_ns, pct};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -110,20 +112,29 @@ pub const REREAD_MIN: u64 = 100;
 /// layer's ledger for attributes: work done `reads`, work asked `values`.
 pub fn reread_attributes(agg: &Aggregate) -> Vec<(String, String, u64, u64, u64)> {
     crate::aggregate::objects_of_kind(&agg.objects, "attr")
-        .filter_map(|((f, p), o)| {
-            let procs = (o.procs.len() as u64).max(1);
-            let values = o.attr_writes + procs;
-            (o.attr_reads >= REREAD_MIN.saturating_mul(values)).then(|| {
-                (
-                    f.to_string(),
-                    p.to_string(),
-                    o.attr_reads,
-                    values,
-                    o.total_ns.saturating_sub(o.read_ns + o.write_ns),
-                )
-            })
+        .filter(|(_, o)| reread(o))
+        .map(|((f, p), o)| {
+            (
+                f.to_string(),
+                p.to_string(),
+                o.attr_reads,
+                attr_values(o),
+                o.total_ns.saturating_sub(o.read_ns + o.write_ns),
+            )
         })
         .collect()
+}
+
+/// The values attribute `o` can have held: its `H5Awrite` calls plus one per process.
+fn attr_values(o: &ObjStats) -> u64 {
+    o.attr_writes + (o.procs.len() as u64).max(1)
+}
+
+/// Whether attribute `o` was read again and again with no write to change its value
+/// (at least [`REREAD_MIN`] reads per value it can have held): one of
+/// [`reread_attributes`].
+pub fn reread(o: &ObjStats) -> bool {
+    o.attr_reads >= REREAD_MIN.saturating_mul(attr_values(o))
 }
 
 /// `repeated_attribute_reads`: the metadata layer's ledger for attributes. An attribute
@@ -429,7 +440,9 @@ pub fn fill_bytes(row: &DatasetRow, io: &DatasetIo) -> (u64, u64) {
     }
 }
 
-/// Builds the model from the report's dataset rows and the dataset facts.
+/// Builds the model from the report's dataset rows and the dataset facts. The rules do
+/// not need it (each reads the facts it judges, and `detect` the run's flushes); it is
+/// the ledger for a caller that wants one.
 pub fn model(rep: &Report, dio: &DatasetsIo) -> Model {
     let mut m = Model::default();
     for row in &rep.datasets {
@@ -454,21 +467,27 @@ pub fn model(rep: &Report, dio: &DatasetsIo) -> Model {
         m.datasets
             .insert((row.file.to_string(), row.path.to_string()), l);
     }
-    for op in rep.ops.iter().filter(|o| o.op == "file.specific:flush") {
-        m.file_flushes.0 += op.count;
-        m.file_flushes.1 += op.total_ns;
-    }
+    m.file_flushes = file_flushes(rep);
     m
 }
 
+/// `H5Fflush` calls in the run and their time, ns.
+fn file_flushes(rep: &Report) -> (u64, u64) {
+    rep.ops
+        .iter()
+        .filter(|o| o.op == "file.specific:flush")
+        .fold((0, 0), |a, o| (a.0 + o.count, a.1 + o.total_ns))
+}
+
 /// Runs the cost model's rules, appending their findings to `out`.
-pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
+pub(crate) fn detect(rep: &Report, dio: &DatasetsIo, facts: &RowFacts, out: &mut Vec<Insight>) {
     let call_ns = rep.run.call_ns.max(1) as f64;
-    let m = model(rep, dio);
+    // The rows with their facts, in the report's order.
     let rows: Vec<(&DatasetRow, &DatasetIo)> = rep
         .datasets
         .iter()
-        .filter_map(|r| Some((r, dio.get(&r.file, &r.path)?)))
+        .zip(&facts.by_row)
+        .filter_map(|(r, io)| Some((r, (*io)?)))
         .collect();
 
     // Fill values written at allocation: overwritten by the application
@@ -677,18 +696,24 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
             // pieces of all ranks together into contiguous requests), as it does for the
             // selections with holes above.
             if r.layout == "contiguous" && r.type_size > 0 && r.coll_io <= r.ind_io {
-                let dims = dims_list(&r.dims).unwrap_or_default();
+                // Parsed for the first box transferred more than once (most datasets have
+                // none: nothing is parsed for them).
+                let mut dims: Option<Vec<u64>> = None;
                 for (shape, v) in io.shapes.iter() {
-                    let Some(e) = dims_list(shape) else { continue };
                     let n = v.reads + v.writes;
-                    let elems: u64 = e.iter().product();
                     // One transfer of a box sweeps its rows once, which reading it needs
                     // anyway; the waste is the same rows swept again by each of many
                     // narrow boxes (strided_column's fix reads its column block once).
-                    if e.len() != dims.len() || n < 2 || v.file_bytes != n * elems * r.type_size {
+                    if n < 2 {
                         continue;
                     }
-                    if let Some(p) = fragmented_box(&e, &dims, r.type_size) {
+                    let Some(e) = dims_list(shape) else { continue };
+                    let elems: u64 = e.iter().product();
+                    let dims = dims.get_or_insert_with(|| dims_list(&r.dims).unwrap_or_default());
+                    if e.len() != dims.len() || v.file_bytes != n * elems * r.type_size {
+                        continue;
+                    }
+                    if let Some(p) = fragmented_box(&e, dims, r.type_size) {
                         calls += n;
                         pieces += n * p;
                         bytes += v.file_bytes;
@@ -798,7 +823,7 @@ pub fn detect(rep: &Report, dio: &DatasetsIo, out: &mut Vec<Insight>) {
     );
 
     // Flushes.
-    let (fflush, fflush_ns) = m.file_flushes;
+    let (fflush, fflush_ns) = file_flushes(rep);
     let dflush: u64 = rows.iter().map(|(_, io)| io.cost.flushes).sum();
     let dflush_ns: u64 = rows.iter().map(|(_, io)| io.cost.flush_ns).sum();
     let writes: u64 = rep.datasets.iter().map(|d| d.writes).sum();

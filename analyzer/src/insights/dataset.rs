@@ -11,7 +11,7 @@ pub use crate::aggregate::dataset_io::*;
 use crate::aggregate::{FileAccess, SizeHist};
 use crate::analysis::Report;
 use crate::insights::costmodel::{small_io_level, small_io_saving};
-use crate::insights::{ins, push_hits, Evidence, Hit, Insight, Thresholds};
+use crate::insights::{ins, push_hits, Evidence, Hit, Insight, RowFacts, Thresholds};
 use crate::units::{fmt_bytes, fmt_ns, pct};
 use std::collections::BTreeMap;
 
@@ -80,22 +80,16 @@ impl Geometry<'_> {
 
 fn geometries<'a>(
     rep: &'a Report,
-    dio: &'a DatasetsIo,
+    facts: &RowFacts<'a>,
     files: &BTreeMap<String, FileAccess>,
 ) -> Vec<Geometry<'a>> {
-    // The rows by (file, path): their numbers, sorted (a map of references to every row
-    // was a sixth of the analyzer's peak memory on object-heavy runs).
-    let key = |i: &u32| {
-        let d = &rep.datasets[*i as usize];
-        (&*d.file, d.path.as_str())
-    };
-    let mut rows: Vec<u32> = (0..rep.datasets.len() as u32).collect();
-    rows.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
-    dio.iter()
-        .filter_map(|((f, p), io)| {
+    facts
+        .by_key
+        .iter()
+        .filter_map(|&(i, io)| {
             let chunk = dims_of(&io.chunk)?;
-            let at = rows.binary_search_by(|i| key(i).cmp(&(f, p))).ok()?;
-            let row = &rep.datasets[rows[at] as usize];
+            let row = &rep.datasets[i as usize];
+            let (f, p) = (&*row.file, row.path.as_str());
             let dims = dims_of(&row.dims)?;
             if dims.len() != chunk.len() || row.type_size == 0 {
                 return None;
@@ -130,15 +124,16 @@ fn geometries<'a>(
 }
 
 /// Runs the dataset rules, appending their findings to `out`.
-pub fn detect(
+pub(crate) fn detect(
     rep: &Report,
     dio: &DatasetsIo,
+    facts: &RowFacts,
     files: &BTreeMap<String, FileAccess>,
     th: &Thresholds,
     out: &mut Vec<Insight>,
 ) {
     let call_ns = rep.run.call_ns.max(1) as f64;
-    let geo = geometries(rep, dio, files);
+    let geo = geometries(rep, facts, files);
 
     // Chunks too small for the access.
     let mut hits: Vec<Hit> = Vec::new();
@@ -434,11 +429,18 @@ pub fn detect(
              (H5Pset_page_buffer_size) so repeats are served from memory.",
     );
 
-    small_io(rep, dio, th, call_ns, out);
+    small_io(rep, dio, facts, th, call_ns, out);
 }
 
 /// `small_io` and `contiguous_small_writes`.
-fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: &mut Vec<Insight>) {
+fn small_io(
+    rep: &Report,
+    dio: &DatasetsIo,
+    facts: &RowFacts,
+    th: &Thresholds,
+    call_ns: f64,
+    out: &mut Vec<Insight>,
+) {
     out.extend(small_io_finding(
         &rep.access_sizes,
         rep.run.processes as u64,
@@ -447,10 +449,16 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
         call_ns,
     ));
 
-    let partial: Vec<Hit> = rep
+    // The rows judged, by index.
+    let judged: Vec<&crate::analysis::DatasetRow> = rep
         .datasets
         .iter()
-        .filter(|d| partial_writes(d, dio.get(&d.file, &d.path), th))
+        .zip(&facts.by_row)
+        .filter(|(d, io)| partial_writes(d, **io, th))
+        .map(|(d, _)| d)
+        .collect();
+    let partial: Vec<Hit> = judged
+        .iter()
         .map(|d| {
             (
                 d.write_ns,
@@ -476,12 +484,7 @@ fn small_io(rep: &Report, dio: &DatasetsIo, th: &Thresholds, call_ns: f64, out: 
     // process would save, from HDF5's own fixed cost per call. A few hundred writes of
     // some KiB each cost little more than their bytes, whatever their share of a short
     // run's time: no layout or buffering gives that share back.
-    let writes: u64 = rep
-        .datasets
-        .iter()
-        .filter(|d| partial_writes(d, dio.get(&d.file, &d.path), th))
-        .map(|d| d.writes)
-        .sum();
+    let writes: u64 = judged.iter().map(|d| d.writes).sum();
     let saving = dio
         .small_call_ns(th.small_io_bytes)
         .map(|c| crate::insights::costmodel::small_io_saving(writes, rep.run.processes as u64, c));

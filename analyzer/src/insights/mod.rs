@@ -6,6 +6,7 @@ pub mod dataset;
 pub mod mpi;
 
 pub(crate) use crate::aggregate::dataset_io::dims_elems;
+use crate::aggregate::dataset_io::{DatasetIo, DatasetsIo};
 use crate::aggregate::{Aggregate, SizeHist};
 pub use crate::analysis::findings::{
     severity_for_share, Evidence, Insight, Level, Quantity, Thresholds, CALL_MIN_RATIO,
@@ -26,6 +27,38 @@ pub(crate) fn ins(level: Level, code: &str, title: String, detail: String, rec: 
         recommendation: rec.into(),
         evidence: Evidence::new(),
         items: Vec::new(),
+    }
+}
+
+/// The report's dataset rows joined with their dataset facts, made once for every rule
+/// that reads both (a two-level map lookup by file and path per row and per rule was most
+/// of the detection's time on runs of hundreds of thousands of datasets).
+pub(crate) struct RowFacts<'a> {
+    /// `(row index, facts)` of the rows that have facts, sorted by file, then path.
+    pub(crate) by_key: Vec<(u32, &'a DatasetIo)>,
+    /// The facts of each row, by row index.
+    pub(crate) by_row: Vec<Option<&'a DatasetIo>>,
+}
+
+impl<'a> RowFacts<'a> {
+    /// Sorts the row numbers by (file, path) once and merge-joins them with the facts,
+    /// which are stored in that order.
+    pub(crate) fn new(rep: &'a Report, dio: &'a DatasetsIo) -> RowFacts<'a> {
+        let key = |i: u32| {
+            let d = &rep.datasets[i as usize];
+            (&*d.file, d.path.as_str())
+        };
+        let mut rows: Vec<u32> = (0..rep.datasets.len() as u32).collect();
+        rows.sort_unstable_by(|a, b| key(*a).cmp(&key(*b)));
+        let by_key: Vec<(u32, &DatasetIo)> =
+            crate::aggregate::join_sorted(rows.into_iter().map(|i| (key(i), i)), dio.iter())
+                .filter_map(|(_, i, io)| Some((i?, io?)))
+                .collect();
+        let mut by_row = vec![None; rep.datasets.len()];
+        for &(i, io) in &by_key {
+            by_row[i as usize] = Some(io);
+        }
+        RowFacts { by_key, by_row }
     }
 }
 
@@ -428,10 +461,19 @@ pub fn detect(rep: &Report, agg: &Aggregate, th: &Thresholds, churn: Vec<Insight
     }
 
     // Dataset rules: chunking, chunk cache, conversion, re-reads, small I/O.
-    crate::insights::dataset::detect(rep, &agg.datasets_io, &agg.file_access, th, &mut out);
+    let facts = RowFacts::new(rep, &agg.datasets_io);
+    crate::insights::dataset::detect(
+        rep,
+        &agg.datasets_io,
+        &facts,
+        &agg.file_access,
+        th,
+        &mut out,
+    );
     // The cost model's layers the dataset rules do not cover: fill values, selections,
     // extents, flushes, variable-length data.
-    crate::insights::costmodel::detect(rep, &agg.datasets_io, &mut out);
+    crate::insights::costmodel::detect(rep, &agg.datasets_io, &facts, &mut out);
+    drop(facts);
     // Metadata and MPI rules: metadata time, tiny datasets, churn, alignment, MPI-IO.
     crate::insights::mpi::detect(rep, agg, th, churn, &mut out);
 

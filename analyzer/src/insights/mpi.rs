@@ -292,23 +292,36 @@ fn tiny_datasets(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insi
 /// [`crate::insights::costmodel::recreated`] names (its opens are creates: `delete_recreate`).
 pub fn open_close_churn(agg: &Aggregate, th: &Thresholds) -> Option<Insight> {
     let call_ns = agg.total_ns().max(1);
-    let reread: BTreeSet<(String, String)> = crate::insights::costmodel::reread_attributes(agg)
-        .into_iter()
-        .map(|h| (h.0, h.1))
-        .collect();
+    use crate::insights::costmodel::{recreated, reread};
     let mut churn: Vec<(u64, u64, String, Evidence)> = agg
         .objects
         .iter()
-        .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
-        .filter(|(kind, f, p, o)| match *kind {
-            "attr" => !reread.contains(&(f.to_string(), p.to_string())),
-            "dataset" => agg
+        .flat_map(|(f, m)| {
+            // The file's dataset facts, sorted by path as its dataset objects are: a
+            // cursor over them finds each one's without a lookup.
+            let mut facts = agg
                 .datasets_io
-                .get(f, p)
-                .is_none_or(|io| !crate::insights::costmodel::recreated(io, o.procs.len())),
+                .datasets
+                .get(f)
+                .into_iter()
+                .flatten()
+                .peekable();
+            m.iter().map(move |((kind, p), o)| {
+                let mut io = None;
+                if kind == "dataset" {
+                    while facts.next_if(|(q, _)| q.as_str() < p).is_some() {}
+                    io = facts.next_if(|(q, _)| q.as_str() == p).map(|(_, io)| io);
+                }
+                (kind, f, p, o, io)
+            })
+        })
+        .filter(|(kind, _, _, o, io)| match *kind {
+            // Rereads of an unchanged value are `repeated_attribute_reads`'s.
+            "attr" => !reread(o),
+            "dataset" => io.is_none_or(|io| !recreated(io, o.procs.len())),
             _ => true,
         })
-        .filter_map(|(kind, f, p, o)| {
+        .filter_map(|(kind, f, p, o, _)| {
             let procs = (o.procs.len() as u64).max(1);
             // An attribute's creates are not opens: created again and again, it is
             // deleted and recreated (`delete_recreate`), not kept open.
@@ -388,9 +401,13 @@ pub fn path_traversal(agg: &Aggregate) -> Option<Insight> {
         .iter()
         .flat_map(|(f, m)| m.iter().map(move |((kind, p), o)| (kind, f, p, o)))
         .filter_map(|(kind, f, p, o)| {
-            let depth = p.split('/').filter(|c| !c.is_empty()).count() as u64;
+            // Reopened first: most objects are opened once, and their paths are not split.
             let procs = (o.procs.len() as u64).max(1);
-            (depth >= PATH_DEPTH && o.opens / procs >= 2).then(|| {
+            if o.opens / procs < 2 {
+                return None;
+            }
+            let depth = p.split('/').filter(|c| !c.is_empty()).count() as u64;
+            (depth >= PATH_DEPTH).then(|| {
                 let ns = o.total_ns.saturating_sub(o.read_ns + o.write_ns);
                 (
                     ns,

@@ -27,8 +27,6 @@ use crate::insights::{
     dims_elems, ins, push_hits, severity_for_share, Evidence, Insight, Level, RowFacts,
 };
 use crate::units::{fmt_bytes, fmt_ns, pct};
-use serde::Serialize;
-use std::collections::BTreeMap;
 
 pub use crate::aggregate::dataset_io::FRAG_BLOCKS;
 /// Fragmented transfers are a waste when their pieces are smaller than this on average
@@ -296,59 +294,6 @@ pub fn recreated(io: &DatasetIo, procs: usize) -> bool {
     io.cost.creates >= RECREATE_MIN.saturating_mul((procs as u64).max(1))
 }
 
-/// Work asked for and done, for one dataset, one file or the run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Ledger {
-    /// Data transfers (reads and writes).
-    pub xfers: u64,
-    /// Elements they selected.
-    pub elems: u64,
-    /// Bytes they moved, in the file's datatype.
-    pub bytes: u64,
-    /// Their time, ns.
-    pub xfer_ns: u64,
-    /// Fill-value bytes HDF5 wrote at allocation.
-    pub fill_bytes: u64,
-    /// Elements selected by point selections (each one a piece of its own).
-    pub point_elems: u64,
-    /// Blocks of fragmented hyperslab transfers (each one a piece of its own).
-    pub frag_blocks: u64,
-    /// Bytes converted between memory and file datatypes.
-    pub conv_bytes: u64,
-    /// Extent changes.
-    pub extends: u64,
-    /// Flushes of datasets (files' flushes are counted for the run only).
-    pub flushes: u64,
-}
-
-impl Ledger {
-    fn add(&mut self, o: &Ledger) {
-        self.xfers += o.xfers;
-        self.elems += o.elems;
-        self.bytes += o.bytes;
-        self.xfer_ns += o.xfer_ns;
-        self.fill_bytes += o.fill_bytes;
-        self.point_elems += o.point_elems;
-        self.frag_blocks += o.frag_blocks;
-        self.conv_bytes += o.conv_bytes;
-        self.extends += o.extends;
-        self.flushes += o.flushes;
-    }
-}
-
-/// The model of one run: a ledger per dataset, per file and for the whole run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Model {
-    /// Per `(file, dataset path)`.
-    pub datasets: BTreeMap<(String, String), Ledger>,
-    /// Per file.
-    pub files: BTreeMap<String, Ledger>,
-    /// The run.
-    pub run: Ledger,
-    /// `H5Fflush` calls in the run and their time, ns.
-    pub file_flushes: (u64, u64),
-}
-
 /// `100x10` → `[100, 10]`; `None` when empty or not numbers.
 fn dims_list(s: &str) -> Option<Vec<u64>> {
     if s.is_empty() {
@@ -392,16 +337,16 @@ pub fn box_coverage(e: &[u64], dims: &[u64]) -> f64 {
     elems as f64 / extent.max(1) as f64
 }
 
-/// The pieces a transfer of box `e` (elements of `type_size` bytes) of a contiguous
-/// row-major array of `dims` is split into, when that is fragmented: what the file driver
+/// The pieces a transfer of box `e` of a contiguous row-major array of `dims` is split
+/// into, when that is fragmented: what the file driver
 /// does per transfer is one request per file-contiguous piece (or one sieve of the extent
 /// the pieces span), so the box is judged by its pieces per transfer (at least
 /// [`FRAG_BLOCKS`]) and the part of that extent they carry (at most [`FRAG_COVERAGE`]),
 /// not by a piece size: 2048 pieces of 4 KiB that carry a quarter of the rows they cross
 /// are as fragmented for the driver as 2048 pieces of 128 bytes.
-pub fn fragmented_box(e: &[u64], dims: &[u64], type_size: u64) -> Option<u64> {
+pub fn fragmented_box(e: &[u64], dims: &[u64]) -> Option<u64> {
     let p = box_pieces(e, dims);
-    (type_size > 0 && p >= FRAG_BLOCKS && box_coverage(e, dims) <= FRAG_COVERAGE).then_some(p)
+    (p >= FRAG_BLOCKS && box_coverage(e, dims) <= FRAG_COVERAGE).then_some(p)
 }
 
 pub(crate) fn dataset_bytes(row: &DatasetRow) -> u64 {
@@ -438,37 +383,6 @@ pub fn fill_bytes(row: &DatasetRow, io: &DatasetIo) -> (u64, u64) {
         }
         _ => (0, 0),
     }
-}
-
-/// Builds the model from the report's dataset rows and the dataset facts. The rules do
-/// not need it (each reads the facts it judges, and `detect` the run's flushes); it is
-/// the ledger for a caller that wants one.
-pub fn model(rep: &Report, dio: &DatasetsIo) -> Model {
-    let mut m = Model::default();
-    for row in &rep.datasets {
-        let Some(io) = dio.get(&row.file, &row.path) else {
-            continue;
-        };
-        let c = &io.cost;
-        let l = Ledger {
-            xfers: c.xfers,
-            elems: c.elems,
-            bytes: io.shapes.iter().map(|s| s.1.file_bytes).sum(),
-            xfer_ns: c.xfer_ns,
-            fill_bytes: fill_bytes(row, io).0,
-            point_elems: c.point_elems,
-            frag_blocks: c.frag_blocks,
-            conv_bytes: io.conv_bytes,
-            extends: c.extends,
-            flushes: c.flushes,
-        };
-        m.files.entry(row.file.to_string()).or_default().add(&l);
-        m.run.add(&l);
-        m.datasets
-            .insert((row.file.to_string(), row.path.to_string()), l);
-    }
-    m.file_flushes = file_flushes(rep);
-    m
 }
 
 /// `H5Fflush` calls in the run and their time, ns.
@@ -713,7 +627,7 @@ pub(crate) fn detect(rep: &Report, dio: &DatasetsIo, facts: &RowFacts, out: &mut
                     if e.len() != dims.len() || v.file_bytes != n * elems * r.type_size {
                         continue;
                     }
-                    if let Some(p) = fragmented_box(&e, dims, r.type_size) {
+                    if let Some(p) = fragmented_box(&e, dims) {
                         calls += n;
                         pieces += n * p;
                         bytes += v.file_bytes;
@@ -1673,7 +1587,9 @@ mod tests {
         // reopened, but the run pays a superblock, a root group and a flush per step.
         let th = crate::insights::Thresholds::default();
         let names: Vec<String> = (0..300).map(|i| format!("step{i}.h5")).collect();
-        let files = |n: usize, writes: usize| {
+        // `n` files, each created with one dataset of `writes` writes and closed, then
+        // opened and closed again `reopens` times.
+        let files = |n: usize, writes: usize, reopens: usize| {
             let mut v = Vec::new();
             for f in names.iter().take(n) {
                 v.push(("file.create", "file", f.as_str(), "/"));
@@ -1683,16 +1599,20 @@ mod tests {
                 }
                 v.push(("dataset.close", "dataset", f.as_str(), "/x"));
                 v.push(("file.close", "file", f.as_str(), "/"));
+                for _ in 0..reopens {
+                    v.push(("file.open", "file", f.as_str(), "/"));
+                    v.push(("file.close", "file", f.as_str(), "/"));
+                }
             }
             v
         };
-        let churn = |n: usize, writes: usize| {
-            let rep = crate::report::analyze(agg_in(&files(n, writes)), &th, &[]);
+        let churn = |n: usize, writes: usize, reopens: usize| {
+            let rep = crate::report::analyze(agg_in(&files(n, writes, reopens)), &th, &[]);
             rep.insights
                 .into_iter()
                 .find(|i| i.code == "file_open_close_churn")
         };
-        let i = churn(300, 1).expect("300 files of one write each");
+        let i = churn(300, 1, 0).expect("300 files of one write each");
         assert!(matches!(i.level, Level::Warn | Level::High), "{i:?}");
         assert!(
             i.detail
@@ -1706,47 +1626,28 @@ mod tests {
             i.recommendation
         );
         // A few files: the fixed cost is paid a few times, nothing to change.
-        assert!(churn(3, 1).is_none());
+        assert!(churn(3, 1, 0).is_none());
         // Many files, each carrying far more data time than its life cycle: not judged.
-        assert!(churn(30, 10).is_none());
+        assert!(churn(30, 10, 0).is_none());
         // Many files whose life cycle is only a little above their data time (4 calls of
         // create, close, open, close against 3 writes): merging them would save well under
         // half, and which side is larger flips from run to run; not judged.
-        let mut v = Vec::new();
-        for f in names.iter().take(30) {
-            v.push(("file.create", "file", f.as_str(), "/"));
-            v.push(("dataset.create", "dataset", f.as_str(), "/x"));
-            for _ in 0..3 {
-                v.push(("dataset.write", "dataset", f.as_str(), "/x"));
-            }
-            v.push(("dataset.close", "dataset", f.as_str(), "/x"));
-            v.push(("file.close", "file", f.as_str(), "/"));
-            v.push(("file.open", "file", f.as_str(), "/"));
-            v.push(("file.close", "file", f.as_str(), "/"));
-        }
-        let rep = crate::report::analyze(agg_in(&v), &th, &[]);
-        assert!(
-            rep.insights
-                .iter()
-                .all(|i| i.code != "file_open_close_churn"),
-            "{:?}",
-            rep.insights
-        );
+        assert!(churn(30, 3, 1).is_none());
     }
 
     #[test]
     fn a_box_is_fragmented_by_its_pieces_and_the_extent_they_carry_not_their_size() {
         // mpi_column_blocks: a rank's 2048x512 column block of a 2048x2048 double array is
         // 2048 pieces of 4 KiB carrying a quarter of the rows they cross.
-        assert_eq!(fragmented_box(&[2048, 512], &[2048, 2048], 8), Some(2048));
+        assert_eq!(fragmented_box(&[2048, 512], &[2048, 2048]), Some(2048));
         // strided_column: 2048 pieces of 8 bytes.
-        assert_eq!(fragmented_box(&[2048, 1], &[2048, 2048], 8), Some(2048));
+        assert_eq!(fragmented_box(&[2048, 1], &[2048, 2048]), Some(2048));
         // sieve_off: 32 Ki pieces of 64 bytes, 1 KiB apart.
-        assert_eq!(fragmented_box(&[32768, 8], &[32768, 128], 8), Some(32768));
+        assert_eq!(fragmented_box(&[32768, 8], &[32768, 128]), Some(32768));
         // Blocks of whole rows are one piece; three quarters of each row carry most of
         // the extent; a few pieces are a few requests.
-        assert_eq!(fragmented_box(&[512, 2048], &[2048, 2048], 8), None);
-        assert_eq!(fragmented_box(&[2048, 1536], &[2048, 2048], 8), None);
-        assert_eq!(fragmented_box(&[8, 512], &[2048, 2048], 8), None);
+        assert_eq!(fragmented_box(&[512, 2048], &[2048, 2048]), None);
+        assert_eq!(fragmented_box(&[2048, 1536], &[2048, 2048]), None);
+        assert_eq!(fragmented_box(&[8, 512], &[2048, 2048]), None);
     }
 }

@@ -484,10 +484,14 @@ fn small_io(
     // process would save, from HDF5's own fixed cost per call. A few hundred writes of
     // some KiB each cost little more than their bytes, whatever their share of a short
     // run's time: no layout or buffering gives that share back.
+    // Severity: the writes' share of HDF5 time, but INFO when writing the same bytes in
+    // one call per process would save less than `SMALL_IO_MIN_SAVING_NS`, as for small_io.
     let writes: u64 = judged.iter().map(|d| d.writes).sum();
     let saving = dio
         .small_call_ns(th.small_io_bytes)
-        .map(|c| crate::insights::costmodel::small_io_saving(writes, rep.run.processes as u64, c));
+        .map(|c| small_io_saving(writes, rep.run.processes as u64, c));
+    let share = partial.iter().map(|h| h.0).sum::<u64>() as f64 / call_ns;
+    let level = small_io_level(share, saving);
     let before = out.len();
     push_hits(
         out,
@@ -504,20 +508,8 @@ fn small_io(
          buffer the writes and write larger hyperslabs.",
     );
     if let Some(f) = out.get_mut(before) {
-        let share = match f.evidence.get("share") {
-            Some(crate::insights::Quantity::Fraction(v)) => *v,
-            _ => 0.0,
-        };
-        f.level = partial_writes_level(share, saving);
+        f.level = level;
     }
-}
-
-/// `contiguous_small_writes`'s severity: the share of HDF5 time of the writes, but INFO
-/// when writing the same bytes in one call per process would save less than
-/// [`crate::insights::costmodel::SMALL_IO_MIN_SAVING_NS`] (`saving_ns`, from HDF5's own
-/// fixed cost per call), as for `small_io`.
-fn partial_writes_level(share: f64, saving_ns: Option<u64>) -> crate::insights::Level {
-    crate::insights::costmodel::small_io_level(share, saving_ns)
 }
 
 /// The `small_io` finding of a run with access sizes `a` over `procs` processes, if any:
@@ -726,11 +718,11 @@ mod tests {
         assert!(partial_writes(&d, None, &th));
         // 300 row writes of 8 KiB at 3 µs of HDF5's own time each, 60 % of a short run:
         // one write instead saves 0.9 ms. INFO, not HIGH.
-        let saving = crate::insights::costmodel::small_io_saving(300, 1, 3_000);
-        assert_eq!(partial_writes_level(0.6, Some(saving)), Level::Info);
+        let saving = small_io_saving(300, 1, 3_000);
+        assert_eq!(small_io_level(0.6, Some(saving)), Level::Info);
         // 4000 element writes save more: the share decides.
-        let saving = crate::insights::costmodel::small_io_saving(4000, 1, 3_000);
-        assert_eq!(partial_writes_level(0.6, Some(saving)), Level::High);
-        assert_eq!(partial_writes_level(0.6, None), Level::High);
+        let saving = small_io_saving(4000, 1, 3_000);
+        assert_eq!(small_io_level(0.6, Some(saving)), Level::High);
+        assert_eq!(small_io_level(0.6, None), Level::High);
     }
 }

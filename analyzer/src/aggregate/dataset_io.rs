@@ -374,7 +374,7 @@ pub struct DatasetsIo {
 /// Adds the datasets of one file into another's.
 fn merge_datasets(
     a: &mut BTreeMap<CompactString, DatasetIo>,
-    b: BTreeMap<CompactString, DatasetIo>,
+    b: impl IntoIterator<Item = (CompactString, DatasetIo)>,
 ) {
     for (k, v) in b {
         match a.get_mut(&k) {
@@ -765,14 +765,7 @@ impl Recorder {
         for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
             match out.datasets.get_mut(&*f) {
                 Some(ours) if ours.len() >= by_path.len() => {
-                    for (p, l) in by_path.drain() {
-                        match ours.get_mut(&p) {
-                            Some(d) => d.merge(l.io),
-                            None => {
-                                ours.insert(p, l.io);
-                            }
-                        }
-                    }
+                    merge_datasets(ours, by_path.drain().map(|(p, l)| (p, l.io)));
                 }
                 _ => out.merge_file(f.into(), sorted_tree(&mut by_path)),
             }

@@ -448,13 +448,8 @@ fn apart_table(out: &mut String, title: &str, helper: &str, set: &[&Scored]) {
     }
     let named = set.iter().filter(|s| s.named()).count();
     let quiet = set.iter().filter(|s| s.fixed_loud() == 0).count();
-    let sum = |serious_only: bool| {
-        set.iter()
-            .map(|s| s.precision_counts(serious_only))
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    };
-    let (ss_t, ss_n) = sum(true);
-    let (sa_t, sa_n) = sum(false);
+    let (ss_t, ss_n) = precision_sum(set, true);
+    let (sa_t, sa_n) = precision_sum(set, false);
     let _ = writeln!(
         out,
         "\n{title} ({helper}, {} problems; not in the measures above, no floor):\n\n\
@@ -602,13 +597,8 @@ fn planted_problem_suite() {
     let blind_named = blind.iter().filter(|s| s.named()).count();
     let blind2: Vec<&Scored> = scored.iter().filter(|s| s.entry.blind2).collect();
     let blind3: Vec<&Scored> = scored.iter().filter(|s| s.entry.blind3).collect();
-    let sum = |set: &[&Scored], serious_only: bool| {
-        set.iter()
-            .map(|s| s.precision_counts(serious_only))
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    };
-    let (ps_t, ps_n) = sum(&core, true);
-    let (pa_t, pa_n) = sum(&core, false);
+    let (ps_t, ps_n) = precision_sum(&core, true);
+    let (pa_t, pa_n) = precision_sum(&core, false);
     let quiet = problems.iter().filter(|s| s.fixed_loud() == 0).count();
     let empty = controls
         .iter()
@@ -780,6 +770,14 @@ fn frac(t: usize, n: usize) -> f64 {
     } else {
         t as f64 / n as f64
     }
+}
+
+/// (true, all) findings over `set`, at WARN/HIGH (`serious_only`) or at any level
+/// ([`Scored::precision_counts`] summed).
+fn precision_sum(set: &[&Scored], serious_only: bool) -> (usize, usize) {
+    set.iter()
+        .map(|s| s.precision_counts(serious_only))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// Appends the measures table: each measure's value, what Done-when asks, and whether met.

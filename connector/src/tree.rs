@@ -330,9 +330,9 @@ pub struct TypeSig {
     /// Size in bytes.
     pub size: u64,
     /// For compounds, a digest of the member layout (each member's name, offset and class,
-    /// in name order, as HDF5 compares compounds): two compounds of one size with the same
-    /// members at other offsets differ here, and HDF5 converts between them member by
-    /// member. 0 for the other classes.
+    /// whatever the members' order, as HDF5 matches members by name): two compounds of one
+    /// size with the same members at other offsets differ here, and HDF5 converts between
+    /// them member by member. 0 for the other classes.
     pub members: u64,
 }
 

@@ -571,8 +571,8 @@ pub const MANY_FILES_OVER_DATA: u64 = 2;
 /// one file reopened at least `--churn-opens` times per process, or at least
 /// [`MANY_FILES`] opens or creates per process (of one file or of many) whose life-cycle
 /// time (opens, creates, closes) is at least [`MANY_FILES_OVER_DATA`] times the time moving
-/// the data they carry (the fixed cost per file well above the data time per file). Severity: the life-cycle time over HDF5
-/// time.
+/// the data they carry (the fixed cost per file well above the data time per file).
+/// Severity: the life-cycle time over HDF5 time.
 fn file_open_close_churn(rep: &Report, th: &Thresholds, call_ns: u64, out: &mut Vec<Insight>) {
     let procs = (rep.run.processes as u64).max(1);
     let opens: u64 = rep.files.iter().map(|f| f.opens).sum();

@@ -63,6 +63,9 @@ pub struct Builder<'a> {
     agg: &'a mut Aggregate,
     op_ids: FxHashMap<Box<str>, u32>,
     ops: Vec<LocalOp>,
+    /// By op number, the op of the record that followed one of that op last time: what
+    /// [`Builder::op_id`] tries first.
+    next_op: Vec<u32>,
     /// Per process (a trace file is one process): its key, its [`proc_number`], its
     /// statistics and per-op statistics by op number.
     procs: Vec<(ProcKey, u32, ProcStats, Vec<ProcOpStats>)>,
@@ -117,6 +120,7 @@ impl<'a> Builder<'a> {
             agg: &mut acc.agg,
             op_ids: FxHashMap::default(),
             ops: Vec::new(),
+            next_op: Vec::new(),
             procs: Vec::new(),
             proc_ids: FxHashMap::default(),
             last_proc: 0,
@@ -150,16 +154,30 @@ impl<'a> Builder<'a> {
 
     #[inline]
     fn op_id(&mut self, op: &str) -> u32 {
-        // Consecutive records often repeat an op; a compare is cheaper than a hash.
-        if let Some(lo) = self.ops.get(self.last_op as usize) {
-            if lo.name == op {
-                return self.last_op;
+        // A program repeats its pattern of calls (create, write, close; open, read,
+        // close), so the op that followed the previous record's op last time is mostly
+        // this record's: one compare, cheaper than a hash.
+        let last = self.last_op as usize;
+        if let Some(&guess) = self.next_op.get(last) {
+            if self.ops[guess as usize].name == op {
+                self.last_op = guess;
+                return guess;
             }
         }
-        if let Some(&id) = self.op_ids.get(op) {
-            self.last_op = id;
-            return id;
+        let id = match self.op_ids.get(op) {
+            Some(&id) => id,
+            None => self.new_op(op),
+        };
+        if let Some(n) = self.next_op.get_mut(last) {
+            *n = id;
         }
+        self.last_op = id;
+        id
+    }
+
+    /// Numbers an op seen for the first time in this file.
+    #[cold]
+    fn new_op(&mut self, op: &str) -> u32 {
         let id = self.ops.len() as u32;
         let family = h5prov_format::op_family(op);
         let callback = family.rsplit('.').next().unwrap_or("");
@@ -174,8 +192,8 @@ impl<'a> Builder<'a> {
             collective: collective::Kind::of(op),
             stats: OpStats::default(),
         });
+        self.next_op.push(id);
         self.op_ids.insert(op.into(), id);
-        self.last_op = id;
         id
     }
 

@@ -545,10 +545,16 @@ struct Local {
 pub struct Recorder {
     /// Container files, in the order first seen (a process uses few)...
     files: Vec<Box<str>>,
-    /// ...and by that number, their datasets by path.
-    datasets: Vec<FxHashMap<CompactString, Local>>,
+    /// ...and by that number, their datasets by path: the index of each one in `locals`.
+    datasets: Vec<FxHashMap<CompactString, u32>>,
     /// Emptied tables of earlier trace files, for the next ones.
-    spare: Vec<FxHashMap<CompactString, Local>>,
+    spare: Vec<FxHashMap<CompactString, u32>>,
+    /// The datasets of this trace file, in the order first seen, in chunks that never
+    /// move; freed by [`Recorder::finish_into`]. Kept in the hash tables before, their
+    /// ~470-byte entries moved at every doubling, and the emptied tables, kept for the
+    /// next file, held ~30 MB per worker to the end of a read of the 10M-record set
+    /// (where its peak of memory is).
+    locals: crate::aggregate::objects::Chunked<Local>,
     /// The number of the file of the last transfer.
     last_file: usize,
     shape: String,
@@ -642,10 +648,16 @@ impl Recorder {
             };
         }
         let by_path = &mut self.datasets[self.last_file];
-        if !by_path.contains_key(r.path) {
-            by_path.insert(r.path.into(), Local::default());
-        }
-        by_path.get_mut(r.path).expect("inserted above")
+        let i = match by_path.get(r.path) {
+            Some(&i) => i,
+            None => {
+                let i = self.locals.len() as u32;
+                self.locals.push(Local::default());
+                by_path.insert(r.path.into(), i);
+                i
+            }
+        };
+        &mut self.locals[i as usize]
     }
 
     fn add_transfer(&mut self, r: &RecordRef<'_>, write: bool) {
@@ -762,12 +774,14 @@ impl Recorder {
     /// most of a trace file's datasets are already in `out`.
     pub fn finish_into(&mut self, out: &mut DatasetsIo) {
         let files = std::mem::take(&mut self.files);
+        let mut locals = std::mem::take(&mut self.locals);
+        let mut io = |i: u32| std::mem::take(&mut locals[i as usize].io);
         for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
             match out.datasets.get_mut(&*f) {
                 Some(ours) if ours.len() >= by_path.len() => {
-                    merge_datasets(ours, by_path.drain().map(|(p, l)| (p, l.io)));
+                    merge_datasets(ours, by_path.drain().map(|(p, i)| (p, io(i))));
                 }
-                _ => out.merge_file(f.into(), sorted_tree(&mut by_path)),
+                _ => out.merge_file(f.into(), sorted_tree(&mut by_path, &mut io)),
             }
             self.spare.push(by_path);
         }
@@ -779,33 +793,20 @@ impl Recorder {
     }
 }
 
-/// The datasets of `by_path` (emptied) as a tree. Collected, not inserted one by one: a
-/// tree built from all its entries at once has full nodes, where one filled in hash
-/// order (random) keeps about a third of its room empty, and these trees hold every
-/// dataset of a read.
+/// The datasets of `by_path` (emptied; `io` takes the facts of an index) as a tree.
+/// Collected, not inserted one by one: a tree built from all its entries at once has full
+/// nodes, where one filled in hash order (random) keeps about a third of its room empty,
+/// and these trees hold every dataset of a read. The sort moves 32-byte (path, index)
+/// pairs, not the (path, `DatasetIo`) pairs of a few hundred bytes each that `collect`
+/// would sort (~7 % of a report's CPU on the 10M-record set); paths are unique (hash
+/// keys), so an unstable sort gives one order, and the tree is built from sorted input.
 fn sorted_tree(
-    by_path: &mut FxHashMap<CompactString, Local>,
+    by_path: &mut FxHashMap<CompactString, u32>,
+    io: &mut impl FnMut(u32) -> DatasetIo,
 ) -> BTreeMap<CompactString, DatasetIo> {
-    // Sorted by moving 16-byte (key, index) pairs, not whole entries: `collect` into a
-    // tree sorts its (path, DatasetIo) pairs of a few hundred bytes each, and that sort
-    // was ~7 % of a report's CPU on the 10M-record set. Paths are unique (hash keys), so
-    // an unstable sort gives one order; the tree is then built from sorted input.
-    let mut entries: Vec<(CompactString, Option<DatasetIo>)> =
-        by_path.drain().map(|(p, l)| (p, Some(l.io))).collect();
-    let mut order: Vec<(&str, u32)> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, (p, _))| (p.as_str(), i as u32))
-        .collect();
-    order.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
-    order
-        .into_iter()
-        .map(|i| {
-            let e = &mut entries[i as usize];
-            (std::mem::take(&mut e.0), e.1.take().unwrap_or_default())
-        })
-        .collect()
+    let mut order: Vec<(CompactString, u32)> = by_path.drain().collect();
+    order.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    order.into_iter().map(|(p, i)| (p, io(i))).collect()
 }
 
 /// The number of elements of a `dims` text (`100x10` → 1000); `None` when empty or not

@@ -507,8 +507,9 @@ const CHUNK: usize = 256;
 /// of the 10M-record set: 125 MB of vectors at the heap's peak), and every doubling copied
 /// the values and freed the old block, which the allocator kept. Chunks hold at most one
 /// chunk of unused room per table and are never moved.
+/// Also the dataset recorder's per-file values ([`super::dataset_io::Recorder`]).
 #[derive(Debug)]
-struct Chunked<V> {
+pub(super) struct Chunked<V> {
     chunks: Vec<Vec<V>>,
     len: usize,
 }
@@ -523,7 +524,7 @@ impl<V> Default for Chunked<V> {
 }
 
 impl<V> Chunked<V> {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
@@ -531,7 +532,7 @@ impl<V> Chunked<V> {
         self.len == 0
     }
 
-    fn push(&mut self, v: V) {
+    pub(super) fn push(&mut self, v: V) {
         match self.chunks.last_mut() {
             Some(c) if c.len() < CHUNK => c.push(v),
             _ => {

@@ -60,7 +60,8 @@ macro_rules! vol_table_rows {
             args: *mut H5VL_attr_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLattr_get(o, v, args, dxpl, req));
         attr_cls.specific => AttrSpecific "attr.specific" Dataset: call(fn attr_specific(obj; loc: Loc,
-            args: *mut H5VL_attr_specific_args_t, dxpl: hid_t; req) sub = sub_of!(args)
+            args: *mut H5VL_attr_specific_args_t, dxpl: hid_t; req) sub = sub_of!(args),
+            iterates_at = loc
             => |o, v| H5VLattr_specific(o, loc, v, args, dxpl, req));
         attr_cls.optional => AttrOptional "attr.optional" Dataset: call(fn attr_optional(obj;
             args: *mut H5VL_optional_args_t, dxpl: hid_t; req) sub = sub_of!(args)
@@ -152,7 +153,8 @@ macro_rules! vol_table_rows {
             args: *mut H5VL_link_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLlink_get(o, loc, v, args, dxpl, req));
         link_cls.specific => LinkSpecific "link.specific" Group: call(fn link_specific(obj; loc: Loc,
-            args: *mut H5VL_link_specific_args_t, dxpl: hid_t; req) sub = sub_of!(args)
+            args: *mut H5VL_link_specific_args_t, dxpl: hid_t; req) sub = sub_of!(args),
+            iterates_at = loc
             => |o, v| H5VLlink_specific(o, loc, v, args, dxpl, req));
         link_cls.optional => LinkOptional "link.optional" Group: call(fn link_optional(obj; loc: Loc,
             args: *mut H5VL_optional_args_t, dxpl: hid_t; req) sub = sub_of!(args)
@@ -165,7 +167,8 @@ macro_rules! vol_table_rows {
             args: *mut H5VL_object_get_args_t, dxpl: hid_t; req) sub = sub_of!(args)
             => |o, v| H5VLobject_get(o, loc, v, args, dxpl, req));
         object_cls.specific => ObjectSpecific "object.specific" Dataset: call(fn object_specific(obj; loc: Loc,
-            args: *mut H5VL_object_specific_args_t, dxpl: hid_t; req) sub = sub_of!(args)
+            args: *mut H5VL_object_specific_args_t, dxpl: hid_t; req) sub = sub_of!(args),
+            iterates_at = loc
             => |o, v| H5VLobject_specific(o, loc, v, args, dxpl, req));
         object_cls.optional => ObjectOptional "object.optional" Dataset: call(fn object_optional(obj; loc: Loc,
             args: *mut H5VL_optional_args_t, dxpl: hid_t; req) sub = sub_of!(args)

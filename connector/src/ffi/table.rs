@@ -2,7 +2,9 @@
 //! in [`crate::ops`] (which makes the [`Op`] enum from them). From the same rows the macro
 //! here generates:
 //! - the `extern "C"` trampolines of the mechanical shapes (`open`, `call`, `plain`,
-//!   `close`), each one guard around a call into a shape function of `ffi`;
+//!   `close`), each one guard around a call into a shape function of `ffi`; a `call` row
+//!   with `iterates_at = loc` (the `specific` callbacks that iterate or visit) runs its
+//!   under call through `callbacks::iterating`, which names the object HDF5 opens for it;
 //! - [`fill_class`], which puts every trampoline or hand-written callback (`custom`) into
 //!   its slot. There is no second, positional list of callbacks to keep in sync.
 
@@ -51,6 +53,21 @@ macro_rules! vol_table {
                 let sub: u32 = $sub;
                 // SAFETY: as for `open` trampolines.
                 unsafe { shape_call(Op::$op, sub, $obj, $req, |$o, $v| $call) }
+            })
+        }
+    };
+    // An iteration or visit: the object HDF5 opens for it is named by `$at` (`iterating`).
+    (@tramp $op:ident call ( fn $f:ident ( $obj:ident ; $($a:ident : $t:ty),* ; $req:ident )
+        sub = $sub:expr, iterates_at = $at:expr => |$o:ident, $v:ident| $call:expr )) => {
+        unsafe extern "C" fn $f($obj: *mut c_void, $($a: $t,)* $req: Req) -> herr_t {
+            guard(-1, Op::$op, || {
+                let sub: u32 = $sub;
+                // SAFETY: as for `open` trampolines; `$at` is valid for the call.
+                unsafe {
+                    shape_call(Op::$op, sub, $obj, $req, |$o, $v| {
+                        callbacks::iterating(Op::$op, sub, $obj, $at, || $call)
+                    })
+                }
             })
         }
     };

@@ -25,7 +25,7 @@ pub use objects::{
     generic_optional, group_specific, link_copy, link_create, link_move, object_copy, object_open,
 };
 pub use request::{request_cancel, request_free, request_notify, request_wait};
-pub use wrap::{free_wrap_ctx, get_object, get_wrap_ctx, unwrap_object, wrap_object};
+pub use wrap::{free_wrap_ctx, get_object, get_wrap_ctx, iterating, unwrap_object, wrap_object};
 
 use std::ffi::c_void;
 

@@ -8,8 +8,8 @@
 //! - The registry maps keys to `Weak` nodes: lookup is O(1) and the registry never keeps a
 //!   node alive. Holders (wrappers, wrap contexts) let go of a node through [`release`], the
 //!   explicit close path. When an object's last holder goes, its file *parks* the node (at
-//!   most [`PARKED`] of them, most recent first), so that a reopen of the object finds it
-//!   and goes on counting in it. A node's life ends when the last `Arc` goes: that of its
+//!   most [`PARKED`] of them, the first parked let go first), so that a reopen of the
+//!   object finds it and goes on counting in it. A node's life ends when the last `Arc` goes: that of its
 //!   last holder, or of its file's parked list ([`drain`], [`end_parked`], an eviction). Its
 //!   summary is written then, then its file node is released the same way. `Drop` only
 //!   removes the registry entry.
@@ -21,7 +21,8 @@
 
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap as HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 /// Kind of object a node stands for.
@@ -460,9 +461,12 @@ pub struct Node {
     /// and emptied whenever its parked objects are let go for a delete: see
     /// `ffi::drain_parked`).
     pub shapes: Mutex<HashMap<[u8; 16], Shape>>,
-    /// For files: objects of this file whose last handle closed, most recent first, kept
-    /// alive so that a reopen finds them ([`release`]); at most [`PARKED`].
-    pub parked: Mutex<Vec<Arc<Node>>>,
+    /// For files: objects of this file whose last handle closed, the first parked first,
+    /// kept alive so that a reopen finds them ([`release`]); at most [`PARKED`].
+    pub parked: Mutex<VecDeque<Arc<Node>>>,
+    /// Whether its file's `parked` holds this node; read and written under that lock, so
+    /// that a close of a parked object needs no search of the list.
+    in_parked: AtomicBool,
     /// For files created or opened asynchronously: the description of the file (its
     /// FAPL's properties, `statfs`, identity) left for later, off the call's issue path
     /// ([`Node::defer_description`]).
@@ -485,13 +489,15 @@ impl std::fmt::Debug for DeferredSlot {
     }
 }
 
-/// How many closed objects a file keeps parked. A program that reopens an object right
-/// after closing it (h5py's `f["x"][i]` opens and closes `x` on every access) finds its
-/// node again: no new node, no shape queries (a dataset's creation property list copy is
-/// about 22,000 instructions), and one summary row for the whole run of opens instead of
-/// one per open. Four is enough for a dataset, its attribute and their group reopened in
-/// turn.
-pub const PARKED: usize = 4;
+/// How many closed objects a file keeps parked. A program that reopens an object after
+/// closing it (h5py's `f["x"][i]` opens and closes `x` on every access; PyTables and
+/// netCDF open an object's attributes by name, one after another, on every access) finds
+/// its node again: no new node, no shape queries (a dataset's creation property list copy
+/// is about 22,000 instructions), and one summary row for the whole run of opens instead
+/// of one per open. With four, PyTables' attributes were evicted before their next open,
+/// and most of its objects files' rows repeated an earlier one. A parked node is about a
+/// kilobyte: this bounds a file's parked memory at about a megabyte.
+pub const PARKED: usize = 1024;
 
 static REGISTRY: LazyLock<Mutex<HashMap<Key, Weak<Node>>>> =
     LazyLock::new(|| Mutex::new(HashMap::default()));
@@ -637,11 +643,11 @@ pub fn unreleased_nodes() -> u64 {
 /// The explicit close path: a holder lets go of `node`.
 ///
 /// - An object of a file (not a file, not a node with a unique key) whose last holder this
-///   was is *parked*: its file keeps it, most recent first, and a reopen of the same object
-///   finds it in the registry and goes on counting in it. The oldest of more than
-///   [`PARKED`] is let go, as is every parked object of a file when its handle closes
-///   ([`drain`]), when a link, attribute or reference count changes there (a deleted
-///   object's token can be reused), and at the end ([`drain_all`]).
+///   was is *parked*: its file keeps it, and a reopen of the same object finds it in the
+///   registry and goes on counting in it. The first parked of more than [`PARKED`] is let
+///   go, as is every parked object of a file when its handle closes ([`drain`]), when a
+///   link or reference count changes there (a deleted object's token can be reused), and
+///   at the end ([`drain_all`]).
 /// - Otherwise, if this was the last holder, `summary` gets the node (its summary row is
 ///   written now) and then its file node is released the same way; if not, nothing
 ///   happens.
@@ -651,11 +657,9 @@ pub fn release(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) {
     };
     let evicted = {
         let mut p = file.parked.lock();
-        if let Some(i) = p.iter().position(|x| Arc::ptr_eq(x, &node)) {
-            // Parked already (reopened, and now closed again): the most recent. Our
-            // reference goes while the lock is held, so an eviction that follows finds the
-            // parked one the last.
-            p[..=i].rotate_right(1);
+        if node.in_parked.load(Ordering::Relaxed) {
+            // Parked already (reopened, and now closed again). Our reference goes while
+            // the lock is held, so an eviction that follows finds the parked one the last.
             drop(node);
             return;
         }
@@ -665,9 +669,11 @@ pub fn release(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) {
             drop(p);
             return finish(node, summary);
         }
-        p.insert(0, node);
+        node.in_parked.store(true, Ordering::Relaxed);
+        p.push_back(node);
         if p.len() > PARKED {
-            p.pop()
+            p.pop_front()
+                .inspect(|e| e.in_parked.store(false, Ordering::Relaxed))
         } else {
             None
         }
@@ -690,7 +696,8 @@ fn parking_file(node: &Node) -> Option<Arc<Node>> {
 /// have been deleted), the first closed first: their summary rows are written now.
 pub fn drain(file: &Node, summary: &mut dyn FnMut(&Node)) {
     let nodes = std::mem::take(&mut *file.parked.lock());
-    for n in nodes.into_iter().rev() {
+    for n in nodes {
+        n.in_parked.store(false, Ordering::Relaxed);
         finish(n, summary);
     }
 }
@@ -708,6 +715,7 @@ pub fn end_parked(node: Arc<Node>, summary: &mut dyn FnMut(&Node)) -> Result<(),
             drop(p);
             return Err(node);
         };
+        node.in_parked.store(false, Ordering::Relaxed);
         // The parked reference goes while the lock is held (see `release`).
         drop(p.remove(i));
     }
@@ -793,7 +801,8 @@ pub fn lookup_or_insert(key: Key, new: NewNode<'_>) -> (Arc<Node>, bool) {
         stats: Mutex::new(Stats::default()),
         shape: Mutex::new(None),
         shapes: Mutex::new(HashMap::default()),
-        parked: Mutex::new(Vec::new()),
+        parked: Mutex::new(VecDeque::new()),
+        in_parked: AtomicBool::new(false),
         deferred: Mutex::new(DeferredSlot::default()),
         released: false,
     });
@@ -1148,10 +1157,12 @@ mod tests {
             "parked once, not once per handle"
         );
         // PARKED other objects closed after it: the oldest, the dataset, goes.
-        for i in 0..PARKED as u8 {
+        for i in 0..PARKED {
+            let mut token = [0; 16];
+            token[..8].copy_from_slice(&(i as u64).to_le_bytes());
             let (g, _) = child(
                 &file,
-                Key::Object(4343, [i; 16]),
+                Key::Object(4343, token),
                 Kind::Group,
                 &format!("/g{i}"),
             );
@@ -1285,7 +1296,8 @@ mod tests {
                 stats: Mutex::new(Stats::default()),
                 shape: Mutex::new(None),
                 shapes: Mutex::new(HashMap::default()),
-                parked: Mutex::new(Vec::new()),
+                parked: Mutex::new(VecDeque::new()),
+                in_parked: AtomicBool::new(false),
                 deferred: Mutex::new(DeferredSlot::default()),
                 released: true,
             };

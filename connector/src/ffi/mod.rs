@@ -312,12 +312,18 @@ fn specific_may_rename(op: Op, sub: u32) -> bool {
 
 /// Whether a successful `op` with sub-operation `sub` may have deleted or renamed objects
 /// (so a parked node's token or name may now belong to another object): every
-/// sub-operation of the link, attribute and object `specific` callbacks but the ones that
-/// only look, and an object refresh, which rereads an object without removing any.
+/// sub-operation of the link and object `specific` callbacks but the ones that only look,
+/// and an object refresh, which rereads an object without removing any.
+///
+/// An attribute deleted or renamed removes no object: every parked object keeps its
+/// token, and a parked attribute whose name is then given to a new one is ended by that
+/// create (`query::attach`). Draining there wrote a file's parked objects' rows on every
+/// attribute rewrite (PyTables deletes an attribute before it sets it again), so one
+/// object had a row per rewrite.
 fn may_remove_objects(op: Op, sub: u32) -> bool {
     use h5prov_bindings::abi::common as c;
     let refresh = op == Op::ObjectSpecific && sub == c::H5VL_OBJECT_REFRESH;
-    !(specific_only_looks(op, sub) || refresh)
+    op != Op::AttrSpecific && !(specific_only_looks(op, sub) || refresh)
 }
 
 /// The last request id handed out (ids start at 1; 0 is "no request").

@@ -645,6 +645,24 @@ pub unsafe fn attr_shape(under: *mut c_void, vol: hid_t, dxpl: hid_t) -> Option<
     })
 }
 
+/// Whether location parameters name the location object itself: by self, or by the name
+/// `.` (`H5Lcreate_hard` names the object it is given as `cur_loc` so; PyTables opens and
+/// reads every attribute with `H5Aopen_by_name(node, ".", name)`).
+///
+/// # Safety
+/// `l` is HDF5's location parameters: a by-name location holds a valid name or NULL.
+pub unsafe fn is_itself(l: &H5VL_loc_params_t) -> bool {
+    match l.type_ {
+        b::H5VL_OBJECT_BY_SELF => true,
+        b::H5VL_OBJECT_BY_NAME => {
+            // SAFETY: the by-name member is the active one; its name is valid or NULL.
+            let name = unsafe { cstr(l.loc_data.loc_by_name.name) };
+            name == "."
+        }
+        _ => false,
+    }
+}
+
 /// The name an opening callback refers to: its `name` argument, or the by-name location.
 ///
 /// # Safety
@@ -727,13 +745,13 @@ pub unsafe fn attach(
     let (key, file) = match open.kind {
         Kind::Attr => {
             // An attribute is known by its holder and its name only when it is on the
-            // object passed in (by self) and its name is given. `H5Aopen_by_name` names
-            // another holder by path and `H5Aopen_by_idx` gives no name: their keys would
-            // be shared by different attributes, whose opens one after another would then
-            // find each other's parked node. They get a node of their own.
-            // SAFETY: checked non-null.
-            let on_self =
-                open.loc.is_null() || unsafe { (*open.loc).type_ } == b::H5VL_OBJECT_BY_SELF;
+            // object passed in (by self, or by the name `.`) and its name is given.
+            // `H5Aopen_by_name` with another path names another holder, and
+            // `H5Aopen_by_idx` gives no name: their keys would be shared by different
+            // attributes, whose opens one after another would then find each other's
+            // parked node. They get a node of their own.
+            // SAFETY: checked non-null; HDF5's location parameters.
+            let on_self = open.loc.is_null() || unsafe { is_itself(&*open.loc) };
             let key = match pnode.map(|p| &p.key) {
                 Some(Key::Object(f, t)) if on_self && !name.is_empty() => {
                     Key::Attr(*f, *t, name.as_str().into())

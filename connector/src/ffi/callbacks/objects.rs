@@ -83,7 +83,7 @@ pub unsafe extern "C" fn link_create(
                 if let Some(c) = c {
                     vol = vol.or(Some(&c.vol));
                     a.args.hard.curr_obj = cu;
-                    if links_to_itself(&a.args.hard.curr_loc_params) {
+                    if query::is_itself(&a.args.hard.curr_loc_params) {
                         target = c.node.as_deref();
                     }
                 }
@@ -115,23 +115,6 @@ pub unsafe extern "C" fn link_create(
         }
         Ok(r)
     })
-}
-
-/// Whether a hard link's current-object location is that object itself: by self, or by
-/// the name `.` (`H5Lcreate_hard` names the object it is given as `cur_loc` so).
-///
-/// # Safety
-/// `l` is HDF5's location parameters: a by-name location holds a valid name or NULL.
-unsafe fn links_to_itself(l: &H5VL_loc_params_t) -> bool {
-    match l.type_ {
-        b::H5VL_OBJECT_BY_SELF => true,
-        b::H5VL_OBJECT_BY_NAME => {
-            // SAFETY: the by-name member is the active one; its name is valid or NULL.
-            let name = unsafe { cstr(l.loc_data.loc_by_name.name) };
-            name == "."
-        }
-        _ => false,
-    }
 }
 
 /// Names the anonymous object `t` after a link `name` made at `location` (a file or group

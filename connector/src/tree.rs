@@ -852,6 +852,14 @@ pub fn join_path(parent: &str, name: &str) -> String {
 }
 
 impl Node {
+    /// Whether one holder alone holds this node (the parked list's reference apart): for a
+    /// dataset, that one handle is open on it. Another thread's holder that comes or goes
+    /// meanwhile is not seen.
+    pub fn held_only_by_one(self: &Arc<Self>) -> bool {
+        let parked = usize::from(self.in_parked.load(Ordering::Relaxed));
+        Arc::strong_count(self) <= 1 + parked
+    }
+
     /// Leaves `f` to describe this node later: when the asynchronous operation that made
     /// it completes, or at the latest before its summary row is written
     /// ([`Node::describe_deferred`]). A second deferral replaces nothing: it runs at once.

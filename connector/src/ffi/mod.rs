@@ -488,8 +488,13 @@ pub unsafe fn shape_close(
     // SAFETY: obj is a wrapper HDF5 got from us.
     let o = unsafe { VolObj::from_ptr(obj) }?;
     // Not for an asynchronous close: the query would wait for the dataset's pending work.
+    // Only for the dataset's last handle: the query flushes its dirty chunks (HDF5's
+    // `H5D__chunk_allocated`), which the close of the last handle does anyway, but a close
+    // of another handle (one HDF5 opened for an iteration, or a second open) while the
+    // application goes on writing would make HDF5 write chunks earlier, and the file would
+    // not be the one written without h5prov.
     if op == Op::DatasetClose && req.is_null() {
-        if let Some(n) = &o.node {
+        if let Some(n) = o.node.as_ref().filter(|n| n.held_only_by_one()) {
             // SAFETY: o.under is the live dataset of connector o.vol, not yet closed.
             unsafe { record_stored_size(n, o.under, o.vol.id()) };
         }

@@ -3,9 +3,9 @@
  * and H5O__visit): each must be filed under its own path, and so must what the callback
  * opens relative to that id.
  *
- * /g holds datasets d1 and d2, /g/d1 holds attributes a0..a2, and /h is never opened by
- * the application. Each iteration runs with its object open and, where HDF5 allows a
- * name, not open. The link iteration's callback opens each dataset by its name relative
+ * /g holds datasets d1 and d2, /g/d1 holds attributes a0..a2, and /h is not opened by
+ * the application after the file is opened again. Each iteration runs with its object
+ * open and, where HDF5 allows a name, not open. The link iteration's callback opens each dataset by its name relative
  * to the group id it is given, and reads it. */
 #include "hdf5.h"
 #include <stdio.h>
@@ -70,6 +70,13 @@ int main(int argc, char **argv)
             return 5;
     }
 
+    /* The file closed and opened again: nothing of it is left open or parked in h5prov. */
+    if (H5Gclose(g) < 0 || H5Fclose(f) < 0)
+        return 15;
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    g = H5Gopen2(f, "g", H5P_DEFAULT);
+    if (f < 0 || g < 0)
+        return 16;
     /* Links of /g: by the open group itself, and by name from the file. */
     if (H5Literate2(g, H5_INDEX_NAME, H5_ITER_INC, NULL, on_link, NULL) < 0)
         return 6;

@@ -9,10 +9,10 @@
 //!   node alive. Holders (wrappers, wrap contexts) let go of a node through [`release`], the
 //!   explicit close path. When an object's last holder goes, its file *parks* the node (at
 //!   most [`PARKED`] of them, the first parked let go first), so that a reopen of the
-//!   object finds it and goes on counting in it. A node's life ends when the last `Arc` goes: that of its
-//!   last holder, or of its file's parked list ([`drain`], [`end_parked`], an eviction). Its
-//!   summary is written then, then its file node is released the same way. `Drop` only
-//!   removes the registry entry.
+//!   object finds it and goes on counting in it. A node's life ends when the last `Arc`
+//!   goes: that of its last holder, or of its file's parked list ([`drain`],
+//!   [`end_parked`], an eviction). Its summary is written then, then its file node is
+//!   released the same way. `Drop` only removes the registry entry.
 //! - The tree owns the counters: [`Node::note_call`] counts a traced call, [`Node::note_open`]
 //!   an open. It knows nothing of trace files (the dependency is one way: `trace` uses the
 //!   tree).
@@ -520,8 +520,9 @@ type Identity = (u64, [u8; 16]);
 /// name resolves to (links created, copied, moved or deleted, objects copied, reference
 /// counts, mounts, file open/close, refreshes, and every `optional` callback of files,
 /// groups, links and objects: see `ffi::may_rename` and `ffi::specific_may_rename`) calls
-/// [`names_changed`] before and after it, which empties the whole table; an open reads [`names_generation`] before its under call and
-/// uses or fills the table only if that generation is still current after it. Only
+/// [`names_changed`] before and after it, which empties the whole table; an open reads
+/// [`names_generation`] before its under call and uses or fills the table only if that
+/// generation is still current after it. Only
 /// results in the location's own file are kept: a name through an external link or a
 /// mount point reaches a file that may be closed and reopened under a new file number
 /// without any callback of ours. Names changed outside h5prov (another process writing

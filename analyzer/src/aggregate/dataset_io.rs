@@ -4,6 +4,7 @@
 //! objects rows ([`DatasetIo::of_summary`]), merged commutatively like the rest of the
 //! aggregate ([`DatasetsIo::merge`]).
 
+use crate::aggregate::objects::Numbering;
 use crate::aggregate::SizeHist;
 use crate::read::record::{OpClass, RecordRef};
 use compact_str::CompactString;
@@ -543,11 +544,10 @@ struct Local {
 /// order).
 #[derive(Debug, Default)]
 pub struct Recorder {
-    /// Container files, in the order first seen...
-    files: Vec<Box<str>>,
-    /// ...their numbers by name (a process may use thousands: PyTables' test suite's one
-    /// process used 10,907; a search of `files` was about a tenth of its report's time)...
-    file_ids: FxHashMap<Box<str>, u32>,
+    /// Container files, numbered in the order first seen (a process may use thousands:
+    /// PyTables' test suite's one process used 10,907, and a search of a list of them was
+    /// about a tenth of its report's time)...
+    files: Numbering,
     /// ...and by that number, their datasets by path: the index of each one in `locals`.
     datasets: Vec<FxHashMap<CompactString, u32>>,
     /// Emptied tables of earlier trace files, for the next ones.
@@ -558,8 +558,6 @@ pub struct Recorder {
     /// next file, held ~30 MB per worker to the end of a read of the 10M-record set
     /// (where its peak of memory is).
     locals: crate::aggregate::objects::Chunked<Local>,
-    /// The number of the file of the last transfer.
-    last_file: usize,
     shape: String,
     size_ns: [Vec<u64>; 2],
     size_min_under_ns: Vec<u64>,
@@ -636,23 +634,11 @@ impl Recorder {
 
     /// The dataset of `r`, created empty when new.
     fn local(&mut self, r: &RecordRef<'_>) -> &mut Local {
-        if self
-            .files
-            .get(self.last_file)
-            .is_none_or(|f| **f != *r.file)
-        {
-            self.last_file = match self.file_ids.get(r.file) {
-                Some(&i) => i as usize,
-                None => {
-                    let i = self.files.len();
-                    self.files.push(r.file.into());
-                    self.file_ids.insert(r.file.into(), i as u32);
-                    self.datasets.push(self.spare.pop().unwrap_or_default());
-                    i
-                }
-            };
+        let (file, new) = self.files.number(r.file);
+        if new {
+            self.datasets.push(self.spare.pop().unwrap_or_default());
         }
-        let by_path = &mut self.datasets[self.last_file];
+        let by_path = &mut self.datasets[file];
         let i = match by_path.get(r.path) {
             Some(&i) => i,
             None => {
@@ -778,8 +764,7 @@ impl Recorder {
     /// mappings) and merging it was ~15 % of a report's CPU on the 10M-record set, where
     /// most of a trace file's datasets are already in `out`.
     pub fn finish_into(&mut self, out: &mut DatasetsIo) {
-        let files = std::mem::take(&mut self.files);
-        self.file_ids.clear();
+        let files = std::mem::take(&mut self.files).names;
         let mut locals = std::mem::take(&mut self.locals);
         let mut io = |i: u32| std::mem::take(&mut locals[i as usize].io);
         for (f, mut by_path) in files.into_iter().zip(std::mem::take(&mut self.datasets)) {
@@ -791,7 +776,6 @@ impl Recorder {
             }
             self.spare.push(by_path);
         }
-        self.last_file = 0;
         out.merge_sizes(&self.size_ns, &self.size_min_under_ns);
         self.size_ns = Default::default();
         self.size_min_under_ns = Vec::new();

@@ -45,6 +45,8 @@ step "Argobots 1.2 and vol-async 1.8.1 on the thread-safe HDF5 (../shared/vendor
 # Needed by tests/tests/async_vol.rs: h5prov over and under HDF5's async I/O connector.
 # Argobots' autogen.sh needs autoconf, automake and libtool.
 need_pkgs autoconf automake libtool
+# tests/tests/async_vol.rs watches an asynchronous create's system calls with strace.
+need_pkgs strace
 cargo run -q --release -p hdf5-test-harness -- build-async
 
 step "the h5prov wheel (maturin --zig, manylinux2014; cached per source tree)"

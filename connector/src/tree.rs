@@ -212,19 +212,33 @@ pub struct FileStat {
 impl FileStat {
     /// `stat(2)` of `path` (following links); `None` when it fails (not a path, gone).
     pub fn of(path: &std::path::Path) -> Option<FileStat> {
+        Self::of_born(path).map(|(s, _)| s)
+    }
+
+    /// [`FileStat::of`], with the file's birth time in ns since the epoch when the file
+    /// system keeps one (`statx`'s `stx_btime`: ext4, XFS, Btrfs, tmpfs; not NFS).
+    pub fn of_born(path: &std::path::Path) -> Option<(FileStat, Option<u64>)> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::metadata(path).ok()?;
+        let born = m
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| u64::try_from(d.as_nanos()).ok());
         let mtime_ns = u64::try_from(m.mtime())
             .ok()
             .and_then(|s| s.checked_mul(1_000_000_000))
             .and_then(|ns| ns.checked_add(u64::try_from(m.mtime_nsec()).ok()?))
             .unwrap_or(0);
-        Some(FileStat {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime_ns,
-        })
+        Some((
+            FileStat {
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mtime_ns,
+            },
+            born,
+        ))
     }
 }
 

@@ -651,6 +651,143 @@ fn an_async_created_file_is_described_at_its_completion_not_at_its_issue() {
     assert!(f.close_size >= 1 << 20, "{f:?}");
 }
 
+/// h5prov makes no system call on a file whose asynchronous create it issues: the `stat` of
+/// the file "as the process found it", before the call, was most of h5prov's own issue
+/// time of `H5Fcreate_async` over vol-async (a path lookup of a name not yet there;
+/// docs/ASYNC.md). Observed with `strace -f`: with `HDF5_ASYNC_EXE_FCLOSE=1` vol-async's
+/// thread creates the file only at the wait, so a `stat` of the file by the application's
+/// thread before the `openat(O_CREAT)` that makes it was made at issue (the program's own
+/// `access` of the file, its check that nothing ran early, is not traced). After the create,
+/// the application's thread does `stat` it (h5prov's description at completion): the
+/// check sees h5prov's calls.
+#[test]
+fn an_async_create_makes_no_system_call_on_its_file_at_issue() {
+    let env = [("HDF5_ASYNC_EXE_FCLOSE", "1")];
+    let dir = scratch("async-create-no-stat");
+    let log = dir.join("strace.log");
+    let prog = async_write();
+    let args = [
+        "-f",
+        "-qq",
+        "-o",
+        log.to_str().unwrap(),
+        "-e",
+        "trace=%%stat,%%statfs,openat",
+        prog.to_str().unwrap(),
+        "w.h5",
+        "1",
+        "0",
+    ];
+    let out = ok_stdout_env(Stack::Over, Path::new("strace"), &args, &dir, &env);
+    assert_eq!(value(&out, "exists_after_issue"), 0.0, "{out}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    // "TID call(args) = result"; the first line is the application's thread (its loader).
+    let calls: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(tid, rest)| (tid, rest.trim_start()))
+        .collect();
+    let main = calls.first().expect("strace logged nothing").0;
+    let on_file = |c: &str| c.contains("\"w.h5\"");
+    let is_stat = |c: &str| {
+        ["stat(", "lstat(", "statx(", "newfstatat(", "fstatat64("]
+            .iter()
+            .any(|s| c.starts_with(s))
+    };
+    let created = calls
+        .iter()
+        .position(|(_, c)| c.starts_with("openat(") && on_file(c) && c.contains("O_CREAT"))
+        .unwrap_or_else(|| panic!("no openat(O_CREAT) of w.h5 in {}", log.display()));
+    let before: Vec<_> = calls[..created]
+        .iter()
+        .filter(|(t, c)| *t == main && on_file(c) && (is_stat(c) || c.starts_with("statfs(")))
+        .collect();
+    assert!(
+        before.is_empty(),
+        "stat at issue, before the create ran: {before:?}"
+    );
+    assert!(
+        calls[created..]
+            .iter()
+            .any(|(t, c)| *t == main && on_file(c) && is_stat(c)),
+        "the application's thread never looked at w.h5 after it was made (strace log {})",
+        log.display()
+    );
+}
+
+/// Whether an asynchronous create truncated a file is told at its completion by the file's
+/// birth time (no `stat` before it: see above): a second run over the file the first run
+/// made gives `truncate`, the first `create`. The version the truncation destroyed is not
+/// known (size and mtime 0), so the PROV export gives none (a version of size 0 and mtime 0
+/// would be invented). Where the file system keeps no birth time, the intent is unknown.
+#[test]
+fn an_async_create_tells_a_truncation_by_the_files_birth_time() {
+    let env = [("HDF5_ASYNC_EXE_FCLOSE", "1")];
+    let dir = scratch("async-create-truncate");
+    let traces = dir.join("traces");
+    let file_row = |traces: &Path| {
+        let rows: Vec<_> = read_objects(traces)
+            .into_iter()
+            .filter(|o| o.kind == "file" && o.file.ends_with("w.h5") && o.created > 0)
+            .collect();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        rows.into_iter().next().unwrap()
+    };
+    let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
+    assert!(out.contains("read_back=ok"), "{out}");
+    let born = std::fs::metadata(dir.join("w.h5"))
+        .unwrap()
+        .created()
+        .is_ok();
+    let first = file_row(&traces);
+    assert_eq!(first.intent, if born { "create" } else { "" }, "{first:?}");
+    let first_traces = dir.join("traces-1");
+    std::fs::rename(&traces, &first_traces).unwrap();
+
+    let out = ok_stdout_env(Stack::Over, &async_write(), &["w.h5", "1", "0"], &dir, &env);
+    assert!(out.contains("read_back=ok"), "{out}");
+    let second = file_row(&traces);
+    assert_eq!(
+        second.intent,
+        if born { "truncate" } else { "" },
+        "{second:?}"
+    );
+    assert_eq!(
+        (second.open_size, second.open_mtime_ns),
+        (0, 0),
+        "{second:?}"
+    );
+    assert_eq!(
+        (second.dev, second.ino),
+        (first.dev, first.ino),
+        "{second:?}"
+    );
+    assert!(second.close_size >= 1 << 20, "{second:?}");
+
+    // PROV: the first run generated a version, the second generated one; no version of
+    // size 0 and mtime 0 is invented for what the truncation destroyed.
+    let prov = dir.join("prov.json");
+    h5prov_ok(&[
+        "export",
+        "--prov",
+        prov.to_str().unwrap(),
+        first_traces.to_str().unwrap(),
+        traces.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&prov).unwrap()).unwrap();
+    let versions: Vec<_> = doc["entity"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|e| e["prov:type"]["$"] == "h5prov:FileVersion")
+        .collect();
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert!(
+        versions.iter().all(|v| v["h5prov:size"] != 0),
+        "a version of no size: {versions:?}"
+    );
+}
+
 /// h5prov sets up its trace session (creates the trace files, compresses their headers,
 /// writes the metadata record, makes the thread's buffer) when HDF5 parses
 /// `HDF5_VOL_CONNECTOR` at library start, not inside the application's first file create:

@@ -22,6 +22,19 @@ pub fn mono_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// `CLOCK_REALTIME_COARSE` now, in ns since the epoch: the clock the kernel stamps files'
+/// times from (a tick coarse), so a file created after this reading has a birth time no
+/// earlier than it.
+pub fn coarse_wall_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    (ts.tv_sec.max(0) as u64).saturating_mul(1_000_000_000) + ts.tv_nsec.max(0) as u64
+}
+
 /// The process's file-size limit (`RLIMIT_FSIZE`, soft), if it has one.
 pub fn file_size_limit() -> Option<u64> {
     let mut r = libc::rlimit {

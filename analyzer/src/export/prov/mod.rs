@@ -611,7 +611,11 @@ pub fn build(inputs: &[PathBuf], job: Option<&str>) -> Result<(Graph, ProvStats)
                 );
                 g.relate(Rel::SpecializationOf, id, &path, false);
             };
-            let found = (f.intent != "create")
+            // No version found: a new file, or a create that was not looked at before it ran
+            // (an asynchronous one: `truncate` with the destroyed version unknown, or no
+            // intent where the file system keeps no birth time; docs/ASYNC.md).
+            let unseen = f.open_mtime_ns == 0 && matches!(f.intent.as_str(), "truncate" | "");
+            let found = (f.intent != "create" && !unseen)
                 .then(|| version_id(f.dev, f.ino, f.open_size, f.open_mtime_ns));
             let left = (f.close_mtime_ns != 0)
                 .then(|| version_id(f.dev, f.ino, f.close_size, f.close_mtime_ns));

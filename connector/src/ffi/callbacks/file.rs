@@ -6,6 +6,7 @@ use super::data_io::mpio;
 use super::info::{fapl_info, under_fapl, UnderFapl};
 use super::{Req, NONE};
 use crate::ffi::query::{self, quietly};
+use crate::ffi::sys;
 use crate::ffi::{cstr, guard, shape_call, sub_of, wrap_req, Error, VolObj};
 use crate::ops::Op;
 use crate::trace::{self, Event, Span};
@@ -41,9 +42,12 @@ fn file_node(
     node
 }
 
-/// `H5F_ACC_RDWR` and `H5F_ACC_TRUNC` (`H5Fpublic.h`, the same in HDF5 1.14 and 2.x).
+/// `H5F_ACC_RDWR`, `H5F_ACC_TRUNC` and `H5F_ACC_EXCL` (`H5Fpublic.h`, the same in HDF5 1.14
+/// and 2.x).
 const H5F_ACC_RDWR: u32 = 0x0001;
 const H5F_ACC_TRUNC: u32 = 0x0002;
+/// `H5F_ACC_EXCL`: a create fails if the file exists.
+const H5F_ACC_EXCL: u32 = 0x0004;
 
 /// The `stat(2)` of the file named by the C string `name` (null: `None`).
 fn file_stat(name: *const c_char) -> Option<tree::FileStat> {
@@ -56,34 +60,59 @@ fn file_stat(name: *const c_char) -> Option<tree::FileStat> {
 
 /// The `stat(2)` of the file `name`.
 fn file_stat_of(name: &std::ffi::CStr) -> Option<tree::FileStat> {
+    file_stat_born(name).map(|(s, _)| s)
+}
+
+/// The `stat(2)` of the file `name`, with its birth time if the file system keeps one.
+fn file_stat_born(name: &std::ffi::CStr) -> Option<(tree::FileStat, Option<u64>)> {
     use std::os::unix::ffi::OsStrExt;
     let p = std::path::Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()));
-    tree::FileStat::of(p)
+    tree::FileStat::of_born(p)
 }
 
 /// Describes a file just created or opened on its node: the FAPL's alignment, library
 /// version bounds and chunk cache, the file system, and the file's identity after the open
 /// (`found`: its `stat` before; size and mtime are those, 0 for a new file). `fapl` is the
 /// application's FAPL or the under FAPL copied from it (the same properties but the VOL).
+///
+/// `born_after`: for a create with no `stat` before it (one issued asynchronously, see
+/// `file_open_common`), the coarse wall clock at its issue. The file's birth time then tells whether the create made it (born
+/// at or after) or truncated a file that was there (born before: `truncate`, the version
+/// destroyed unknown, so its size and mtime are 0); with no birth time, the intent stays
+/// unknown.
 fn describe_file(
     node: &Node,
     fapl: hid_t,
     name: Option<&std::ffi::CStr>,
     found: Option<tree::FileStat>,
+    born_after: Option<u64>,
 ) {
     let (align, fs_magic, libver) = (
         fapl_alignment(fapl),
         name.and_then(fs_magic),
         fapl_libver(fapl),
     );
-    let at_open = if node.stats.lock().at_open.is_none() {
-        name.and_then(file_stat_of)
-            .or(found)
-            .map(|now| tree::FileStat {
-                size: found.map_or(0, |f| f.size),
-                mtime_ns: found.map_or(0, |f| f.mtime_ns),
-                ..now
-            })
+    let need_stat = node.stats.lock().at_open.is_none();
+    let now = if need_stat || born_after.is_some() {
+        name.and_then(file_stat_born)
+    } else {
+        None
+    };
+    if let Some(t) = born_after {
+        let intent = match now.and_then(|(_, born)| born) {
+            Some(born) if born < t => tree::Intent::Truncate,
+            Some(_) => tree::Intent::Create,
+            None => tree::Intent::Unknown,
+        };
+        let mut st = node.stats.lock();
+        st.intent = st.intent.max(intent);
+    }
+    let at_open = if need_stat {
+        now.map(|(s, _)| s).or(found).map(|now| tree::FileStat {
+            size: found.map_or(0, |f| f.size),
+            mtime_ns: found.map_or(0, |f| f.mtime_ns),
+            ..now
+        })
     } else {
         None
     };
@@ -112,22 +141,37 @@ unsafe fn file_open_common(
     created: bool,
     call: impl FnOnce(hid_t) -> *mut c_void,
 ) -> Result<*mut c_void, Error> {
-    // Once per open, not per call: the file as the process found it (a read-write open
-    // may write it before returning; a create over a file destroys this version).
-    let found = file_stat(name);
+    // SAFETY: fapl is the application's FAPL.
+    let info = unsafe { fapl_info(fapl) }
+        .ok_or("the file access property list has no h5prov connector info")?;
+    // Once per open, not per call: the file as the process found it, by a `stat` before
+    // the call (a read-write open may write it before returning; a create over a file
+    // destroys this version), except for two creates. With `H5F_ACC_EXCL` a create that
+    // succeeds made a new file. One issued with a request slot to connectors that run
+    // operations asynchronously must return at once, and that `stat` was most of h5prov's
+    // own issue time (a path lookup of a name not yet there: 15–24 µs of a warm
+    // `H5Fcreate_async` + `H5Dcreate_async` over vol-async, docs/ASYNC.md); its file's
+    // birth time tells at completion whether it truncated a file ([`describe_file`]).
+    let excl = created && flags & H5F_ACC_EXCL != 0;
+    let born_after =
+        (created && !excl && !req.is_null() && info.under_runs_async()).then(sys::coarse_wall_ns);
+    let found = if excl || born_after.is_some() {
+        None
+    } else {
+        file_stat(name)
+    };
     let intent = match (
         created,
         flags & H5F_ACC_TRUNC != 0,
         flags & H5F_ACC_RDWR != 0,
     ) {
+        // Told by the file's birth time once it exists.
+        (true, _, _) if born_after.is_some() => tree::Intent::Unknown,
         (true, true, _) if found.is_some() => tree::Intent::Truncate,
         (true, _, _) => tree::Intent::Create,
         (false, _, true) => tree::Intent::ReadWrite,
         (false, _, false) => tree::Intent::ReadOnly,
     };
-    // SAFETY: fapl is the application's FAPL.
-    let info = unsafe { fapl_info(fapl) }
-        .ok_or("the file access property list has no h5prov connector info")?;
     trace::start(&info.config, || info.text());
     let (mpio, coll_reads, coll_writes) = fapl_mpio(fapl);
     if mpio {
@@ -171,12 +215,12 @@ unsafe fn file_open_common(
         // stat at close) comes after the operation completed.
         let (ufapl, cname) = (UnderFapl(ufapl), cname.map(|c| c.to_owned()));
         node.defer_description(Box::new(move |n| {
-            describe_file(n, ufapl.0, cname.as_deref(), found);
+            describe_file(n, ufapl.0, cname.as_deref(), found, born_after);
             drop(ufapl);
         }));
         Some(node.clone())
     } else {
-        describe_file(&node, fapl, cname, found);
+        describe_file(&node, fapl, cname, found, born_after);
         None
     };
     // SAFETY: req per the VOL contract.

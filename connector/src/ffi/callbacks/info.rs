@@ -39,6 +39,9 @@ pub struct InfoData {
     pub parsed: ConnectorInfo,
     /// Validated options.
     pub config: Config,
+    /// Whether the connectors below run operations asynchronously
+    /// ([`InfoData::under_runs_async`]), asked once.
+    under_async: std::sync::OnceLock<bool>,
 }
 
 // SAFETY: an InfoData never changes after it is made. Its one raw pointer, the under
@@ -54,6 +57,21 @@ impl InfoData {
     /// The canonical info string (for metadata).
     pub fn text(&self) -> String {
         self.parsed.to_info_string()
+    }
+
+    /// Whether the connector stack below h5prov announces `H5VL_CAP_FLAG_ASYNC` (vol-async
+    /// does, and so does a pass-through over it): an operation issued with a request slot
+    /// may then still be queued when the call returns. Asked of HDF5 once per info (every
+    /// copy of a FAPL's info shares this one).
+    pub fn under_runs_async(&self) -> bool {
+        *self.under_async.get_or_init(|| {
+            let mut flags = 0u64;
+            // SAFETY: the under connector's own info and id; a valid out-pointer.
+            let r = quietly(|| unsafe {
+                b::H5VLintrospect_get_cap_flags(self.under_info, self.under.id(), &mut flags)
+            });
+            r >= 0 && flags & u64::from(b::H5VL_CAP_FLAG_ASYNC) != 0
+        })
     }
 }
 
@@ -132,6 +150,7 @@ fn info_from_bytes(raw: &[u8]) -> Result<Info, Error> {
         under_info,
         parsed,
         config,
+        under_async: std::sync::OnceLock::new(),
     })))
 }
 

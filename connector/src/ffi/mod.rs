@@ -504,11 +504,11 @@ pub unsafe fn shape_close(
     span.under_end();
     let node = o.node.clone();
     // SAFETY: req per the VOL contract.
-    let deferred = r >= 0 && op == Op::FileClose && unsafe { request_returned(req) };
-    // A file close left in flight: its request holds the file's node, so the rows of the
-    // objects parked in the file and the file's own row (its `stat` at close), and the
-    // drain of the record buffers, wait for the request's free (`request_end`), off the
-    // call's issue path (`docs/ASYNC.md`).
+    let deferred = r >= 0 && unsafe { request_returned(req) };
+    // A close left in flight: its request holds the object's node, so its summary row (or
+    // its parking in its file) waits for the request's free; for a file, also the rows of
+    // the objects parked in it, its own row (its `stat` at close) and the drain of the
+    // record buffers (`request_end`): all off the call's issue path (`docs/ASYNC.md`).
     let holder = if deferred { node.clone() } else { None };
     // SAFETY: req per the VOL contract.
     span.set_in_flight(unsafe { wrap_req_holding(req, &o.vol, op, span.start(), holder) });

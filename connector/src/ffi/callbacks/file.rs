@@ -76,10 +76,10 @@ fn file_stat_born(name: &std::ffi::CStr) -> Option<(tree::FileStat, Option<u64>)
 /// application's FAPL or the under FAPL copied from it (the same properties but the VOL).
 ///
 /// `born_after`: for a create with no `stat` before it (one issued asynchronously, see
-/// `file_open_common`), the coarse wall clock at its issue. The file's birth time then tells whether the create made it (born
-/// at or after) or truncated a file that was there (born before: `truncate`, the version
-/// destroyed unknown, so its size and mtime are 0); with no birth time, the intent stays
-/// unknown.
+/// `file_open_common`), the coarse wall clock at its issue. The file's birth time then
+/// tells whether the create made it (born at or after) or truncated a file that was there
+/// (born before: `truncate`, the version destroyed unknown, so its size and mtime are 0);
+/// with no birth time, the intent stays unknown.
 fn describe_file(
     node: &Node,
     fapl: hid_t,
@@ -98,15 +98,11 @@ fn describe_file(
     } else {
         None
     };
-    if let Some(t) = born_after {
-        let intent = match now.and_then(|(_, born)| born) {
-            Some(born) if born < t => tree::Intent::Truncate,
-            Some(_) => tree::Intent::Create,
-            None => tree::Intent::Unknown,
-        };
-        let mut st = node.stats.lock();
-        st.intent = st.intent.max(intent);
-    }
+    let intent = born_after.map(|t| match now.and_then(|(_, born)| born) {
+        Some(born) if born < t => tree::Intent::Truncate,
+        Some(_) => tree::Intent::Create,
+        None => tree::Intent::Unknown,
+    });
     let at_open = if need_stat {
         now.map(|(s, _)| s).or(found).map(|now| tree::FileStat {
             size: found.map_or(0, |f| f.size),
@@ -123,6 +119,9 @@ fn describe_file(
     st.libver = st.libver.or(libver);
     st.fs_magic = st.fs_magic.or(fs_magic);
     st.at_open = st.at_open.or(at_open);
+    if let Some(intent) = intent {
+        st.intent = st.intent.max(intent);
+    }
     if st.chunk_cache.is_none() && !cache.is_empty() {
         st.chunk_cache = Some(cache);
     }

@@ -6,10 +6,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# Each step prints the time since the script started, so a CI log shows where its
-# minutes went.
 H5PROV_T0=${H5PROV_T0:-$SECONDS}
-step() { printf '\n\033[1m==> %s\033[0m  [%d s in]\n' "$*" "$((SECONDS - H5PROV_T0))" >&2; }
+# Each step prints the time since the script started and the disk left, so a CI log shows
+# where its minutes and its space went.
+step() {
+    local free
+    free=$(df -Pk "$ROOT" 2>/dev/null | awk 'NR == 2 { printf "%.1f GB free", $4 / 1048576 }')
+    printf '\n\033[1m==> %s\033[0m  [%d s in, %s]\n' "$*" "$((SECONDS - H5PROV_T0))" "${free:-disk unknown}" >&2
+}
 
 need_pkgs() {
     local missing=()

@@ -28,10 +28,34 @@ fn run_bench(args: &[&str]) -> Output {
     out
 }
 
+/// A fresh directory under Cargo's test scratch space, removed when a passing test ends
+/// (a failing one keeps it as evidence): the four runs' sets and traces are ~1 GB.
+struct FreshDir(PathBuf);
+
+impl std::ops::Deref for FreshDir {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for FreshDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn fresh_dir(name: &str) -> FreshDir {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    FreshDir(d)
+}
+
 #[test]
 fn quick_native_and_pass_through_write_a_parsable_report() {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-quick");
-    let _ = std::fs::remove_dir_all(&base);
+    let base = fresh_dir("bench-quick");
     let out_dir = base.join("report");
     let work_dir = base.join("work");
     let out = run_bench(&[
@@ -113,8 +137,7 @@ fn h5prov_binary() -> PathBuf {
 
 #[test]
 fn quick_analyzer_benchmark_writes_reports_that_agree() {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-analyzer-quick");
-    let _ = std::fs::remove_dir_all(&base);
+    let base = fresh_dir("bench-analyzer-quick");
     let out_dir = base.join("report");
     let work_dir = base.join("work");
     let h5prov = h5prov_binary();
@@ -269,8 +292,7 @@ fn connector_so() -> PathBuf {
 
 #[test]
 fn quick_baseline_plugin_runs_as_twin_modes_in_the_same_rounds() {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-baseline-quick");
-    let _ = std::fs::remove_dir_all(&base);
+    let base = fresh_dir("bench-baseline-quick");
     let (new, old, empty) = (base.join("new"), base.join("old"), base.join("empty"));
     for d in [&new, &old, &empty] {
         std::fs::create_dir_all(d).unwrap();
@@ -390,8 +412,7 @@ fn quick_baseline_plugin_runs_as_twin_modes_in_the_same_rounds() {
 
 #[test]
 fn quick_objects_line_has_a_row_per_size() {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-objects-quick");
-    let _ = std::fs::remove_dir_all(&base);
+    let base = fresh_dir("bench-objects-quick");
     let out_dir = base.join("report");
     let work_dir = base.join("work");
     let h5prov = h5prov_binary();

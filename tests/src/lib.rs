@@ -163,14 +163,55 @@ pub fn in_child_process(name: &str) -> Option<(String, String)> {
     Some((desc, String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
-/// A fresh scratch directory.
-pub fn scratch(name: &str) -> PathBuf {
+/// A fresh scratch directory, removed when its test passes.
+pub fn scratch(name: &str) -> Scratch {
     let d = tmp_root()
         .join("scratch")
         .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
+}
+
+/// A scratch directory (see [`scratch`]). Dropped on a passing test, it is removed, so that
+/// the whole suite's traces and HDF5 files never pile up on the disk (they reached ~2 GB);
+/// dropped while its thread panics, it stays as the failure's evidence.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// The directory, kept for good: for one built once and shared by a binary's tests.
+    pub fn keep(self) -> PathBuf {
+        let me = std::mem::ManuallyDrop::new(self);
+        me.0.clone()
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// One program run, with or without h5prov.

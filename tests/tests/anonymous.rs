@@ -21,14 +21,19 @@ fn s(p: &Path) -> &str {
 fn traced(
     label: &str,
     options: &str,
-) -> (std::path::PathBuf, Vec<TraceRecord>, Vec<ObjectSummary>) {
+) -> (
+    Scratch,
+    std::path::PathBuf,
+    Vec<TraceRecord>,
+    Vec<ObjectSummary>,
+) {
     let dir = scratch(&format!("anonymous-{label}"));
     let traces = dir.join("t");
     let out = Run::with_h5prov(&c_program("anonymous"), &["a.h5"], &dir, &traces, options).ok();
     assert!(out.contains("done"), "{out}");
     let recs = read_records(&traces);
     let objs = read_objects(&traces);
-    (traces, recs, objs)
+    (dir, traces, recs, objs)
 }
 
 /// The one record of `op` whose path is `path`.
@@ -41,7 +46,7 @@ fn one<'r>(recs: &'r [TraceRecord], op: &str, path: &str) -> Vec<&'r TraceRecord
 #[test]
 fn anonymous_objects_are_named_by_their_link_in_every_format() {
     for format in ["bin", "csv", "jsonl"] {
-        let (traces, recs, objs) = traced(format, &format!("format={format}"));
+        let (_dir, traces, recs, objs) = traced(format, &format!("format={format}"));
         let ctx = format!("format={format}, traces in {}", traces.display());
 
         // The links that name anonymous objects: path is the name, anon the label.

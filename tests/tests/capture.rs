@@ -46,7 +46,7 @@ fn report_json(traces: &Path) -> serde_json::Value {
 
 const N: u64 = 4;
 
-fn known_sequence(options: &str, label: &str) -> (std::path::PathBuf, Vec<TraceRecord>) {
+fn known_sequence(options: &str, label: &str) -> (Scratch, std::path::PathBuf, Vec<TraceRecord>) {
     let dir = scratch(label);
     let traces = dir.join("t");
     Run::with_h5prov(
@@ -58,7 +58,7 @@ fn known_sequence(options: &str, label: &str) -> (std::path::PathBuf, Vec<TraceR
     )
     .ok();
     let recs = read_records(&traces);
-    (traces, recs)
+    (dir, traces, recs)
 }
 
 fn counts(recs: &[TraceRecord]) -> BTreeMap<String, usize> {
@@ -164,7 +164,8 @@ fn check_dataset_level(recs: &[TraceRecord]) {
 #[test]
 fn every_format_records_the_known_sequence_exactly() {
     for format in ["csv", "jsonl", "bin"] {
-        let (traces, recs) = known_sequence(&format!("format={format}"), &format!("ks-{format}"));
+        let (_dir, traces, recs) =
+            known_sequence(&format!("format={format}"), &format!("ks-{format}"));
         check_invariants(&recs);
         check_dataset_level(&recs);
         // The binary encoding is written zstd-compressed.
@@ -186,7 +187,7 @@ fn every_format_records_the_known_sequence_exactly() {
 
 #[test]
 fn levels_select_what_is_recorded() {
-    let (_, file) = known_sequence("level=file", "ks-file");
+    let (_dir, _, file) = known_sequence("level=file", "ks-file");
     check_invariants(&file);
     assert!(
         file.iter().all(|r| r.op.starts_with("file.")),
@@ -195,7 +196,7 @@ fn levels_select_what_is_recorded() {
     );
     assert_eq!(counts(&file).get("file.create"), Some(&1));
 
-    let (_, group) = known_sequence("level=group", "ks-group");
+    let (_dir, _, group) = known_sequence("level=group", "ks-group");
     let c = counts(&group);
     assert!(
         group.iter().all(|r| r.op.starts_with("file.")
@@ -205,7 +206,7 @@ fn levels_select_what_is_recorded() {
     );
     assert_eq!(c.get("group.create"), Some(&2));
 
-    let (_, element) = known_sequence("level=element", "ks-element");
+    let (_dir, _, element) = known_sequence("level=element", "ks-element");
     check_invariants(&element);
     check_dataset_level(&element);
     let w = element.iter().find(|r| r.op == "dataset.write").unwrap();
@@ -218,7 +219,7 @@ fn levels_select_what_is_recorded() {
     assert_eq!(d.detail, "start=5,10;count=3,4;stride=1,1;block=1,1;");
     assert!(element.len() >= counts(&element).values().sum::<usize>());
 
-    let (traces, summary) = known_sequence("level=summary", "ks-summary");
+    let (_dir, traces, summary) = known_sequence("level=summary", "ks-summary");
     assert!(summary.is_empty(), "level=summary writes no records");
     assert!(files_with_suffix(&traces, ".trace.csv").is_empty());
     let objs = read_objects(&traces);

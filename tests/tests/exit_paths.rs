@@ -167,7 +167,7 @@ fn assert_objects_like_reference(dir: &Path, reference: &Path) {
 }
 
 /// The C program's reference run: its work's operations, and its traces directory.
-fn c_reference(n: &str, options: &str) -> (Vec<String>, PathBuf) {
+fn c_reference(n: &str, options: &str) -> (Vec<String>, PathBuf, Scratch) {
     let exe = c_program("exit_paths");
     let dir = scratch(&format!("exit-ref-{n}"));
     let traces = dir.join("traces");
@@ -175,13 +175,13 @@ fn c_reference(n: &str, options: &str) -> (Vec<String>, PathBuf) {
     Run::with_h5prov(&exe, &["a.h5", n, "close"], &dir, &traces, options).ok();
     let t = work_traces(&traces);
     assert_eq!(t.len(), 1, "{t:?}");
-    (work_ops(&t[0].1), traces)
+    (work_ops(&t[0].1), traces, dir)
 }
 
 #[test]
 fn a_c_child_that_calls_exit_loses_no_record() {
     // 3000 datasets: about 9000 records, less than one buffer (all would be lost).
-    let (reference, ref_traces) = c_reference("3000", "");
+    let (reference, ref_traces, _ref_dir) = c_reference("3000", "");
     let exe = c_program("exit_paths");
     let dir = scratch("exit-_exit");
     let traces = dir.join("traces");
@@ -198,7 +198,7 @@ fn kill_9_in_the_middle_of_a_run_loses_no_record() {
     // A small buffer: many blocks reach the trace file before the kill, and the last ones
     // are only in the sidecar.
     let options = "buffer=64K";
-    let (reference, ref_traces) = c_reference("2000", options);
+    let (reference, ref_traces, _ref_dir) = c_reference("2000", options);
     let exe = c_program("exit_paths");
     let dir = scratch("exit-kill9");
     let traces = dir.join("traces");
@@ -223,23 +223,24 @@ fn kill_9_in_the_middle_of_a_run_loses_no_record() {
 
 /// `tests/python/mp_exit.py DIR MODE` under the wheels venv, through h5prov, in scratch
 /// directory `label`.
-fn mp_exit(mode: &str, label: &str) -> PathBuf {
+fn mp_exit(mode: &str, label: &str) -> (Scratch, PathBuf) {
     let dir = scratch(&format!("mp-exit-{label}"));
     let traces = dir.join("traces");
     let script = repo().join("tests/python/mp_exit.py");
     Run::python(&script, &[dir.to_str().unwrap(), mode], &dir)
         .h5prov(&traces, "")
         .ok();
-    traces
+    (dir, traces)
 }
 
 fn multiprocessing_workers_lose_no_record(mode: &str) {
     let reference = {
-        let t = work_traces(&mp_exit("direct", &format!("direct-for-{mode}")));
+        let (_dir, traces) = mp_exit("direct", &format!("direct-for-{mode}"));
+        let t = work_traces(&traces);
         assert_eq!(t.len(), 1, "{t:?}");
         work_ops(&t[0].1)
     };
-    let traces = mp_exit(mode, mode);
+    let (_dir, traces) = mp_exit(mode, mode);
     let t = work_traces(&traces);
     assert_eq!(t.len(), 3, "one trace per worker holds the marker: {t:?}");
     for (p, recs) in &t {

@@ -50,7 +50,8 @@ fn s(p: &Path) -> &str {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let root = scratch("parquet");
+        // Shared by every test of this binary, so kept.
+        let root = scratch("parquet").keep();
         let a = root.join("job-a/traces");
         let b = root.join("job-b/traces");
         for rank in 0..4 {
@@ -170,7 +171,8 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 #[test]
 fn a_job_is_exported_once_and_others_are_added_beside_it() {
     let f = fixture();
-    let dir = scratch("parquet-once").join("ds");
+    let root = scratch("parquet-once");
+    let dir = root.join("ds");
     h5prov_ok(&["export", "--no-progress", "--parquet", s(&dir), s(&f.b)]);
     let before = snapshot(&dir);
     let out = h5prov_cmd(&["export", "--no-progress", "--parquet", s(&dir), s(&f.b)]);

@@ -30,7 +30,8 @@ const STEPS: [&str; 7] = [
 fn traces() -> &'static (PathBuf, PathBuf) {
     static T: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     T.get_or_init(|| {
-        let root = scratch("parquet-atomic");
+        // Shared by every test of this binary, so kept.
+        let root = scratch("parquet-atomic").keep();
         let mut dirs = Vec::new();
         for job in ["1001", "1002"] {
             let cwd = root.join(format!("data-{job}"));
@@ -182,7 +183,8 @@ fn an_export_killed_at_any_step_leaves_its_job_whole_or_absent() {
 #[test]
 fn a_second_export_of_a_job_names_the_first_and_a_killed_one_is_cleaned_up() {
     let (a, _) = traces();
-    let out = scratch("parquet-concurrent").join("ds");
+    let root = scratch("parquet-concurrent");
+    let out = root.join("ds");
     // The first export waits once its tables are staged...
     let mut c = export(&out, a);
     c.env("H5PROV_TEST_EXPORT_STOP", "staged:sleep")
@@ -226,7 +228,8 @@ fn a_second_export_of_a_job_names_the_first_and_a_killed_one_is_cleaned_up() {
 #[test]
 fn an_older_exports_leftovers_are_removed_by_the_next_export() {
     let (a, b) = traces();
-    let out = scratch("parquet-leftovers").join("ds");
+    let root = scratch("parquet-leftovers");
+    let out = root.join("ds");
     let o = run(export(&out, b));
     assert!(o.status.success(), "{o:?}");
     // What an export killed early left before: its temporary directory inside the

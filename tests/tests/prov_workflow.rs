@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 /// The trace directories of the workflow's jobs, in the order they ran.
 struct Workflow {
-    dir: PathBuf,
+    dir: Scratch,
     jobs: Vec<PathBuf>,
 }
 

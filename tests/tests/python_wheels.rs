@@ -152,7 +152,7 @@ fn venv_python(script: &Path, args: &[&str], dir: &Path) -> Run {
 
 /// The script run in a fresh scratch directory `label`, with no HDF5 variables; returns
 /// the run (to add h5prov) and the directory.
-fn run_in(app: &App, label: &str) -> (Run, PathBuf) {
+fn run_in(app: &App, label: &str) -> (Run, Scratch) {
     let dir = scratch(&format!("py-{}-{label}", app.name));
     let run = venv_python(&script(app), &[dir.to_str().unwrap()], &dir);
     (run, dir)
@@ -160,7 +160,7 @@ fn run_in(app: &App, label: &str) -> (Run, PathBuf) {
 
 /// Runs the script natively and returns its dump.
 fn native(app: &App, label: &str) -> Dump {
-    let (run, _) = run_in(app, label);
+    let (run, _dir) = run_in(app, label);
     let desc = run.describe();
     let dump = Dump::parse(run.ok(), &desc);
     assert_eq!(

@@ -40,7 +40,7 @@ fn mpi_workload(name: &str) -> PathBuf {
             "{}",
             describe_output("build.sh --mpi", &st)
         );
-        out
+        out.keep()
     });
     dir.join(format!("{name}-mpi"))
 }

@@ -6,7 +6,7 @@
 
 use h5prov_tests::{
     captured_events, files_with_suffix, h5prov_cmd, h5prov_ok, read_metas, scratch,
-    start_collector, workload, Run,
+    start_collector, workload, Run, Scratch,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ fn report(input: &Path) -> Value {
 }
 
 /// Two programs streaming at `level` to one collector: (traces, capture).
-fn streamed_run(name: &str, level: &str) -> (PathBuf, PathBuf) {
+fn streamed_run(name: &str, level: &str) -> (Scratch, PathBuf, PathBuf) {
     let dir = scratch(name);
     let (traces, capture, data) = (dir.join("traces"), dir.join("capture"), dir.join("data"));
     std::fs::create_dir_all(&data).unwrap();
@@ -60,7 +60,7 @@ fn streamed_run(name: &str, level: &str) -> (PathBuf, PathBuf) {
         std::thread::sleep(Duration::from_millis(1500));
     }
     drop(coll);
-    (traces, capture)
+    (dir, traces, capture)
 }
 
 /// The hot-function table's columns a stream carries (not `self_ns`: no `under_ns`).
@@ -85,7 +85,7 @@ fn ops(r: &Value) -> Vec<Value> {
 
 #[test]
 fn report_and_export_read_a_collectors_capture() {
-    let (traces, capture) = streamed_run("stream-capture", "event");
+    let (_dir, traces, capture) = streamed_run("stream-capture", "event");
     let of_traces = report(&traces);
     let of_capture = report(&capture);
     assert!(!ops(&of_traces).is_empty());
@@ -185,7 +185,7 @@ fn report_and_export_read_a_collectors_capture() {
 
 #[test]
 fn a_capture_of_interval_sums_is_refused_by_name() {
-    let (_traces, capture) = streamed_run("stream-capture-interval", "interval");
+    let (_dir, _traces, capture) = streamed_run("stream-capture-interval", "interval");
     let out = h5prov_cmd(&["report", "--no-progress", s(&capture)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());

@@ -4,6 +4,7 @@
 //! the report files exist and parse, the trace set is made of real rows and the analyzer and
 //! pandas agree. No timing assertions: tests don't time.
 
+use h5prov_tests::Scratch;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -30,27 +31,8 @@ fn run_bench(args: &[&str]) -> Output {
 
 /// A fresh directory under Cargo's test scratch space, removed when a passing test ends
 /// (a failing one keeps it as evidence): the four runs' sets and traces are ~1 GB.
-struct FreshDir(PathBuf);
-
-impl std::ops::Deref for FreshDir {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl Drop for FreshDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn fresh_dir(name: &str) -> FreshDir {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    FreshDir(d)
+fn fresh_dir(name: &str) -> Scratch {
+    Scratch::fresh(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name))
 }
 
 #[test]

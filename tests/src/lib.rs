@@ -165,12 +165,11 @@ pub fn in_child_process(name: &str) -> Option<(String, String)> {
 
 /// A fresh scratch directory, removed when its test passes.
 pub fn scratch(name: &str) -> Scratch {
-    let d = tmp_root()
-        .join("scratch")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Scratch(d)
+    Scratch::fresh(
+        tmp_root()
+            .join("scratch")
+            .join(format!("{name}-{}", std::process::id())),
+    )
 }
 
 /// A scratch directory (see [`scratch`]). Dropped on a passing test, it is removed, so that
@@ -180,10 +179,16 @@ pub fn scratch(name: &str) -> Scratch {
 pub struct Scratch(PathBuf);
 
 impl Scratch {
+    /// Directory `dir`, emptied (removed and made again).
+    pub fn fresh(dir: PathBuf) -> Scratch {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
     /// The directory, kept for good: for one built once and shared by a binary's tests.
-    pub fn keep(self) -> PathBuf {
-        let me = std::mem::ManuallyDrop::new(self);
-        me.0.clone()
+    pub fn keep(mut self) -> PathBuf {
+        std::mem::take(&mut self.0)
     }
 }
 
@@ -208,7 +213,8 @@ impl AsRef<std::ffi::OsStr> for Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if !std::thread::panicking() {
+        // Empty once kept.
+        if !std::thread::panicking() && !self.0.as_os_str().is_empty() {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }

@@ -5,7 +5,9 @@
 #   bench/async_issue.sh PROCESSES ROUNDS [STACK=PLUGIN_DIR...]
 #
 # Each STACK=PLUGIN_DIR names a directory holding a libh5prov.so (e.g. main's build and
-# this branch's) to run h5prov over vol-async with; vol-async alone ("async") always runs
+# this branch's) to run h5prov over vol-async with, and under it as STACK-under (the
+# application's calls then reach only vol-async; h5prov runs on its background thread);
+# vol-async alone ("async") always runs
 # as the reference, and so does HDF5's own pass-through connector over vol-async
 # ("passthru": src/H5VLpassthru.c of the HDF5 sources, built as a plugin, the floor any
 # pass-through pays; its request wait, notify and cancel free the request, which HDF5's
@@ -21,7 +23,7 @@
 # if the cache is not ~/.cache/h5prov. Works in a scratch directory under target/tmp.
 set -eu
 if [ $# -lt 2 ]; then
-    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 n=$1 rounds=$2
@@ -55,8 +57,10 @@ EOC
 cc -std=c99 -O2 -shared -fPIC -o "$pt/libh5pt.so" "$pt/H5VLpassthru.c" -I"$ts/include" \
     -L"$ts/lib" -Wl,-rpath,"$ts/lib" -lhdf5
 rm "$pt/H5VLpassthru.c"
+stacks="async passthru"
 for s in "$@"; do
     name=${s%%=*} dir=${s#*=}
+    stacks="$stacks $name $name-under"
     [ -f "$dir/libh5prov.so" ] || { echo "async_issue.sh: no libh5prov.so in $dir" >&2; exit 2; }
     # HDF5 dlopens every lib*.so of the plugin path: a directory with only this one.
     mkdir -p "$work/plugin-$name"
@@ -67,14 +71,16 @@ out=$work/issue.txt
 i=0
 while [ $i -lt "$n" ]; do
     i=$((i + 1))
-    for s in async passthru "$@"; do
-        name=${s%%=*}
+    for name in $stacks; do
         rm -rf "$work/d" "$work/tr"
         mkdir "$work/d"
         if [ "$name" = async ]; then
             plugins=$va conn="async under_vol=0;under_info={}"
         elif [ "$name" = passthru ]; then
             plugins=$pt:$va conn="pass_through_ext under_vol=512;under_info={under_vol=0;under_info={}}"
+        elif [ "$name" != "${name%-under}" ]; then
+            plugins=$work/plugin-${name%-under}:$va
+            conn="async under_vol=416;under_info={under_vol=0;under_info={};path=$work/tr}"
         else
             plugins=$work/plugin-$name:$va
             conn="h5prov under_vol=512;under_info={under_vol=0;under_info={}};path=$work/tr"
@@ -89,8 +95,7 @@ while [ $i -lt "$n" ]; do
 done
 # Medians per stack, cold (round 1) and warm (rounds 2..).
 printf '%-12s %-5s %10s %10s %10s %10s\n' stack round create_us write_us open_us close_us
-for s in async passthru "$@"; do
-    name=${s%%=*}
+for name in $stacks; do
     for phase in cold warm; do
         row=$name
         for col in create_us write_us open_us close_us; do

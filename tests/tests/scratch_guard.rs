@@ -6,7 +6,6 @@
 //! `syn` (as `connector/tests/guards.rs` does) and finds every such call.
 
 use quote::ToTokens;
-use std::path::Path;
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
@@ -94,7 +93,7 @@ fn the_scan_finds_a_method_on_a_temporary_guard() {
 
 #[test]
 fn no_test_calls_a_method_on_a_temporary_scratch_guard() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = h5prov_tests::repo();
     let mut bad = Vec::new();
     for dir in ["tests/tests", "tests/src", "bench/tests"] {
         for e in std::fs::read_dir(repo.join(dir)).unwrap() {
